@@ -1,0 +1,164 @@
+"""Telegram accounts: login (code, then 2FA password when asked), premium, chats."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
+from core.crypto import seal, unseal
+from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
+from telegram.gateway import TelegramGateway, open_gateway
+from telegram.records import AccountInfo
+
+T = TypeVar("T")
+
+
+class LoginStepError(Exception):
+    """A login step was asked for out of order; the message says what to do."""
+
+
+def gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway], Awaitable[T]]) -> tuple[T, str]:
+    """Run one async gateway action in its own event loop; returns (result, session).
+
+    No ORM inside: the action only talks to Telegram.
+    """
+
+    async def _run():
+        async with open_gateway(phone=account.phone, session=unseal(account.session_sealed)) as gateway:
+            result = await action(gateway)
+            return result, gateway.export_session()
+
+    return asyncio.run(_run())
+
+
+def account_create(*, phone: str) -> TelegramAccount:
+    phone = "".join(phone.split()).replace("-", "")
+    if phone and not phone.startswith("+"):
+        phone = f"+{phone}"
+    phone_validator(phone)
+    if TelegramAccount.objects.filter(phone=phone).exists():
+        raise ValidationError({"phone": f"An account with phone {phone} already exists."})
+    return TelegramAccount.objects.create(phone=phone)
+
+
+def account_send_code(*, account: TelegramAccount) -> TelegramAccount:
+    if account.auth_state == AuthState.AUTHENTICATED:
+        raise LoginStepError(f"{account.phone} is already logged in.")
+    phone_code_hash, session = gateway_call(account=account, action=lambda gateway: gateway.send_code())
+    account.login_code_hash = phone_code_hash
+    account.session_sealed = seal(session)
+    account.auth_state = AuthState.AWAITING_CODE
+    account.last_error = ""
+    account.save(update_fields=["login_code_hash", "session_sealed", "auth_state", "last_error"])
+    return account
+
+
+def account_sign_in(*, account: TelegramAccount, code: str = "", password: str = "") -> TelegramAccount:
+    """Complete the code step or the 2FA step; a wrong code or password raises a LoginError.
+
+    The password is used for this call only and never stored.
+    """
+    code, password = code.strip(), password
+    if bool(code) == bool(password):
+        raise LoginStepError("Send either the login code or the two-step verification password.")
+    if code:
+        if account.auth_state != AuthState.AWAITING_CODE:
+            raise LoginStepError(f"No code was requested for {account.phone}; send the code first.")
+        try:
+            info, session = gateway_call(
+                account=account,
+                action=lambda gateway: gateway.sign_in_code(code=code, phone_code_hash=account.login_code_hash),
+            )
+        except PasswordRequired:
+            account.auth_state = AuthState.AWAITING_PASSWORD
+            account.save(update_fields=["auth_state"])
+            return account
+    else:
+        if account.auth_state != AuthState.AWAITING_PASSWORD:
+            raise LoginStepError(f"{account.phone} is not waiting for a two-step verification password.")
+        info, session = gateway_call(
+            account=account, action=lambda gateway: gateway.sign_in_password(password=password)
+        )
+    return account_store_login(account=account, info=info, session=session)
+
+
+def account_store_login(*, account: TelegramAccount, info: AccountInfo, session: str) -> TelegramAccount:
+    account.session_sealed = seal(session)
+    account.login_code_hash = ""
+    account.auth_state = AuthState.AUTHENTICATED
+    account.last_error = ""
+    _apply_info(account, info)
+    account.save()
+    return account
+
+
+def _apply_info(account: TelegramAccount, info: AccountInfo) -> None:
+    account.telegram_user_id = info.user_id
+    account.display_name = info.display_name
+    account.username = info.username
+    account.is_premium = info.premium
+    account.upload_limit_bytes = info.upload_max_bytes
+    account.last_seen_at = timezone.now()
+
+
+def account_refresh_profile(*, account: TelegramAccount) -> TelegramAccount:
+    """Re-read get_me (premium can change between logins)."""
+    info = account_gateway_call(account=account, action=lambda gateway: gateway.get_me())
+    _apply_info(account, info)
+    account.save()
+    return account
+
+
+def account_refresh_chats(*, account: TelegramAccount) -> int:
+    """Store the channels and groups this account is in; returns how many."""
+    chats = account_gateway_call(account=account, action=lambda gateway: gateway.list_chats())
+    now = timezone.now()
+    with transaction.atomic():
+        seen = []
+        for info in chats:
+            chat, _ = Chat.objects.update_or_create(
+                telegram_id=info.id,
+                defaults={
+                    "title": info.title,
+                    "type": info.type,
+                    "is_forum": info.forum,
+                    "slow_mode_seconds": info.slow_mode_seconds,
+                    "updated_at": now,
+                },
+            )
+            AccountChat.objects.update_or_create(
+                account=account,
+                chat=chat,
+                defaults={"access_hash": info.access_hash, "can_post": info.can_post, "seen_at": now},
+            )
+            seen.append(chat.pk)
+        AccountChat.objects.filter(account=account).exclude(chat_id__in=seen).delete()
+        account.chats_refreshed_at = now
+        account.save(update_fields=["chats_refreshed_at"])
+    return len(chats)
+
+
+def account_gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway], Awaitable[T]]) -> T:
+    """A call on a logged-in account; an expired or restricted session is recorded."""
+    if account.auth_state != AuthState.AUTHENTICATED:
+        raise LoginStepError(f"{account.phone} is not logged in ({account.get_auth_state_display()}).")
+    try:
+        result, _ = gateway_call(account=account, action=action)
+    except (AuthRequired, AccountRestricted) as exc:
+        account_mark_unusable(account=account, error=exc)
+        raise
+    return result
+
+
+def account_mark_unusable(*, account: TelegramAccount, error: TelegramError) -> None:
+    account.auth_state = AuthState.EXPIRED if isinstance(error, AuthRequired) else AuthState.RESTRICTED
+    account.last_error = str(error)
+    account.save(update_fields=["auth_state", "last_error"])
+
+
+def account_delete(*, account: TelegramAccount) -> None:
+    account.delete()

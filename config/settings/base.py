@@ -1,0 +1,191 @@
+"""Settings shared by every environment; everything comes from the environment."""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import envbool, envint, envlist, envstr, load_local_stack
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+load_local_stack(BASE_DIR)
+
+DEBUG = envbool("DJANGO_DEBUG", False)
+SECRET_KEY = envstr("DJANGO_SECRET_KEY", "insecure-local-key" if DEBUG else None)
+ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_celery_beat",
+    "core",
+    "telegram",
+    "accounts",
+    "ingestion",
+    "packages",
+    "reminders",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "core.context_processors.navigation",
+            ],
+        },
+    }
+]
+
+DATABASE_URL = envstr("DATABASE_URL", "")
+if not DATABASE_URL:
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set. Use `make run` / `make test` (they start an embedded "
+        "PostgreSQL) or point DATABASE_URL at a PostgreSQL server."
+    )
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0))}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("Stashcast needs PostgreSQL (advisory locks, SKIP LOCKED); DATABASE_URL is not one.")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = envstr("REDIS_URL", "")
+if not REDIS_URL:
+    raise ImproperlyConfigured("REDIS_URL is not set. Use `make run` / `make test` or point it at a Redis server.")
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+MEDIA_URL = "media/"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Stashcast API",
+    "DESCRIPTION": "Telegram archive ingestion and paced broadcast reminders.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Celery: at-least-once delivery, so every unit of work is also claimed in the database.
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_WORKER_SEND_TASK_EVENTS = True
+CELERY_TASK_SEND_SENT_EVENT = True
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "ingestion.tasks.*": {"queue": "ingest"},
+    "reminders.tasks.reminder_run_*": {"queue": "fanout"},
+}
+# Above the longest task slice, or Redis redelivers a task that is still running.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 4 * 3600, minimum=60)}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-runs": {"task": "core.tasks.runs_reap_all", "schedule": 60.0},
+}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Work claiming
+WORK_HEARTBEAT_SECONDS = envint("WORK_HEARTBEAT_SECONDS", 15, minimum=1)
+WORK_STALE_AFTER_SECONDS = envint("WORK_STALE_AFTER_SECONDS", 300, minimum=5)
+WORK_MAX_REQUEUES = envint("WORK_MAX_REQUEUES", 3, minimum=0)
+
+# Telegram
+TELEGRAM_API_ID = envint("TELEGRAM_API_ID", 0)
+TELEGRAM_API_HASH = envstr("TELEGRAM_API_HASH", "")
+TELEGRAM_BACKEND = envstr("TELEGRAM_BACKEND", "telethon" if TELEGRAM_API_ID and TELEGRAM_API_HASH else "sandbox")
+if TELEGRAM_BACKEND not in {"telethon", "sandbox"}:
+    raise ImproperlyConfigured(f"TELEGRAM_BACKEND={TELEGRAM_BACKEND!r}; use telethon or sandbox.")
+if TELEGRAM_BACKEND == "telethon" and not (TELEGRAM_API_ID and TELEGRAM_API_HASH):
+    raise ImproperlyConfigured("TELEGRAM_BACKEND=telethon needs TELEGRAM_API_ID and TELEGRAM_API_HASH.")
+SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(BASE_DIR / "var" / "sandbox")))
+# Fernet keys, newest first; older keys still decrypt.
+SESSION_ENCRYPTION_KEYS = envlist("STASHCAST_SESSION_KEYS", [])
+
+FLOWER_URL = envstr("FLOWER_URL", "http://127.0.0.1:5555/")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        # Shows the Celery task id and name inside tasks, "???" elsewhere.
+        "task": {
+            "()": "celery.app.log.TaskFormatter",
+            "fmt": "%(asctime)s %(levelname)s [%(task_name)s %(task_id)s] %(name)s: %(message)s",
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "task"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "telethon": {"level": "WARNING"},
+    },
+}

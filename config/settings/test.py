@@ -1,0 +1,20 @@
+"""Tests run against real PostgreSQL and Redis (embedded by `make test`)."""
+
+import os
+
+from config.settings.base import *  # noqa: F403
+from config.settings.base import BASE_DIR, DATABASES, REDIS_URL
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("STASHCAST_TEST_DB", "test_stashcast")}
+
+# A Redis database of its own, so tests never touch a running stack's queues.
+REDIS_URL = os.environ.get(
+    "TEST_REDIS_URL", REDIS_URL.rsplit("/", 1)[0] + "/" + os.environ.get("STASHCAST_TEST_REDIS_DB", "1")
+)
+CELERY_BROKER_URL = REDIS_URL
+SANDBOX_PATH = BASE_DIR / "var" / "test-sandbox"
+MEDIA_ROOT = BASE_DIR / "var" / "test-media"
+TELEGRAM_BACKEND = "sandbox"
+SESSION_ENCRYPTION_KEYS = ["r8vIfkXR7nZbH0x7o3iJSxM6pxN5zeiWk4uVxG7HhS0="]

@@ -1,0 +1,76 @@
+"""PostgreSQL advisory locks with 64-bit keys from namespaced names.
+
+Account locks and content-hash locks live in different namespaces, so their keys
+never collide by construction of the name (and only by a 2**-64 chance of hash).
+"""
+
+import hashlib
+from contextlib import asynccontextmanager, contextmanager
+
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+ACCOUNT = "account"
+CONTENT_HASH = "content-hash"
+
+
+def lock_key(namespace: str, name: str) -> int:
+    digest = hashlib.blake2b(f"{namespace}\x00{name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _scalar(sql: str, key: int, using: str) -> bool:
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [key])
+        return bool(cursor.fetchone()[0])
+
+
+def advisory_xact_lock_try(*, namespace: str, name: str, using: str = "default") -> bool:
+    """Held until the surrounding transaction ends; must be called inside one."""
+    if not connections[using].in_atomic_block:
+        raise RuntimeError("advisory_xact_lock_try needs an open transaction (transaction.atomic).")
+    return _scalar("SELECT pg_try_advisory_xact_lock(%s)", lock_key(namespace, name), using)
+
+
+def advisory_lock_try(*, namespace: str, name: str, using: str = "default") -> bool:
+    """A session lock: held until released or until this connection closes."""
+    return _scalar("SELECT pg_try_advisory_lock(%s)", lock_key(namespace, name), using)
+
+
+def advisory_unlock(*, namespace: str, name: str, using: str = "default") -> bool:
+    return _scalar("SELECT pg_advisory_unlock(%s)", lock_key(namespace, name), using)
+
+
+@contextmanager
+def advisory_lock(*, namespace: str, name: str, using: str = "default"):
+    """Yields whether the lock was taken; releases it on exit.
+
+    The section must keep this thread's connection open: nothing inside may call
+    close_old_connections().
+    """
+    acquired = advisory_lock_try(namespace=namespace, name=name, using=using)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            advisory_unlock(namespace=namespace, name=name, using=using)
+
+
+@asynccontextmanager
+async def async_advisory_lock(*, namespace: str, name: str, using: str = "default"):
+    """The same lock from the event loop: the ORM thread keeps the connection."""
+    acquired = await sync_to_async(advisory_lock_try, thread_sensitive=True)(
+        namespace=namespace, name=name, using=using
+    )
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            await sync_to_async(advisory_unlock, thread_sensitive=True)(namespace=namespace, name=name, using=using)
+
+
+def held_lock_count(*, using: str = "default") -> int:
+    """Advisory locks this connection holds (for checks and tests)."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        return cursor.fetchone()[0]

@@ -1,0 +1,143 @@
+"""Claim, heartbeat, finish and reap services for every ClaimableRun."""
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.models import ClaimableRun, RunStatus
+
+logger = logging.getLogger(__name__)
+
+_PROCESS_STARTED = int(time.time())
+
+
+def worker_id() -> str:
+    """host-pid-start: unique per process, readable in the UI and logs."""
+    return f"{socket.gethostname()}-{os.getpid()}-{_PROCESS_STARTED}"
+
+
+def run_claim(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
+    """Claim one queued run; None when another delivery got there first."""
+    now = timezone.now()
+    claimed = model.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, worker_id=worker_id(), claimed_at=now, heartbeat_at=now
+    )
+    if not claimed:
+        return None
+    return model.objects.get(pk=run_id)
+
+
+def run_claim_next(*, model: type[ClaimableRun], **filters) -> ClaimableRun | None:
+    """Claim the oldest queued run matching filters, skipping rows others are claiming."""
+    with transaction.atomic():
+        run = (
+            model.objects.select_for_update(skip_locked=True)
+            .filter(status=RunStatus.QUEUED, **filters)
+            .order_by("pk")
+            .first()
+        )
+        if run is None:
+            return None
+        now = timezone.now()
+        run.status = RunStatus.RUNNING
+        run.worker_id = worker_id()
+        run.claimed_at = now
+        run.heartbeat_at = now
+        run.save(update_fields=["status", "worker_id", "claimed_at", "heartbeat_at"])
+        return run
+
+
+def run_heartbeat(*, run: ClaimableRun) -> bool:
+    """Prove this worker still holds the run; False means it was reaped: stop."""
+    now = timezone.now()
+    alive = (
+        type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id).update(heartbeat_at=now)
+    )
+    if alive:
+        run.heartbeat_at = now
+    return bool(alive)
+
+
+def run_finish(*, run: ClaimableRun, status: str, error: str = "", **fields) -> bool:
+    """End a run this worker holds; False when it no longer holds it."""
+    if status not in {RunStatus.SUCCESS, RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.PAUSED}:
+        raise ValueError(f"{status!r} is not an ending a run can finish with")
+    now = timezone.now()
+    updated = (
+        type(run)
+        .objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id)
+        .update(status=status, error=error, finished_at=now, **fields)
+    )
+    if updated:
+        run.status, run.error, run.finished_at = status, error, now
+        for name, value in fields.items():
+            setattr(run, name, value)
+    return bool(updated)
+
+
+@dataclass
+class ReapResult:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+def runs_reap(
+    *,
+    model: type[ClaimableRun],
+    stale_after: timedelta,
+    max_requeues: int,
+    enqueue: Callable[[int], None] | None = None,
+) -> ReapResult:
+    """Re-queue (or fail, after max_requeues) running runs whose heartbeat went quiet."""
+    result = ReapResult()
+    cutoff = timezone.now() - stale_after
+    with transaction.atomic():
+        stale = list(
+            model.objects.select_for_update(skip_locked=True).filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
+        )
+        for run in stale:
+            if run.requeue_count >= max_requeues:
+                run.status = RunStatus.FAILED
+                run.finished_at = timezone.now()
+                run.error = (
+                    f"Worker {run.worker_id} stopped answering (last heartbeat {run.heartbeat_at:%Y-%m-%d %H:%M:%S} "
+                    f"UTC) and the run was already re-queued {run.requeue_count} times."
+                )
+                result.failed.append(run.pk)
+            else:
+                run.status = RunStatus.QUEUED
+                run.requeue_count += 1
+                run.error = f"Re-queued after worker {run.worker_id} stopped answering."
+                result.requeued.append(run.pk)
+            run.worker_id = ""
+            run.save(update_fields=["status", "finished_at", "error", "requeue_count", "worker_id"])
+            logger.warning("Reaped %s #%s: %s", model.__name__, run.pk, run.error)
+        if enqueue is not None:
+            for run_id in result.requeued:
+                transaction.on_commit(lambda run_id=run_id: enqueue(run_id))
+    return result
+
+
+@dataclass(frozen=True)
+class RunKind:
+    model: type[ClaimableRun]
+    enqueue: Callable[[int], None]
+
+
+_KINDS: dict[str, RunKind] = {}
+
+
+def run_kind_register(*, model: type[ClaimableRun], enqueue: Callable[[int], None]) -> None:
+    """Apps register their run models (in AppConfig.ready) so the reaper sees them."""
+    _KINDS[model._meta.label] = RunKind(model=model, enqueue=enqueue)
+
+
+def run_kinds() -> list[RunKind]:
+    return list(_KINDS.values())

@@ -1,0 +1,20 @@
+from datetime import timedelta
+
+from celery import shared_task
+from django.conf import settings
+
+from core.runs import run_kinds, runs_reap
+
+
+@shared_task
+def runs_reap_all() -> dict[str, dict[str, list[int]]]:
+    report = {}
+    for kind in run_kinds():
+        result = runs_reap(
+            model=kind.model,
+            stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
+            max_requeues=settings.WORK_MAX_REQUEUES,
+            enqueue=kind.enqueue,
+        )
+        report[kind.model._meta.label] = {"requeued": result.requeued, "failed": result.failed}
+    return report

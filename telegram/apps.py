@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class TelegramConfig(AppConfig):
+    name = "telegram"

@@ -1,0 +1,115 @@
+"""The one seam to Telegram. Callers never import Telethon.
+
+A gateway serves one account and lives inside one `asyncio.run`:
+
+    async with open_gateway(phone=account.phone, session=session) as gateway:
+        me = await gateway.get_me()
+
+Every method raises only the errors of `telegram.errors`.
+"""
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, Self
+
+from django.conf import settings
+
+from telegram.records import (
+    AccountInfo,
+    ChatInfo,
+    ChatRef,
+    DocumentInfo,
+    DocumentMessage,
+    MediaHandle,
+    SentMessage,
+    TopicInfo,
+)
+
+PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
+LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
+TOPICS_PAGE = 100
+HISTORY_PAGE = 100
+
+
+class TelegramGateway(Protocol):
+    phone: str
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc_info) -> None: ...
+
+    def export_session(self) -> str:
+        """The session to store (encrypted) after a login step; '' before any."""
+
+    # Login
+    async def send_code(self) -> str:
+        """Ask Telegram to send a login code; returns the phone_code_hash for sign_in_code."""
+
+    async def sign_in_code(self, *, code: str, phone_code_hash: str) -> AccountInfo:
+        """Raises CodeInvalid, CodeExpired or PasswordRequired (two-step verification)."""
+
+    async def sign_in_password(self, *, password: str) -> AccountInfo:
+        """Raises PasswordInvalid."""
+
+    async def get_me(self) -> AccountInfo: ...
+
+    async def list_chats(self) -> list[ChatInfo]:
+        """Channels, supergroups and groups the account is in."""
+
+    # Reading
+    async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
+        """Last message id per chat id, in one request per LAST_MESSAGE_BATCH chats."""
+
+    async def list_topics(self, chat: ChatRef, *, offset_topic_id: int = 0) -> list[TopicInfo]:
+        """One page (TOPICS_PAGE) of a forum's topics, ascending by id, after offset_topic_id."""
+
+    async def search_documents(
+        self, chat: ChatRef, *, min_id: int, max_id: int = 0, topic_id: int | None = None
+    ) -> list[DocumentMessage]:
+        """One request: up to HISTORY_PAGE messages with documents, id in (min_id, max_id),
+        newest first (max_id 0 = no upper bound); topic_id narrows to one forum topic."""
+
+    async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
+        """Fresh copies (fresh file references) of messages; None for those gone."""
+
+    def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
+        """The document's bytes from offset, PART_SIZE chunks, one request each."""
+
+    # Writing
+    async def upload_document(
+        self,
+        chat: ChatRef,
+        *,
+        path: str,
+        file_name: str,
+        random_id: int,
+        caption: str = "",
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        """Upload a file and post it as a document; FileTooLarge above the account's limit."""
+
+    async def upload_media(self, *, path: str, file_name: str, mime_type: str) -> MediaHandle:
+        """Upload once; the handle is reused for every send of this account."""
+
+    async def send_message(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        text: str = "",
+        media: MediaHandle | None = None,
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        """A retried random_id returns duplicate=True instead of posting twice."""
+
+
+def open_gateway(*, phone: str, session: str = "") -> TelegramGateway:
+    """The gateway of the configured backend for one account."""
+    if settings.TELEGRAM_BACKEND == "telethon":
+        from telegram.telethon.gateway import TelethonGateway
+
+        return TelethonGateway(
+            phone=phone, session=session, api_id=settings.TELEGRAM_API_ID, api_hash=settings.TELEGRAM_API_HASH
+        )
+    from telegram.sandbox.gateway import SandboxGateway
+
+    return SandboxGateway(phone=phone, session=session, path=settings.SANDBOX_PATH)

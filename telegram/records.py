@@ -1,0 +1,96 @@
+"""Small frozen records that cross the gateway seam (never Telethon objects)."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+UPLOAD_MAX_BYTES = 2_097_152_000  # 4000 parts of 512 KiB
+PREMIUM_UPLOAD_MAX_BYTES = 4_194_304_000  # 8000 parts
+CHANNEL = "channel"
+SUPERGROUP = "supergroup"
+GROUP = "group"
+CHAT_TYPES = (CHANNEL, SUPERGROUP, GROUP)
+GENERAL_TOPIC_ID = 1
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    user_id: int
+    phone: str
+    first_name: str
+    last_name: str = ""
+    username: str = ""
+    premium: bool = False
+    upload_max_bytes: int = UPLOAD_MAX_BYTES
+
+    @property
+    def display_name(self) -> str:
+        return " ".join(part for part in (self.first_name, self.last_name) if part) or self.phone
+
+
+@dataclass(frozen=True)
+class ChatRef:
+    """How a chat is addressed: stored (id, access_hash), never a username."""
+
+    id: int
+    access_hash: int = 0
+    type: str = CHANNEL
+
+
+@dataclass(frozen=True)
+class ChatInfo:
+    id: int
+    access_hash: int
+    title: str
+    type: str
+    forum: bool = False
+    slow_mode_seconds: int = 0
+    can_post: bool = False
+
+    @property
+    def ref(self) -> ChatRef:
+        return ChatRef(id=self.id, access_hash=self.access_hash, type=self.type)
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    id: int
+    title: str
+    top_message_id: int = 0
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """A Telegram document; `location` is the adapter's opaque handle for downloads."""
+
+    id: int
+    name: str
+    size: int
+    mime_type: str = "application/octet-stream"
+    location: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class DocumentMessage:
+    chat_id: int
+    id: int
+    date: datetime
+    topic_id: int | None
+    text: str
+    document: DocumentInfo | None
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    chat_id: int
+    id: int | None  # None when Telegram answered RANDOM_ID_DUPLICATE: sent before
+    random_id: int
+    date: datetime | None = None
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class MediaHandle:
+    """An uploaded media, reusable for every send of this account (JSON-safe payload)."""
+
+    kind: str  # "photo" or "document"
+    payload: dict

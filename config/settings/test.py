@@ -1,6 +1,7 @@
 """Tests run against real PostgreSQL and Redis (embedded by `make test`)."""
 
 import os
+from pathlib import Path
 
 from config.settings.base import *  # noqa: F403
 from config.settings.base import BASE_DIR, DATABASES, REDIS_URL
@@ -14,7 +15,8 @@ REDIS_URL = os.environ.get(
     "TEST_REDIS_URL", REDIS_URL.rsplit("/", 1)[0] + "/" + os.environ.get("STASHCAST_TEST_REDIS_DB", "1")
 )
 CELERY_BROKER_URL = REDIS_URL
-SANDBOX_PATH = BASE_DIR / "var" / "test-sandbox"
+# Tests point SANDBOX_PATH at a temporary folder (tests/conftest.py); worker processes get it by env.
+SANDBOX_PATH = Path(os.environ.get("SANDBOX_PATH", BASE_DIR / "var" / "test-sandbox"))
 MEDIA_ROOT = BASE_DIR / "var" / "test-media"
 TELEGRAM_BACKEND = "sandbox"
 SESSION_ENCRYPTION_KEYS = ["r8vIfkXR7nZbH0x7o3iJSxM6pxN5zeiWk4uVxG7HhS0="]

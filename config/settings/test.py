@@ -4,9 +4,10 @@ import os
 from pathlib import Path
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import BASE_DIR, DATABASES, REDIS_URL
+from config.settings.base import BASE_DIR, DATABASES, INSTALLED_APPS, REDIS_URL
 
 DEBUG = False
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.claimtest"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("STASHCAST_TEST_DB", "test_stashcast")}
 

@@ -1,0 +1,79 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from core.models import RunStatus
+from core.runs import run_claim, run_claim_next, run_finish, run_heartbeat, runs_reap, worker_id
+from tests.claimtest.models import ProbeRun
+
+pytestmark = pytest.mark.django_db
+
+
+def test_claim_records_the_worker_and_a_second_delivery_finds_nothing():
+    run = ProbeRun.objects.create()
+
+    claimed = run_claim(model=ProbeRun, run_id=run.pk)
+
+    assert claimed.status == RunStatus.RUNNING
+    assert claimed.worker_id == worker_id()
+    assert claimed.claimed_at is not None and claimed.heartbeat_at is not None
+    assert run_claim(model=ProbeRun, run_id=run.pk) is None
+
+
+def test_claim_next_takes_the_oldest_queued_run():
+    older, newer = ProbeRun.objects.create(), ProbeRun.objects.create()
+    ProbeRun.objects.create(status=RunStatus.SUCCESS)
+
+    assert run_claim_next(model=ProbeRun).pk == older.pk
+    assert run_claim_next(model=ProbeRun).pk == newer.pk
+    assert run_claim_next(model=ProbeRun) is None
+
+
+def test_heartbeat_fails_once_the_run_was_taken_away():
+    run = run_claim(model=ProbeRun, run_id=ProbeRun.objects.create().pk)
+    assert run_heartbeat(run=run)
+
+    ProbeRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, worker_id="")
+
+    assert not run_heartbeat(run=run)
+    assert not run_finish(run=run, status=RunStatus.SUCCESS)
+    assert ProbeRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
+
+
+def test_finish_records_the_ending():
+    run = run_claim(model=ProbeRun, run_id=ProbeRun.objects.create().pk)
+
+    assert run_finish(run=run, status=RunStatus.PARTIAL, error="2 of 3 done")
+
+    stored = ProbeRun.objects.get(pk=run.pk)
+    assert (stored.status, stored.error) == (RunStatus.PARTIAL, "2 of 3 done")
+    assert stored.finished_at is not None and stored.is_over
+
+
+def test_finish_refuses_a_status_that_is_not_an_ending():
+    run = run_claim(model=ProbeRun, run_id=ProbeRun.objects.create().pk)
+    with pytest.raises(ValueError):
+        run_finish(run=run, status=RunStatus.QUEUED)
+
+
+def test_reap_requeues_stale_runs_then_fails_them(django_capture_on_commit_callbacks):
+    stale_at = timezone.now() - timedelta(minutes=10)
+    stale = ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="gone-1-1", heartbeat_at=stale_at)
+    worn_out = ProbeRun.objects.create(
+        status=RunStatus.RUNNING, worker_id="gone-2-1", heartbeat_at=stale_at, requeue_count=3
+    )
+    alive = ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="here-1-1", heartbeat_at=timezone.now())
+    enqueued = []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        result = runs_reap(model=ProbeRun, stale_after=timedelta(minutes=5), max_requeues=3, enqueue=enqueued.append)
+
+    assert result.requeued == [stale.pk] and result.failed == [worn_out.pk]
+    assert enqueued == [stale.pk]
+    stale.refresh_from_db()
+    worn_out.refresh_from_db()
+    alive.refresh_from_db()
+    assert (stale.status, stale.requeue_count, stale.worker_id) == (RunStatus.QUEUED, 1, "")
+    assert worn_out.status == RunStatus.FAILED and "gone-2-1" in worn_out.error
+    assert alive.status == RunStatus.RUNNING

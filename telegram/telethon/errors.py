@@ -1,0 +1,154 @@
+"""Telethon errors mapped once to the taxonomy of `telegram.errors`.
+
+Every gateway method runs inside `mapped_errors()` (or is decorated with `@maps_errors`), so callers
+only ever see `telegram.errors` classes. Programming errors (TypeError, ValueError, ...) pass through.
+"""
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from telethon import errors
+from telethon.errors.rpcerrorlist import rpc_errors_dict, rpc_errors_re
+
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    CodeExpired,
+    CodeInvalid,
+    FileReferenceExpired,
+    FileTooLarge,
+    FloodWait,
+    NotFound,
+    PasswordInvalid,
+    PasswordRequired,
+    PhoneInvalid,
+    TargetForbidden,
+    TelegramError,
+    TransientError,
+)
+
+# First match wins: specific errors before the HTTP-like families they belong to
+# (SESSION_PASSWORD_NEEDED and USER_DEACTIVATED are 401s, FROZEN_METHOD_INVALID is a 420).
+MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...] = (
+    ((errors.SessionPasswordNeededError,), PasswordRequired),
+    ((errors.PhoneNumberInvalidError, errors.PhoneNumberUnoccupiedError), PhoneInvalid),
+    ((errors.PhoneCodeInvalidError, errors.PhoneCodeEmptyError), CodeInvalid),
+    ((errors.PhoneCodeExpiredError, errors.PhoneCodeHashEmptyError, errors.PhoneHashExpiredError), CodeExpired),
+    ((errors.PasswordHashInvalidError,), PasswordInvalid),
+    (
+        (
+            errors.PeerFloodError,
+            errors.UserBannedInChannelError,
+            errors.UserDeactivatedError,
+            errors.UserDeactivatedBanError,
+            errors.UserRestrictedError,
+            errors.FrozenMethodInvalidError,
+            errors.PhoneNumberBannedError,
+        ),
+        AccountRestricted,
+    ),
+    (
+        (
+            errors.AuthKeyUnregisteredError,
+            errors.SessionRevokedError,
+            errors.AuthKeyDuplicatedError,
+            errors.SessionExpiredError,
+            errors.AuthKeyInvalidError,
+            errors.AuthKeyPermEmptyError,
+            errors.AuthKeyNotFound,
+        ),
+        AuthRequired,
+    ),
+    (
+        (
+            errors.ChatWriteForbiddenError,
+            errors.ChannelPrivateError,
+            errors.TopicDeletedError,
+            errors.ChatSendMediaForbiddenError,
+            errors.ChatAdminRequiredError,
+            errors.ChannelInvalidError,
+            errors.ChatRestrictedError,
+            errors.PeerIdInvalidError,
+            errors.ChatIdInvalidError,
+        ),
+        TargetForbidden,
+    ),
+    (
+        (
+            errors.FileReferenceExpiredError,
+            errors.FileReferenceInvalidError,
+            errors.FileReferenceEmptyError,
+            errors.FilerefUpgradeNeededError,
+        ),
+        FileReferenceExpired,
+    ),
+    ((errors.MessageIdInvalidError, errors.MsgIdInvalidError, errors.MessageIdsEmptyError), NotFound),
+    ((errors.FilePartsInvalidError, errors.FilePartTooBigError), FileTooLarge),
+    ((errors.UnauthorizedError,), AuthRequired),
+    # Other 403s are this chat's rules (CHAT_SEND_PHOTOS_FORBIDDEN, ...), not the account's.
+    ((errors.ForbiddenError,), TargetForbidden),
+    # Telethon reports network trouble as ConnectionError or TimeoutError (asyncio's is the same class);
+    # other OSErrors are local files, not Telegram, and pass through. A FloodError without seconds has
+    # no duration to honour, so it is retried with backoff like other transient trouble.
+    (
+        (
+            errors.ServerError,
+            errors.TimedOutError,
+            errors.FloodError,
+            errors.InvalidBufferError,
+            ConnectionError,
+            TimeoutError,
+        ),
+        TransientError,
+    ),
+)
+
+_RPC_NAMES: dict[type, str] = {cls: name for name, cls in rpc_errors_dict.items()} | {
+    cls: pattern.split("_(")[0] for pattern, cls in rpc_errors_re
+}
+
+
+def rpc_name(exc: BaseException) -> str:
+    """Telegram's name for the error (FLOOD_WAIT, CHAT_WRITE_FORBIDDEN, ...), for logs."""
+    if type(exc) in _RPC_NAMES:
+        return _RPC_NAMES[type(exc)]
+    if isinstance(exc, errors.RPCError) and exc.message:
+        return exc.message
+    return type(exc).__name__
+
+
+def map_error(exc: BaseException) -> TelegramError | None:
+    """The taxonomy error for a Telethon or network error; None for anything else."""
+    rpc = rpc_name(exc)
+    seconds = getattr(exc, "seconds", None)
+    if isinstance(exc, errors.FloodError) and seconds is not None:
+        return FloodWait(seconds, rpc=rpc)
+    for classes, mapped in MAPPING:
+        if isinstance(exc, classes):
+            return mapped(str(exc), rpc=rpc)
+    if isinstance(exc, errors.RPCError):
+        return TelegramError(str(exc), rpc=rpc)
+    return None
+
+
+@contextmanager
+def mapped_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        mapped = map_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+def maps_errors(method):
+    """Decorator for a gateway coroutine method: its errors leave mapped."""
+
+    @functools.wraps(method)
+    async def wrapper(*args, **kwargs):
+        with mapped_errors():
+            return await method(*args, **kwargs)
+
+    return wrapper

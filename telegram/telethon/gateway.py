@@ -1,0 +1,474 @@
+"""The real gateway: Telethon 1.45 over MTProto, one client per account per task.
+
+Ids are Telegram's own: a channel or supergroup is its positive `channel_id` (not the -100… "marked"
+form of Bot API and `telethon.utils.get_peer_id`), a basic group its positive `chat_id`; `ChatRef.type`
+says which input peer to build. Chats are addressed by stored (id, access_hash), never resolved by name.
+"""
+
+import math
+import mimetypes
+import os
+import struct
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Self
+
+from telethon import TelegramClient, errors, functions, types
+from telethon.sessions import StringSession
+
+from telegram.errors import AuthRequired, FileTooLarge
+from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, PART_SIZE, TOPICS_PAGE
+from telegram.records import (
+    CHANNEL,
+    GENERAL_TOPIC_ID,
+    GROUP,
+    PREMIUM_UPLOAD_MAX_BYTES,
+    SUPERGROUP,
+    UPLOAD_MAX_BYTES,
+    AccountInfo,
+    ChatInfo,
+    ChatRef,
+    DocumentInfo,
+    DocumentMessage,
+    MediaHandle,
+    SentMessage,
+    TopicInfo,
+)
+from telegram.telethon.errors import mapped_errors, maps_errors
+
+PHOTO_MIME_TYPES = ("image/jpeg", "image/png")  # what Telegram accepts as a photo; other images go as documents
+
+
+class TelethonGateway:
+    def __init__(self, phone: str, session: str, api_id: int | str, api_hash: str, *, client_factory=None):
+        self.phone = phone
+        self._session = session
+        self._api_id = int(api_id)
+        self._api_hash = api_hash
+        self._client_factory = client_factory or TelegramClient
+        self._client = None
+        self._me: AccountInfo | None = None
+        self._topics: dict[int, list[TopicInfo]] = {}
+
+    async def __aenter__(self) -> Self:
+        try:
+            session = StringSession(self._session)
+        except (ValueError, struct.error) as exc:
+            raise AuthRequired("The stored Telegram session cannot be read; log in again.") from exc
+        self._client = self._client_factory(
+            session,
+            self._api_id,
+            self._api_hash,
+            # Callers own pacing: every FloodWait reaches them instead of being slept through here.
+            flood_sleep_threshold=0,
+            # One in-place retry (also the second attempt a DC migration needs at login); callers back off
+            # beyond that. Without raise_last_call_error Telethon would hide the real error in a ValueError.
+            request_retries=2,
+            raise_last_call_error=True,
+            # A worker task only makes requests: no update stream to keep up with.
+            receive_updates=False,
+        )
+        with mapped_errors():
+            await self._client.connect()
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        # The client object stays, disconnected, so export_session() still works after the block.
+        await self._client.disconnect()
+
+    def export_session(self) -> str:
+        if self._client is None:
+            return self._session
+        return self._client.session.save()
+
+    # Login
+
+    @maps_errors
+    async def send_code(self) -> str:
+        sent = await self._client.send_code_request(self.phone)
+        return sent.phone_code_hash
+
+    @maps_errors
+    async def sign_in_code(self, *, code: str, phone_code_hash: str) -> AccountInfo:
+        user = await self._client.sign_in(phone=self.phone, code=code, phone_code_hash=phone_code_hash)
+        return self._remember_me(user)
+
+    @maps_errors
+    async def sign_in_password(self, *, password: str) -> AccountInfo:
+        user = await self._client.sign_in(password=password)
+        return self._remember_me(user)
+
+    @maps_errors
+    async def get_me(self) -> AccountInfo:
+        user = await self._client.get_me()
+        if user is None:  # Telethon answers None, not an error, for a session that is not logged in
+            raise AuthRequired("This Telegram session is not logged in.")
+        return self._remember_me(user)
+
+    def _remember_me(self, user: types.User) -> AccountInfo:
+        self._me = AccountInfo(
+            user_id=user.id,
+            phone=self.phone,
+            first_name=user.first_name or "",
+            last_name=user.last_name or "",
+            username=user.username or "",
+            premium=bool(user.premium),
+            upload_max_bytes=PREMIUM_UPLOAD_MAX_BYTES if user.premium else UPLOAD_MAX_BYTES,
+        )
+        return self._me
+
+    @maps_errors
+    async def list_chats(self) -> list[ChatInfo]:
+        chats = []
+        async for dialog in self._client.iter_dialogs(ignore_migrated=True):
+            entity = dialog.entity
+            if isinstance(entity, types.Channel):
+                chats.append(await self._channel_info(entity))
+            elif isinstance(entity, types.Chat) and not entity.deactivated:
+                chats.append(
+                    ChatInfo(
+                        id=entity.id,
+                        access_hash=0,
+                        title=entity.title,
+                        type=GROUP,
+                        can_post=bool(entity.creator or entity.admin_rights)
+                        or not _banned(entity.default_banned_rights),
+                    )
+                )
+        return chats
+
+    async def _channel_info(self, channel: types.Channel) -> ChatInfo:
+        admin = bool(channel.creator or channel.admin_rights)
+        if channel.broadcast:
+            can_post = bool(channel.creator or (channel.admin_rights and channel.admin_rights.post_messages))
+        else:
+            can_post = admin or not (_banned(channel.banned_rights) or _banned(channel.default_banned_rights))
+        slow_mode_seconds = 0
+        if channel.slowmode_enabled and not admin:  # admins are exempt; the seconds live only in the full chat
+            full = await self._client(functions.channels.GetFullChannelRequest(_input_channel(channel)))
+            slow_mode_seconds = full.full_chat.slowmode_seconds or 0
+        return ChatInfo(
+            id=channel.id,
+            access_hash=channel.access_hash or 0,
+            title=channel.title,
+            type=CHANNEL if channel.broadcast else SUPERGROUP,
+            forum=bool(channel.forum),
+            slow_mode_seconds=slow_mode_seconds,
+            can_post=can_post,
+        )
+
+    # Reading
+
+    @maps_errors
+    async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
+        last_ids = {}
+        for start in range(0, len(chats), LAST_MESSAGE_BATCH):
+            batch = chats[start : start + LAST_MESSAGE_BATCH]
+            result = await self._client(
+                functions.messages.GetPeerDialogsRequest(peers=[types.InputDialogPeer(_input_peer(c)) for c in batch])
+            )
+            for dialog in result.dialogs:
+                last_ids[_peer_chat_id(dialog.peer)] = dialog.top_message
+        return last_ids
+
+    @maps_errors
+    async def list_topics(self, chat: ChatRef, *, offset_topic_id: int = 0) -> list[TopicInfo]:
+        # Telegram pages topics by activity (or creation date), not by id: read them all once per gateway,
+        # then serve id-ordered pages from memory. A new listing (offset 0) reads them again.
+        if offset_topic_id == 0 or chat.id not in self._topics:
+            self._topics[chat.id] = await self._fetch_topics(chat)
+        return [topic for topic in self._topics[chat.id] if topic.id > offset_topic_id][:TOPICS_PAGE]
+
+    async def _fetch_topics(self, chat: ChatRef) -> list[TopicInfo]:
+        topics: dict[int, TopicInfo] = {}
+        offset_date, offset_id, offset_topic = None, 0, 0
+        while True:
+            result = await self._client(
+                functions.messages.GetForumTopicsRequest(
+                    peer=_input_peer(chat),
+                    offset_date=offset_date,
+                    offset_id=offset_id,
+                    offset_topic=offset_topic,
+                    limit=TOPICS_PAGE,
+                )
+            )
+            page = [topic for topic in result.topics if isinstance(topic, types.ForumTopic)]
+            new = [topic for topic in page if topic.id not in topics]
+            for topic in new:
+                topics[topic.id] = TopicInfo(id=topic.id, title=topic.title, top_message_id=topic.top_message)
+            if len(result.topics) < TOPICS_PAGE or not new:
+                break
+            last = page[-1]
+            if result.order_by_create_date:
+                offset_date = last.date
+            else:
+                dates = {message.id: getattr(message, "date", None) for message in result.messages}
+                offset_date = dates.get(last.top_message)
+            offset_id, offset_topic = last.top_message, last.id
+        return sorted(topics.values(), key=lambda topic: topic.id)
+
+    @maps_errors
+    async def search_documents(
+        self, chat: ChatRef, *, min_id: int, max_id: int = 0, topic_id: int | None = None
+    ) -> list[DocumentMessage]:
+        result = await self._client(
+            functions.messages.SearchRequest(
+                peer=_input_peer(chat),
+                q="",
+                filter=types.InputMessagesFilterDocument(),
+                min_date=None,
+                max_date=None,
+                offset_id=0,
+                add_offset=0,
+                limit=HISTORY_PAGE,
+                max_id=max_id,
+                min_id=min_id,
+                hash=0,
+                top_msg_id=topic_id,
+            )
+        )
+        forum = _is_forum(result, chat)
+        # The protocol's bounds are exclusive; Telegram documents search's as "minimum/maximum id to return".
+        return [
+            _document_message(chat, message, forum)
+            for message in result.messages
+            if isinstance(message, types.Message) and message.id > min_id and (not max_id or message.id < max_id)
+        ]
+
+    @maps_errors
+    async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
+        found: dict[int, DocumentMessage | None] = dict.fromkeys(ids)
+        for start in range(0, len(ids), HISTORY_PAGE):
+            message_ids = [types.InputMessageID(message_id) for message_id in ids[start : start + HISTORY_PAGE]]
+            if chat.type == GROUP:
+                # Basic groups share the account's message box: ids are unique to one chat there.
+                result = await self._client(functions.messages.GetMessagesRequest(id=message_ids))
+            else:
+                result = await self._client(
+                    functions.channels.GetMessagesRequest(channel=_input_channel(chat), id=message_ids)
+                )
+            forum = _is_forum(result, chat)
+            for message in result.messages:
+                if (
+                    isinstance(message, types.Message | types.MessageService)
+                    and message.id in found
+                    and _peer_chat_id(message.peer_id) == chat.id
+                ):
+                    found[message.id] = _document_message(chat, message, forum)
+        return found
+
+    async def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
+        # Requests start on PART_SIZE boundaries (upload.getFile must not cross a 1 MiB boundary);
+        # a resume from the middle of a part drops the bytes already held.
+        if document.size and offset >= document.size:
+            return  # all bytes held already
+        start = offset - offset % PART_SIZE
+        skip = offset - start
+        location = document.location
+        file_location = types.InputDocumentFileLocation(
+            id=location["id"],
+            access_hash=location["access_hash"],
+            file_reference=bytes.fromhex(location["file_reference"]),
+            thumb_size="",
+        )
+        with mapped_errors():
+            async for chunk in self._client.iter_download(
+                file_location,
+                offset=start,
+                request_size=PART_SIZE,
+                limit=math.ceil((document.size - start) / PART_SIZE) if document.size else None,
+                dc_id=location["dc_id"],
+            ):
+                data = bytes(chunk)[skip:]
+                skip = 0
+                if data:
+                    yield data
+
+    # Writing
+
+    @maps_errors
+    async def upload_document(
+        self,
+        chat: ChatRef,
+        *,
+        path: str,
+        file_name: str,
+        random_id: int,
+        caption: str = "",
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        size = os.path.getsize(path)
+        limit = (self._me or await self.get_me()).upload_max_bytes
+        if size > limit:
+            raise FileTooLarge(f"{file_name} is {size} bytes, above this account's upload limit of {limit} bytes.")
+        uploaded = await self._client.upload_file(path, part_size_kb=PART_SIZE // 1024, file_name=file_name)
+        media = types.InputMediaUploadedDocument(
+            file=uploaded,
+            mime_type=mimetypes.guess_type(file_name)[0] or "application/octet-stream",
+            attributes=[types.DocumentAttributeFilename(file_name)],
+            force_file=True,
+        )
+        return await self._send(
+            chat,
+            functions.messages.SendMediaRequest(
+                peer=_input_peer(chat), media=media, message=caption, random_id=random_id, reply_to=_reply_to(topic_id)
+            ),
+        )
+
+    @maps_errors
+    async def upload_media(self, *, path: str, file_name: str, mime_type: str) -> MediaHandle:
+        uploaded = await self._client.upload_file(path, part_size_kb=PART_SIZE // 1024, file_name=file_name)
+        if mime_type in PHOTO_MIME_TYPES:
+            media = types.InputMediaUploadedPhoto(file=uploaded)
+        else:
+            media = types.InputMediaUploadedDocument(
+                file=uploaded, mime_type=mime_type, attributes=[types.DocumentAttributeFilename(file_name)]
+            )
+        # Uploaded to the account's own Saved Messages peer: the result can be sent to any chat.
+        result = await self._client(functions.messages.UploadMediaRequest(peer=types.InputPeerSelf(), media=media))
+        if isinstance(result, types.MessageMediaPhoto):
+            return MediaHandle(kind="photo", payload=_handle_payload(result.photo))
+        return MediaHandle(kind="document", payload=_handle_payload(result.document))
+
+    @maps_errors
+    async def send_message(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        text: str = "",
+        media: MediaHandle | None = None,
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        if media is None:
+            request = functions.messages.SendMessageRequest(
+                peer=_input_peer(chat), message=text, random_id=random_id, reply_to=_reply_to(topic_id)
+            )
+        else:
+            request = functions.messages.SendMediaRequest(
+                peer=_input_peer(chat),
+                media=_input_media(media),
+                message=text,
+                random_id=random_id,
+                reply_to=_reply_to(topic_id),
+            )
+        return await self._send(chat, request)
+
+    async def _send(self, chat: ChatRef, request) -> SentMessage:
+        try:
+            result = await self._client(request)
+        except errors.RandomIdDuplicateError:
+            # This random_id was sent before (a retry after a crash): it counts as sent, not as an error.
+            return SentMessage(chat_id=chat.id, id=None, random_id=request.random_id, duplicate=True)
+        message_id, date = _sent_id_and_date(result, request.random_id)
+        return SentMessage(chat_id=chat.id, id=message_id, random_id=request.random_id, date=date)
+
+
+def _input_peer(chat: ChatRef) -> types.TypeInputPeer:
+    if chat.type == GROUP:
+        return types.InputPeerChat(chat_id=chat.id)
+    return types.InputPeerChannel(channel_id=chat.id, access_hash=chat.access_hash)
+
+
+def _input_channel(chat: ChatRef | types.Channel) -> types.InputChannel:
+    return types.InputChannel(channel_id=chat.id, access_hash=chat.access_hash or 0)
+
+
+def _peer_chat_id(peer: types.TypePeer) -> int | None:
+    if isinstance(peer, types.PeerChannel):
+        return peer.channel_id
+    if isinstance(peer, types.PeerChat):
+        return peer.chat_id
+    return None
+
+
+def _banned(rights: types.ChatBannedRights | None) -> bool:
+    return bool(rights and rights.send_messages)
+
+
+def _is_forum(result, chat: ChatRef) -> bool:
+    """Whether the chat is a forum, from the chat objects Telegram sends along with messages."""
+    return any(isinstance(c, types.Channel) and c.id == chat.id and c.forum for c in getattr(result, "chats", ()))
+
+
+def _topic_id(message: types.Message | types.MessageService, forum: bool) -> int | None:
+    if not forum:
+        return None
+    reply = message.reply_to
+    if isinstance(reply, types.MessageReplyHeader) and reply.forum_topic:
+        return reply.reply_to_top_id or reply.reply_to_msg_id
+    return GENERAL_TOPIC_ID  # General's messages carry no topic header
+
+
+def _document_message(chat: ChatRef, message: types.Message | types.MessageService, forum: bool) -> DocumentMessage:
+    media = getattr(message, "media", None)
+    document = None
+    if isinstance(media, types.MessageMediaDocument) and isinstance(media.document, types.Document):
+        document = _document_info(media.document)
+    return DocumentMessage(
+        chat_id=chat.id,
+        id=message.id,
+        date=message.date,
+        topic_id=_topic_id(message, forum),
+        text=getattr(message, "message", "") or "",
+        document=document,
+    )
+
+
+def _document_info(document: types.Document) -> DocumentInfo:
+    name = next(
+        (a.file_name for a in document.attributes if isinstance(a, types.DocumentAttributeFilename)),
+        "",
+    )
+    return DocumentInfo(
+        id=document.id,
+        name=name,
+        size=document.size,
+        mime_type=document.mime_type or "application/octet-stream",
+        location={
+            "id": document.id,
+            "access_hash": document.access_hash,
+            "file_reference": document.file_reference.hex(),
+            "dc_id": document.dc_id,
+        },
+    )
+
+
+def _reply_to(topic_id: int | None) -> types.InputReplyToMessage | None:
+    # General (topic 1) takes no reply header, like any message of a chat without topics.
+    if topic_id is None or topic_id == GENERAL_TOPIC_ID:
+        return None
+    return types.InputReplyToMessage(reply_to_msg_id=topic_id, top_msg_id=topic_id)
+
+
+def _handle_payload(media: types.Photo | types.Document) -> dict:
+    return {"id": media.id, "access_hash": media.access_hash, "file_reference": media.file_reference.hex()}
+
+
+def _input_media(handle: MediaHandle) -> types.TypeInputMedia:
+    payload = handle.payload
+    ids = {
+        "id": payload["id"],
+        "access_hash": payload["access_hash"],
+        "file_reference": bytes.fromhex(payload["file_reference"]),
+    }
+    if handle.kind == "photo":
+        return types.InputMediaPhoto(id=types.InputPhoto(**ids))
+    return types.InputMediaDocument(id=types.InputDocument(**ids))
+
+
+def _sent_id_and_date(result, random_id: int) -> tuple[int | None, datetime | None]:
+    """The id and date of the message a send created, from the updates Telegram answers with."""
+    if isinstance(result, types.UpdateShortSentMessage):
+        return result.id, result.date
+    updates = getattr(result, "updates", [])
+    message_id = next(
+        (u.id for u in updates if isinstance(u, types.UpdateMessageID) and u.random_id == random_id),
+        None,
+    )
+    for update in updates:
+        if isinstance(update, types.UpdateNewMessage | types.UpdateNewChannelMessage) and (
+            message_id is None or update.message.id == message_id
+        ):
+            return update.message.id, update.message.date
+    return message_id, None

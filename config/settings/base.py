@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "django_htmx",
     "template_partials",
     "rest_framework",
@@ -127,6 +128,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)
+
 # Celery: at-least-once delivery, so every unit of work is also claimed in the database.
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
@@ -140,7 +143,7 @@ CELERY_WORKER_SEND_TASK_EVENTS = True
 CELERY_TASK_SEND_SENT_EVENT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
-    "ingestion.tasks.*": {"queue": "ingest"},
+    "ingestion.tasks.ingestion_run_execute": {"queue": "ingest"},
     "reminders.tasks.reminder_run_*": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
@@ -150,6 +153,9 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-runs": {"task": "core.tasks.runs_reap_all", "schedule": 60.0},
+    "ingestion-cycle": {"task": "ingestion.tasks.ingestion_cycle_start", "schedule": 60.0 * INGEST_INTERVAL_MINUTES},
+    "ingestion-recover": {"task": "ingestion.tasks.ingestion_recover", "schedule": 3600.0},
+    "raw-files-purge": {"task": "packages.tasks.raw_files_purge_expired", "schedule": 3600.0},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
@@ -189,3 +195,12 @@ LOGGING = {
         "telethon": {"level": "WARNING"},
     },
 }
+
+# Ingestion
+INGEST_JITTER_SECONDS = envint("INGEST_JITTER_SECONDS", 30, minimum=0)
+INGEST_MAX_SKIP_ATTEMPTS = envint("INGEST_MAX_SKIP_ATTEMPTS", 5, minimum=1)
+INGEST_MAX_PACKAGE_BYTES = envint("INGEST_MAX_PACKAGE_BYTES", 20 * 1024**3, minimum=1)
+INGEST_FLOOD_SLEEP_MAX_SECONDS = envint("INGEST_FLOOD_SLEEP_MAX_SECONDS", 60, minimum=0)
+INGEST_TRANSIENT_RETRIES = envint("INGEST_TRANSIENT_RETRIES", 3, minimum=0)
+INGEST_PROGRESS_EVERY_SECONDS = 2
+INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(BASE_DIR / "var" / "staging")))

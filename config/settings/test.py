@@ -18,6 +18,6 @@ REDIS_URL = os.environ.get(
 CELERY_BROKER_URL = REDIS_URL
 # Tests point SANDBOX_PATH at a temporary folder (tests/conftest.py); worker processes get it by env.
 SANDBOX_PATH = Path(os.environ.get("SANDBOX_PATH", BASE_DIR / "var" / "test-sandbox"))
-MEDIA_ROOT = BASE_DIR / "var" / "test-media"
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "test-media"))
 TELEGRAM_BACKEND = "sandbox"
 SESSION_ENCRYPTION_KEYS = ["r8vIfkXR7nZbH0x7o3iJSxM6pxN5zeiWk4uVxG7HhS0="]

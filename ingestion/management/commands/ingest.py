@@ -1,0 +1,44 @@
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from accounts.models import AuthState, TelegramAccount
+from core.runs import run_claim
+from ingestion.models import IngestionRun
+from ingestion.pipeline import ingestion_run_execute
+from ingestion.services import ingestion_run_request
+
+
+class Command(BaseCommand):
+    help = "Run one ingestion cycle now, in this process, with a progress bar."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="Run one cycle and exit (the only mode).")
+        parser.add_argument("--account", help="Only this account (phone number).")
+
+    def handle(self, *args, once, account, **options):
+        accounts = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED)
+        if account:
+            accounts = accounts.filter(phone=account)
+            if not accounts.exists():
+                raise CommandError(f"No active, logged-in account with phone {account}.")
+        for telegram_account in accounts:
+            run, created = ingestion_run_request(account=telegram_account, trigger="command", enqueue=False)
+            claimed = run_claim(model=IngestionRun, run_id=run.pk)
+            if claimed is None:
+                self.stdout.write(f"{telegram_account}: run #{run.pk} is already being worked on elsewhere.")
+                continue
+            with tqdm(desc=str(telegram_account), unit="B", unit_scale=True, leave=True) as bar:
+
+                def show(progress_run, bar=bar):
+                    bar.total = progress_run.current_bytes_total or None
+                    bar.n = progress_run.current_bytes_done
+                    bar.set_postfix_str(f"{progress_run.current_channel} {progress_run.current_file}"[:60])
+                    bar.refresh()
+
+                status = ingestion_run_execute(run=claimed, on_progress=show)
+            claimed.refresh_from_db()
+            self.stdout.write(
+                f"{telegram_account}: {status} — {claimed.ingested} ingested, {claimed.duplicates} duplicates, "
+                f"{claimed.skipped} skipped, {claimed.messages_scanned} messages scanned"
+                + (f" ({claimed.error})" if claimed.error else "")
+            )

@@ -1,0 +1,152 @@
+from django.db import models
+from django.utils import timezone
+
+from core.models import ClaimableRun
+from telegram.records import GENERAL_TOPIC_ID
+
+
+class Channel(models.Model):
+    """A chat as a source (or the destination) of archives."""
+
+    chat = models.OneToOneField("accounts.Chat", on_delete=models.CASCADE, related_name="channel")
+    is_active = models.BooleanField(default=False)
+    is_destination = models.BooleanField(default=False)
+    category = models.CharField(max_length=100, blank=True)
+    # Raw-file retention: null keeps, 0 keeps 3 hours, N > 0 keeps N days.
+    expiration_days = models.IntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["chat__title"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_destination"], condition=models.Q(is_destination=True), name="one_destination"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.chat.title
+
+    @property
+    def telegram_id(self) -> int:
+        return self.chat.telegram_id
+
+    @property
+    def title(self) -> str:
+        return self.chat.title
+
+
+class MapRole(models.TextChoices):
+    READER = "reader", "Reader"
+    WRITER = "writer", "Writer"
+
+
+class AccountChannelMap(models.Model):
+    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="channel_maps")
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="maps")
+    role = models.CharField(max_length=10, choices=MapRole.choices, default=MapRole.READER)
+    last_processed_message_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "channel"], name="unique_account_channel_map")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.role} of {self.channel}"
+
+
+class TopicProgress(models.Model):
+    map = models.ForeignKey(AccountChannelMap, on_delete=models.CASCADE, related_name="topics")
+    topic_id = models.BigIntegerField()
+    title = models.CharField(max_length=255)
+    fetch_enabled = models.BooleanField(default=True)
+    last_processed_message_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["topic_id"]
+        constraints = [models.UniqueConstraint(fields=["map", "topic_id"], name="unique_map_topic")]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_general(self) -> bool:
+        return self.topic_id == GENERAL_TOPIC_ID
+
+
+class IngestionRun(ClaimableRun):
+    TRIGGERS = [("schedule", "Schedule"), ("manual", "Ingest now"), ("command", "Command")]
+
+    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="ingestion_runs")
+    trigger = models.CharField(max_length=10, choices=TRIGGERS, default="schedule")
+    messages_scanned = models.PositiveIntegerField(default=0)
+    archives_found = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    ingested = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    bytes_downloaded = models.BigIntegerField(default=0)
+    bytes_uploaded = models.BigIntegerField(default=0)
+    # Live activity, written at most every INGEST_PROGRESS_EVERY_SECONDS.
+    current_channel = models.CharField(max_length=255, blank=True)
+    current_topic = models.CharField(max_length=255, blank=True)
+    current_file = models.CharField(max_length=500, blank=True)
+    current_bytes_done = models.BigIntegerField(default=0)
+    current_bytes_total = models.BigIntegerField(default=0)
+    current_step = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Ingestion run {self.pk} ({self.account})"
+
+    @property
+    def progress_percent(self) -> int:
+        if not self.current_bytes_total:
+            return 0
+        return min(100, int(self.current_bytes_done * 100 / self.current_bytes_total))
+
+
+class SkipReason(models.TextChoices):
+    DOWNLOAD_FAILED = "DOWNLOAD_FAILED", "Download failed"
+    UPLOAD_FAILED = "UPLOAD_FAILED", "Upload failed"
+    EXTRACT_FAILED = "EXTRACT_FAILED", "Listing failed"
+    SIZE_LIMIT = "SIZE_LIMIT", "Too large"
+    MISSING_PART = "MISSING_PART", "Missing part"
+    NEEDS_PASSWORD = "NEEDS_PASSWORD", "Needs password"
+    CONFIGURATION = "CONFIGURATION", "Configuration error"
+    NO_DESTINATION = "NO_DESTINATION", "No destination"
+
+
+# Reasons a later cycle can fix by trying again.
+RETRYABLE_REASONS = frozenset(
+    {SkipReason.DOWNLOAD_FAILED, SkipReason.UPLOAD_FAILED, SkipReason.MISSING_PART, SkipReason.NO_DESTINATION}
+)
+
+
+class SkippedPackage(models.Model):
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="skipped_packages")
+    message_id = models.BigIntegerField()
+    message_ids = models.JSONField(default=list)
+    topic_id = models.BigIntegerField(null=True, blank=True)
+    account = models.ForeignKey("accounts.TelegramAccount", null=True, on_delete=models.SET_NULL)
+    file_name = models.CharField(max_length=500)
+    file_size = models.BigIntegerField(default=0)
+    is_multipart = models.BooleanField(default=False)
+    part_count = models.PositiveIntegerField(default=1)
+    reason = models.CharField(max_length=20, choices=SkipReason.choices, db_index=True)
+    error_message = models.TextField(blank=True)
+    attempt_count = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [models.UniqueConstraint(fields=["channel", "message_id"], name="unique_skipped_message")]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.reason})"
+
+    @property
+    def is_retryable(self) -> bool:
+        return self.reason in RETRYABLE_REASONS

@@ -1,0 +1,659 @@
+"""One account's ingestion cycle: scan, detect sets, dedupe, download, upload, index.
+
+The cycle is async (Telegram I/O); every database step is a synchronous
+function called through `sync_to_async(thread_sensitive=True)`, so the ORM
+never runs on the event loop and keeps the task thread's connection.
+"""
+
+import asyncio
+import hashlib
+import logging
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.db import transaction
+
+from accounts.models import AccountChat, AuthState, TelegramAccount
+from accounts.services import account_mark_unusable
+from core import locks
+from core.crypto import unseal
+from core.models import RunStatus
+from core.runs import run_finish, run_heartbeat
+from ingestion import services as ingestion_services
+from ingestion.models import (
+    AccountChannelMap,
+    IngestionRun,
+    MapRole,
+    SkippedPackage,
+    SkipReason,
+    TopicProgress,
+)
+from packages import services as package_services
+from packages.detection import ArchiveSet, group_sets
+from packages.models import Package
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    FileReferenceExpired,
+    FileTooLarge,
+    FloodWait,
+    NotFound,
+    TargetForbidden,
+    TransientError,
+)
+from telegram.gateway import HISTORY_PAGE, TelegramGateway, open_gateway
+from telegram.records import GENERAL_TOPIC_ID, ChatRef, DocumentMessage
+
+logger = logging.getLogger(__name__)
+
+
+def db(function):
+    return sync_to_async(function, thread_sensitive=True)
+
+
+class CycleInterrupted(Exception):
+    """Stop this account's cycle cleanly; nothing unfinished is moved past."""
+
+
+class SetFailed(Exception):
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class ScanTarget:
+    channel_map: AccountChannelMap
+    ref: ChatRef
+    topic: TopicProgress | None = None
+
+    @property
+    def watermark(self) -> int:
+        holder = self.topic if self.topic is not None else self.channel_map
+        return holder.last_processed_message_id
+
+    @property
+    def label(self) -> str:
+        return f"{self.channel_map.channel.title}" + (f" / {self.topic.title}" if self.topic else "")
+
+
+@dataclass
+class Writer:
+    account: TelegramAccount
+    ref: ChatRef
+    destination_id: int
+
+
+@dataclass
+class Outcome:
+    kind: str  # ingested, duplicate, skipped
+    package: Package | None = None
+    holds_watermark: bool = False
+
+
+@dataclass
+class Progress:
+    """Live activity, written to the run at most every INGEST_PROGRESS_EVERY_SECONDS."""
+
+    run: IngestionRun
+    written_at: float = 0.0
+    dirty: set = field(default_factory=set)
+
+    def set(self, **values) -> None:
+        for name, value in values.items():
+            setattr(self.run, name, value)
+            self.dirty.add(name)
+
+    def add(self, **increments) -> None:
+        for name, value in increments.items():
+            setattr(self.run, name, getattr(self.run, name) + value)
+            self.dirty.add(name)
+
+    def due(self) -> bool:
+        return time.monotonic() - self.written_at >= settings.INGEST_PROGRESS_EVERY_SECONDS
+
+
+def random_id_for(content_hash: str, part_index: int) -> int:
+    """The same upload always carries the same random_id, so a retry cannot post twice."""
+    digest = hashlib.sha256(f"{content_hash}:{part_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True) or 1
+
+
+def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) -> str:
+    """Topic title, else a creator named in the file name ("[Name] …" or "Name - …"), else the channel."""
+    if topic_title and topic_title.lower() != "general":
+        return topic_title
+    match = re.match(r"^\[(?P<name>[^\]]+)\]", file_name) or re.match(r"^(?P<name>[^-]{2,60}?)\s+-\s+", file_name)
+    if match:
+        return match.group("name").strip()
+    return channel_title
+
+
+class IngestionCycle:
+    def __init__(self, *, run: IngestionRun, on_progress: Callable[[IngestionRun], None] | None = None):
+        self.run = run
+        self.account = run.account
+        self.progress = Progress(run=run)
+        self.on_progress = on_progress
+        self.staging = Path(settings.INGEST_STAGING_DIR) / f"run-{run.pk}"
+        self.gateways: dict[int, TelegramGateway] = {}
+        self.lost_claim = False
+
+    # Entry point (sync) -----------------------------------------------------------------------------------
+    def execute(self) -> str:
+        """Run the cycle under the account's lock; returns the run's ending status."""
+        with locks.advisory_lock(namespace=locks.ACCOUNT, name=str(self.account.pk)) as acquired:
+            if not acquired:
+                self._finish(RunStatus.FAILED, "Another ingestion run is already working for this account.")
+                return RunStatus.FAILED
+            try:
+                status, error = async_to_sync(self._cycle)()
+            except (AuthRequired, AccountRestricted) as exc:
+                account_mark_unusable(account=self.account, error=exc)
+                status, error = RunStatus.FAILED, f"{self.account}: {exc}"
+            except Exception as exc:
+                logger.exception("Ingestion run %s failed", self.run.pk)
+                status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
+            finally:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            self._flush(force=True)
+            if not self.lost_claim:
+                self._finish(status, error)
+            return status
+
+    def _finish(self, status: str, error: str) -> None:
+        fields = {name: getattr(self.run, name) for name in self.progress.dirty}
+        fields.update(current_step="", current_file="", current_bytes_done=0, current_bytes_total=0)
+        run_finish(run=self.run, status=status, error=error, **fields)
+
+    def _flush(self, *, force: bool = False) -> None:
+        if not self.progress.dirty or (not force and not self.progress.due()):
+            return
+        names = sorted(self.progress.dirty)
+        IngestionRun.objects.filter(pk=self.run.pk).update(**{name: getattr(self.run, name) for name in names})
+        self.progress.dirty.clear()
+        self.progress.written_at = time.monotonic()
+        if not run_heartbeat(run=self.run):
+            self.lost_claim = True
+
+    async def tick(self, **values) -> None:
+        self.progress.set(**values)
+        if self.progress.due():
+            await db(self._flush)()
+        if self.on_progress is not None:
+            self.on_progress(self.run)
+        if self.lost_claim:
+            raise CycleInterrupted("This run was taken over after its heartbeat went quiet.")
+
+    # The cycle ----------------------------------------------------------------------------------------------
+    async def _cycle(self) -> tuple[str, str]:
+        targets_by_map = await db(self._load_maps)()
+        writer = await db(self._load_writer)()
+        problems = []
+        try:
+            reader = await self._gateway(self.account)
+            for channel_map, ref in targets_by_map:
+                try:
+                    for target in await self._targets(reader, channel_map, ref):
+                        await self._scan(reader, target, writer)
+                except (TargetForbidden, NotFound, TransientError) as exc:
+                    # One unreachable channel does not stop the others; it is retried next cycle.
+                    await db(self._channel_error)(channel_map, str(exc))
+                    problems.append(f"{channel_map.channel.title}: {exc}")
+        except CycleInterrupted as exc:
+            problems.append(str(exc))
+        finally:
+            for gateway in self.gateways.values():
+                await gateway.__aexit__(None, None, None)
+        if problems:
+            return RunStatus.PARTIAL, " ".join(problems)
+        return RunStatus.SUCCESS, ""
+
+    async def _gateway(self, account: TelegramAccount) -> TelegramGateway:
+        if account.pk not in self.gateways:
+            gateway = open_gateway(phone=account.phone, session=unseal(account.session_sealed))
+            await gateway.__aenter__()
+            self.gateways[account.pk] = gateway
+        return self.gateways[account.pk]
+
+    def _load_maps(self) -> list[tuple[AccountChannelMap, ChatRef]]:
+        maps = list(
+            AccountChannelMap.objects.filter(account=self.account, role=MapRole.READER, channel__is_active=True)
+            .select_related("channel__chat")
+            .order_by("channel__chat__title")
+        )
+        hashes = dict(
+            AccountChat.objects.filter(account=self.account, chat__in=[m.channel.chat for m in maps]).values_list(
+                "chat_id", "access_hash"
+            )
+        )
+        return [
+            (
+                channel_map,
+                ChatRef(
+                    id=channel_map.channel.chat.telegram_id,
+                    access_hash=hashes.get(channel_map.channel.chat_id, 0),
+                    type=channel_map.channel.chat.type,
+                ),
+            )
+            for channel_map in maps
+        ]
+
+    def _load_writer(self) -> Writer | None:
+        destination = ingestion_services.destination_get()
+        if destination is None:
+            return None
+        writers = AccountChannelMap.objects.filter(
+            channel=destination,
+            role=MapRole.WRITER,
+            account__is_active=True,
+            account__auth_state=AuthState.AUTHENTICATED,
+        ).select_related("account")
+        # The reading account uploads itself when it can: one client, one session.
+        chosen = next((m for m in writers if m.account_id == self.account.pk), None) or writers.first()
+        if chosen is None:
+            return None
+        link = AccountChat.objects.filter(account=chosen.account, chat=destination.chat).first()
+        return Writer(
+            account=chosen.account,
+            ref=ChatRef(
+                id=destination.chat.telegram_id,
+                access_hash=link.access_hash if link else 0,
+                type=destination.chat.type,
+            ),
+            destination_id=destination.pk,
+        )
+
+    def _channel_error(self, channel_map: AccountChannelMap, error: str) -> None:
+        channel = channel_map.channel
+        channel.last_error = f"{self.account}: {error}"
+        channel.save(update_fields=["last_error"])
+
+    async def _targets(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
+        if not channel_map.channel.chat.is_forum:
+            return [ScanTarget(channel_map=channel_map, ref=ref)]
+        topics = []
+        offset = 0
+        while True:
+            page = await self._call(lambda offset=offset: reader.list_topics(ref, offset_topic_id=offset))
+            topics.extend(page)
+            if len(page) < 100:
+                break
+            offset = page[-1].id
+        progress = await db(self._sync_topics)(channel_map, topics)
+        # General last: a file first seen in a named topic keeps that topic as its context.
+        ordered = sorted(progress, key=lambda topic: (topic.topic_id == GENERAL_TOPIC_ID, topic.topic_id))
+        return [ScanTarget(channel_map=channel_map, ref=ref, topic=topic) for topic in ordered if topic.fetch_enabled]
+
+    def _sync_topics(self, channel_map: AccountChannelMap, topics) -> list[TopicProgress]:
+        for topic in topics:
+            TopicProgress.objects.update_or_create(
+                map=channel_map, topic_id=topic.id, defaults={"title": topic.title[:255]}
+            )
+        return list(TopicProgress.objects.filter(map=channel_map))
+
+    async def _call(self, make_call):
+        """One Telegram request: short FloodWaits are slept through, then the same request again."""
+        attempts = 0
+        while True:
+            try:
+                return await make_call()
+            except FloodWait as exc:
+                if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
+                    raise CycleInterrupted(
+                        f"Telegram asked {self.account} to wait {exc.seconds} s; the rest waits for the next cycle."
+                    ) from exc
+                await asyncio.sleep(exc.seconds)
+            except TransientError:
+                attempts += 1
+                if attempts > settings.INGEST_TRANSIENT_RETRIES:
+                    raise
+                await asyncio.sleep(min(2**attempts, 30) * 0.1)
+
+    # Scanning -----------------------------------------------------------------------------------------------
+    async def _scan(self, reader: TelegramGateway, target: ScanTarget, writer: Writer | None) -> None:
+        await self.tick(
+            current_channel=target.channel_map.channel.title, current_topic=target.topic.title if target.topic else ""
+        )
+        messages = await self._history(reader, target)
+        self.progress.add(messages_scanned=len(messages))
+        if not messages:
+            return
+        topic_of = (lambda message: message.topic_id) if target.topic else (lambda message: None)
+        sets = group_sets(messages, topic_of=topic_of)
+        capped = await db(self._capped_skips)(target, [archive_set.items[0].id for archive_set in sets])
+        highest = max(message.id for message in messages)
+        lowest_held = None
+        for index, archive_set in enumerate(sets):
+            if target.topic is not None and not await db(self._topic_enabled)(target.topic):
+                return  # fetch turned off mid-run: stop after the current set
+            first_id = min(item.id for item in archive_set.items)
+            if first_id in capped:
+                outcome = Outcome(kind="skipped")
+            else:
+                self.progress.add(archives_found=1)
+                outcome = await self._process(reader, target, archive_set, writer)
+            if outcome.holds_watermark:
+                lowest_held = first_id if lowest_held is None else min(lowest_held, first_id)
+            remaining = [min(item.id for item in later.items) for later in sets[index + 1 :]]
+            candidate = (min(remaining) - 1) if remaining else highest
+            if lowest_held is not None:
+                candidate = min(candidate, lowest_held - 1)
+            await db(self._advance)(target, candidate)
+        if lowest_held is None:
+            await db(self._advance)(target, highest)
+
+    async def _history(self, reader: TelegramGateway, target: ScanTarget) -> list[DocumentMessage]:
+        """Every document message above the watermark, ascending."""
+        found: dict[int, DocumentMessage] = {}
+        max_id = 0
+        topic_id = target.topic.topic_id if target.topic else None
+        while True:
+            page = await self._call(
+                lambda max_id=max_id: reader.search_documents(
+                    target.ref, min_id=target.watermark, max_id=max_id, topic_id=topic_id
+                )
+            )
+            for message in page:
+                if message.document is not None:
+                    found[message.id] = message
+            if len(page) < HISTORY_PAGE:
+                break
+            max_id = min(message.id for message in page)
+        return [found[message_id] for message_id in sorted(found)]
+
+    def _capped_skips(self, target: ScanTarget, first_ids: list[int]) -> set[int]:
+        return set(
+            SkippedPackage.objects.filter(
+                channel=target.channel_map.channel,
+                message_id__in=first_ids,
+                attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS,
+            ).values_list("message_id", flat=True)
+        )
+
+    def _topic_enabled(self, topic: TopicProgress) -> bool:
+        return TopicProgress.objects.filter(pk=topic.pk, fetch_enabled=True).exists()
+
+    def _advance(self, target: ScanTarget, message_id: int) -> None:
+        holder = target.topic if target.topic is not None else target.channel_map
+        if message_id <= holder.last_processed_message_id:
+            return
+        type(holder).objects.filter(pk=holder.pk, last_processed_message_id__lt=message_id).update(
+            last_processed_message_id=message_id
+        )
+        holder.last_processed_message_id = message_id
+
+    # One archive set ----------------------------------------------------------------------------------------
+    async def _process(
+        self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None
+    ) -> Outcome:
+        items: list[DocumentMessage] = archive_set.items
+        channel = target.channel_map.channel
+        size = sum(item.document.size for item in items)
+        await self.tick(current_file=archive_set.file_name, current_bytes_done=0, current_bytes_total=size)
+        document_ids = [item.document.id for item in items]
+        known = await db(package_services.package_find)(document_ids=document_ids, source=(channel, items[0].id))
+        if known is not None:
+            self.progress.add(duplicates=1)
+            await db(self._resolved)(target, items)
+            return Outcome(kind="duplicate", package=known)
+        try:
+            if archive_set.missing:
+                raise SetFailed(SkipReason.MISSING_PART, f"{archive_set.file_name}: {archive_set.missing}.")
+            if size > settings.INGEST_MAX_PACKAGE_BYTES:
+                raise SetFailed(
+                    SkipReason.SIZE_LIMIT,
+                    f"{size} bytes is above INGEST_MAX_PACKAGE_BYTES ({settings.INGEST_MAX_PACKAGE_BYTES}).",
+                )
+            if writer is None:
+                raise SetFailed(
+                    SkipReason.NO_DESTINATION,
+                    "No destination channel with a logged-in writer account; choose one on the Channels page.",
+                )
+            return await self._ingest(reader, target, archive_set, writer)
+        except SetFailed as failure:
+            record = await db(ingestion_services.skipped_package_record)(
+                channel=channel,
+                message_ids=[item.id for item in items],
+                topic_id=target.topic.topic_id if target.topic else None,
+                account=self.account,
+                file_name=archive_set.file_name,
+                file_size=size,
+                part_count=len(items),
+                reason=failure.reason,
+                error_message=str(failure),
+            )
+            self.progress.add(skipped=1)
+            logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
+            holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
+            return Outcome(kind="skipped", holds_watermark=holds)
+
+    def _resolved(self, target: ScanTarget, items: list[DocumentMessage]) -> None:
+        ingestion_services.skipped_package_resolve(channel=target.channel_map.channel, message_id=items[0].id)
+
+    async def _ingest(
+        self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer
+    ) -> Outcome:
+        channel = target.channel_map.channel
+        folder = self.staging / f"{target.ref.id}-{archive_set.items[0].id}"
+        folder.mkdir(parents=True, exist_ok=True)
+        set_hash = hashlib.sha256()
+        volumes = []  # (item, staged path, volume sha256)
+        for item in archive_set.items:
+            path, volume_hash = await self._download(reader, target.ref, item, folder, set_hash)
+            volumes.append((item, path, volume_hash))
+        content_hash = set_hash.hexdigest()
+        document_ids = [item.document.id for item in archive_set.items]
+
+        existing = await db(package_services.package_find)(content_hash=content_hash)
+        if existing is not None:
+            await db(self._duplicate)(existing, document_ids, target, archive_set.items)
+            return Outcome(kind="duplicate", package=existing)
+        try:
+            raws = await db(self._record_raw_files)(channel, volumes)
+        except package_services.RetentionMisconfigured as exc:
+            raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
+
+        names = [item.document.name for item in archive_set.items]
+        with package_services.raw_files_materialize(raws, names) as paths:
+            async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
+                if not acquired:
+                    # Another worker is uploading the same content right now.
+                    self.progress.add(duplicates=1)
+                    return Outcome(kind="duplicate")
+                existing = await db(package_services.package_find)(content_hash=content_hash)
+                if existing is not None:
+                    await db(self._duplicate)(existing, document_ids, target, archive_set.items)
+                    return Outcome(kind="duplicate", package=existing)
+                dest_ids, part_names = await self._upload(writer, archive_set.items, paths, folder, content_hash)
+                package = await db(self._stub)(target, archive_set, content_hash, raws, writer, dest_ids, part_names)
+            await self.tick(current_step="indexing")
+            await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
+        shutil.rmtree(folder, ignore_errors=True)
+        self.progress.add(ingested=1)
+        return Outcome(kind="ingested", package=package)
+
+    def _duplicate(self, package: Package, document_ids, target: ScanTarget, items) -> None:
+        self.progress.add(duplicates=1)
+        package_services.package_remember_documents(package=package, document_ids=document_ids)
+        self._resolved(target, items)
+
+    def _record_raw_files(self, channel, volumes) -> list:
+        return [
+            package_services.raw_file_record(
+                file_uid=str(item.document.id),
+                file_name=item.document.name,
+                size=item.document.size,
+                sha256=volume_hash,
+                staged_path=path,
+                channel=channel,
+                expiration_days=channel.expiration_days,
+            )
+            for item, path, volume_hash in volumes
+        ]
+
+    async def _download(
+        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, set_hash
+    ) -> tuple[Path, str]:
+        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
+        path = folder / item.document.name
+        volume_hash = hashlib.sha256()
+        offset = 0
+        transient = 0
+        await self.tick(current_step="downloading")
+        document = await self._fresh_document(reader, ref, item)
+        with open(path, "wb") as sink:
+            while offset < document.size:
+                try:
+                    async for chunk in reader.iter_download(ref, document, offset=offset):
+                        sink.write(chunk)
+                        set_hash.update(chunk)
+                        volume_hash.update(chunk)
+                        offset += len(chunk)
+                        self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))
+                        if self.progress.due():
+                            await self.tick()
+                    if offset < document.size:
+                        raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
+                except FloodWait as exc:
+                    if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
+                        raise CycleInterrupted(
+                            f"Telegram asked {self.account} to wait {exc.seconds} s during {document.name}; "
+                            "it is retried next cycle."
+                        ) from exc
+                    await asyncio.sleep(exc.seconds)
+                except FileReferenceExpired:
+                    document = await self._fresh_document(reader, ref, item)
+                except TransientError as exc:
+                    transient += 1
+                    if transient > settings.INGEST_TRANSIENT_RETRIES:
+                        raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
+                    await asyncio.sleep(min(2**transient, 30) * 0.1)
+        return path, volume_hash.hexdigest()
+
+    async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
+        """Re-fetch the message right before downloading, so its file reference is fresh."""
+        try:
+            fresh = await self._call(lambda: reader.get_messages(ref, [item.id]))
+        except TransientError as exc:
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{item.document.name}: {exc}") from exc
+        message = fresh.get(item.id)
+        if message is None or message.document is None:
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"Message {item.id} ({item.document.name}) was deleted.")
+        return message.document
+
+    async def _upload(
+        self, writer: Writer, items: list[DocumentMessage], paths: list[Path], folder: Path, content_hash
+    ):
+        """Each volume in order; one above the writer's limit goes as byte-split parts."""
+        gateway = await self._gateway(writer.account)
+        plan = package_services.upload_plan(
+            volumes=[(item.document.name, item.document.size) for item in items],
+            limit=writer.account.upload_limit_bytes,
+        )
+        await self.tick(current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan))
+        dest_ids = []
+        for index, part in enumerate(plan):
+            path = paths[part.volume_index]
+            if part.length != items[part.volume_index].document.size:
+                path = folder / part.name
+                await asyncio.to_thread(
+                    package_services.part_write, source=paths[part.volume_index], part=part, target=path
+                )
+            message_id = await self._upload_part(writer, gateway, path, part, random_id_for(content_hash, index))
+            dest_ids.append(message_id)
+            if path.parent == folder:
+                path.unlink(missing_ok=True)
+            self.progress.add(bytes_uploaded=part.length, current_bytes_done=part.length)
+            await self.tick()
+        return dest_ids, [part.name for part in plan]
+
+    async def _upload_part(self, writer: Writer, gateway: TelegramGateway, path: Path, part, random_id: int) -> int:
+        transient = 0
+        while True:
+            try:
+                sent = await gateway.upload_document(
+                    writer.ref, path=str(path), file_name=part.name, random_id=random_id, caption=""
+                )
+            except FloodWait as exc:
+                if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
+                    raise CycleInterrupted(
+                        f"Telegram asked {writer.account} to wait {exc.seconds} s while uploading {part.name}."
+                    ) from exc
+                await asyncio.sleep(exc.seconds)
+                continue
+            except FileTooLarge as exc:
+                raise SetFailed(SkipReason.SIZE_LIMIT, f"{part.name}: {exc}") from exc
+            except TransientError as exc:
+                transient += 1
+                if transient > settings.INGEST_TRANSIENT_RETRIES:
+                    raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
+                await asyncio.sleep(min(2**transient, 30) * 0.1)
+                continue
+            except (TargetForbidden, NotFound) as exc:
+                raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc
+            if not sent.duplicate:
+                return sent.id
+            # Posted before a crash: find that message instead of posting again.
+            found = await self._find_uploaded(gateway, writer.ref, part)
+            if found is not None:
+                return found
+            raise SetFailed(
+                SkipReason.UPLOAD_FAILED,
+                f"{part.name} was already sent (same random_id) but cannot be found in the destination.",
+            )
+
+    async def _find_uploaded(self, gateway: TelegramGateway, ref: ChatRef, part) -> int | None:
+        max_id = 0
+        for _ in range(10):
+            page = await self._call(lambda max_id=max_id: gateway.search_documents(ref, min_id=0, max_id=max_id))
+            for message in page:
+                if message.document and message.document.name == part.name and message.document.size == part.length:
+                    return message.id
+            if len(page) < HISTORY_PAGE:
+                return None
+            max_id = min(message.id for message in page)
+        return None
+
+    def _stub(self, target: ScanTarget, archive_set: ArchiveSet, content_hash, raws, writer: Writer, dest_ids, names):
+        channel = target.channel_map.channel
+        items = archive_set.items
+        with transaction.atomic():
+            package = package_services.package_stub_create(
+                content_hash=content_hash,
+                file_name=archive_set.file_name,
+                file_size=sum(item.document.size for item in items),
+                archive_type=archive_set.archive_type,
+                is_multipart=archive_set.is_multipart,
+                part_count=len(items),
+                volume_names=[item.document.name for item in items],
+                source_channel=channel,
+                source_message_id=items[0].id,
+                source_message_ids=[item.id for item in items],
+                source_topic_id=target.topic.topic_id if target.topic else None,
+                telegram_document_ids=[item.document.id for item in items],
+                destination_channel_id=writer.destination_id,
+                dest_message_ids=dest_ids,
+                dest_part_names=names,
+                creator=creator_for(
+                    topic_title=target.topic.title if target.topic else None,
+                    file_name=archive_set.file_name,
+                    channel_title=channel.title,
+                ),
+                tags=[channel.category] if channel.category else [],
+                run=self.run,
+                uploaded_by=writer.account,
+            )
+            package.raw_files.set(raws)
+            self._resolved(target, items)
+        return package
+
+
+def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:
+    return IngestionCycle(run=run, on_progress=on_progress).execute()

@@ -1,0 +1,115 @@
+"""After crashes: stale runs, stubs whose upload vanished, stubs without a listing."""
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import AccountChat, AuthState
+from accounts.services import account_gateway_call
+from core.runs import runs_reap
+from ingestion.models import AccountChannelMap, IngestionRun, MapRole, TopicProgress
+from ingestion.services import destination_get, ingestion_run_enqueue
+from packages.models import MetadataStatus, Package
+from packages.services import package_metadata_backfill
+from telegram.errors import TelegramError
+from telegram.records import ChatRef
+
+logger = logging.getLogger(__name__)
+
+# A stub younger than this may still be getting its listing from the worker that wrote it.
+STUB_GRACE = timedelta(minutes=10)
+CHECK_BATCH = 100
+
+
+def ingestion_recover() -> dict:
+    reaped = runs_reap(
+        model=IngestionRun,
+        stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
+        max_requeues=settings.WORK_MAX_REQUEUES,
+        enqueue=ingestion_run_enqueue,
+    )
+    backfilled = stubs_backfill()
+    requeued = packages_check_destination()
+    return {
+        "requeued_runs": reaped.requeued,
+        "failed_runs": reaped.failed,
+        "backfilled": backfilled,
+        "reuploads": requeued,
+    }
+
+
+def stubs_backfill(*, older_than: timedelta = STUB_GRACE) -> int:
+    stubs = Package.objects.filter(metadata_status=MetadataStatus.PENDING, created_at__lt=timezone.now() - older_than)
+    count = 0
+    for package in stubs:
+        package_metadata_backfill(package=package)
+        count += 1
+    return count
+
+
+def packages_check_destination() -> int:
+    """A package whose destination message is gone is ingested again from its source."""
+    destination = destination_get()
+    if destination is None:
+        return 0
+    writer = (
+        AccountChannelMap.objects.filter(
+            channel=destination, role=MapRole.WRITER, account__auth_state=AuthState.AUTHENTICATED
+        )
+        .select_related("account")
+        .first()
+    )
+    if writer is None:
+        return 0
+    link = AccountChat.objects.filter(account=writer.account, chat=destination.chat).first()
+    ref = ChatRef(
+        id=destination.chat.telegram_id, access_hash=link.access_hash if link else 0, type=destination.chat.type
+    )
+    packages = list(
+        Package.objects.filter(destination_channel=destination)
+        .exclude(dest_message_ids=[])
+        .order_by("dest_checked_at", "pk")[:CHECK_BATCH]
+    )
+    if not packages:
+        return 0
+    ids = sorted({message_id for package in packages for message_id in package.dest_message_ids})
+    try:
+        found = account_gateway_call(account=writer.account, action=lambda gateway: _get_in_batches(gateway, ref, ids))
+    except TelegramError as exc:
+        logger.warning("Could not check destination messages: %s", exc)
+        return 0
+    gone = [package for package in packages if any(found.get(mid) is None for mid in package.dest_message_ids)]
+    now = timezone.now()
+    Package.objects.filter(pk__in=[p.pk for p in packages]).exclude(pk__in=[p.pk for p in gone]).update(
+        dest_checked_at=now
+    )
+    for package in gone:
+        package_requeue_upload(package=package)
+    return len(gone)
+
+
+async def _get_in_batches(gateway, ref, ids):
+    found = {}
+    for start in range(0, len(ids), CHECK_BATCH):
+        found.update(await gateway.get_messages(ref, ids[start : start + CHECK_BATCH]))
+        await asyncio.sleep(0)
+    return found
+
+
+def package_requeue_upload(*, package: Package) -> None:
+    """Forget the package and rewind its source below it: the next cycle uploads it again."""
+    logger.warning("Destination message of %s is gone; it will be uploaded again.", package.file_name)
+    with transaction.atomic():
+        if package.source_channel_id and package.source_message_id:
+            below = package.source_message_id - 1
+            maps = AccountChannelMap.objects.filter(channel_id=package.source_channel_id, role=MapRole.READER)
+            maps.filter(last_processed_message_id__gt=below).update(last_processed_message_id=below)
+            topics = TopicProgress.objects.filter(map__in=maps, last_processed_message_id__gt=below)
+            if package.source_topic_id is not None:
+                topics = topics.filter(topic_id=package.source_topic_id)
+            topics.update(last_processed_message_id=below)
+        package.delete()

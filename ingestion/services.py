@@ -1,0 +1,235 @@
+"""Channels, their readers and writers, runs, skipped packages and Retry."""
+
+import random
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+from core.models import RunStatus
+from ingestion.models import (
+    AccountChannelMap,
+    Channel,
+    IngestionRun,
+    MapRole,
+    SkippedPackage,
+    SkipReason,
+    TopicProgress,
+)
+
+
+def channel_for_chat(*, chat: Chat) -> Channel:
+    channel, _ = Channel.objects.get_or_create(chat=chat)
+    return channel
+
+
+def channel_update(
+    *,
+    channel: Channel,
+    is_active: bool | None = None,
+    category: str | None = None,
+    expiration_days: int | None | type(...) = ...,
+) -> Channel:
+    if expiration_days is not ... and expiration_days is not None and expiration_days < 0:
+        raise ValidationError(
+            {"expiration_days": "Use empty (keep raw files), 0 (keep 3 hours) or a positive number of days."}
+        )
+    if channel.is_destination and is_active:
+        raise ValidationError({"is_active": "The destination channel cannot also be a source."})
+    if is_active is not None:
+        channel.is_active = is_active
+    if category is not None:
+        channel.category = category.strip()
+    if expiration_days is not ...:
+        channel.expiration_days = expiration_days
+    channel.save()
+    return channel
+
+
+def channel_link_account(
+    *, channel: Channel, account: TelegramAccount, role: str = MapRole.READER
+) -> AccountChannelMap:
+    """Let an account read (or write) a channel it is a member of."""
+    if not AccountChat.objects.filter(account=account, chat=channel.chat).exists():
+        raise ValidationError(
+            {"account": f"{account} is not in {channel.title}; refresh its chats or join the channel first."}
+        )
+    channel_map, created = AccountChannelMap.objects.get_or_create(
+        account=account, channel=channel, defaults={"role": role}
+    )
+    if not created and channel_map.role != role:
+        channel_map.role = role
+        channel_map.save(update_fields=["role"])
+    return channel_map
+
+
+def channel_unlink_account(*, channel: Channel, account: TelegramAccount) -> None:
+    AccountChannelMap.objects.filter(channel=channel, account=account).delete()
+
+
+def destination_set(*, channel: Channel, writers: list[TelegramAccount] | None = None) -> Channel:
+    """Make this channel the one destination; its writers are the accounts that can post there."""
+    with transaction.atomic():
+        Channel.objects.filter(is_destination=True).exclude(pk=channel.pk).update(is_destination=False)
+        channel.is_destination = True
+        channel.is_active = False
+        channel.save(update_fields=["is_destination", "is_active"])
+        chosen = (
+            writers
+            if writers is not None
+            else [link.account for link in AccountChat.objects.filter(chat=channel.chat, can_post=True)]
+        )
+        for account in chosen:
+            link = AccountChat.objects.filter(account=account, chat=channel.chat).first()
+            if link is None or not link.can_post:
+                raise ValidationError({"writers": f"{account} cannot post in {channel.title}."})
+            channel_link_account(channel=channel, account=account, role=MapRole.WRITER)
+    return channel
+
+
+def destination_get() -> Channel | None:
+    return Channel.objects.select_related("chat").filter(is_destination=True).first()
+
+
+def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgress:
+    topic.fetch_enabled = fetch_enabled
+    topic.save(update_fields=["fetch_enabled"])
+    return topic
+
+
+def ingestion_run_request(
+    *, account: TelegramAccount, trigger: str = "manual", enqueue: bool = True
+) -> tuple[IngestionRun, bool]:
+    """Queue a run for an account unless one is already queued or running; (run, created).
+
+    enqueue=False leaves the run for the caller to claim and work in-process.
+    """
+    if account.auth_state != AuthState.AUTHENTICATED or not account.is_active:
+        raise ValidationError(f"{account} is not an active, logged-in account.")
+    with transaction.atomic():
+        TelegramAccount.objects.select_for_update().get(pk=account.pk)
+        open_run = IngestionRun.objects.filter(
+            account=account, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        ).first()
+        if open_run is not None:
+            return open_run, False
+        run = IngestionRun.objects.create(account=account, trigger=trigger)
+        if enqueue:
+            countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if trigger == "schedule" else 0
+            transaction.on_commit(lambda: _enqueue(run.pk, countdown))
+    return run, True
+
+
+def _enqueue(run_id: int, countdown: int = 0) -> None:
+    from ingestion.tasks import ingestion_run_execute
+
+    ingestion_run_execute.apply_async(args=[run_id], countdown=countdown)
+
+
+def ingestion_run_enqueue(run_id: int) -> None:
+    _enqueue(run_id)
+
+
+def ingestion_cycle_start(*, trigger: str = "schedule") -> list[IngestionRun]:
+    """One run per active, logged-in account that reads at least one active channel."""
+    accounts = TelegramAccount.objects.filter(
+        is_active=True,
+        auth_state=AuthState.AUTHENTICATED,
+        channel_maps__role=MapRole.READER,
+        channel_maps__channel__is_active=True,
+    ).distinct()
+    runs = []
+    for account in accounts:
+        run, created = ingestion_run_request(account=account, trigger=trigger)
+        if created:
+            runs.append(run)
+    return runs
+
+
+def skipped_package_record(
+    *,
+    channel: Channel,
+    message_ids: list[int],
+    topic_id: int | None,
+    account: TelegramAccount,
+    file_name: str,
+    file_size: int,
+    part_count: int,
+    reason: str,
+    error_message: str,
+) -> SkippedPackage:
+    """Keep a failure visible; a repeat failure counts one more attempt."""
+    first = min(message_ids)
+    values = {
+        "message_ids": sorted(message_ids),
+        "topic_id": topic_id,
+        "account": account,
+        "file_name": file_name,
+        "file_size": file_size,
+        "is_multipart": part_count > 1,
+        "part_count": part_count,
+        "reason": reason,
+        "error_message": error_message[:5000],
+        "updated_at": timezone.now(),
+    }
+    try:
+        with transaction.atomic():
+            return SkippedPackage.objects.create(channel=channel, message_id=first, **values)
+    except IntegrityError:
+        SkippedPackage.objects.filter(channel=channel, message_id=first).update(
+            attempt_count=F("attempt_count") + 1, **values
+        )
+        return SkippedPackage.objects.get(channel=channel, message_id=first)
+
+
+def skipped_package_resolve(*, channel: Channel, message_id: int) -> None:
+    """The set went through after all: its skipped row goes."""
+    SkippedPackage.objects.filter(channel=channel, message_id=message_id).delete()
+
+
+def skipped_package_retry(*, skipped: SkippedPackage) -> None:
+    """Delete the row and rewind the watermarks to just below it, so the next cycle tries again."""
+    below = skipped.message_id - 1
+    with transaction.atomic():
+        maps = AccountChannelMap.objects.filter(channel=skipped.channel, role=MapRole.READER)
+        maps.filter(last_processed_message_id__gt=below).update(last_processed_message_id=below)
+        topics = TopicProgress.objects.filter(map__in=maps, last_processed_message_id__gt=below)
+        if skipped.topic_id is not None:
+            topics = topics.filter(topic_id=skipped.topic_id)
+        topics.update(last_processed_message_id=below)
+        skipped.delete()
+
+
+def skipped_packages_retry_all(*, reason: str = "") -> int:
+    if reason and reason not in SkipReason.values:
+        raise ValidationError({"reason": f"Unknown reason {reason!r}; use one of {', '.join(SkipReason.values)}."})
+    rows = SkippedPackage.objects.select_related("channel")
+    if reason:
+        rows = rows.filter(reason=reason)
+    count = 0
+    for skipped in rows:
+        skipped_package_retry(skipped=skipped)
+        count += 1
+    return count
+
+
+def channels_apply_roles(*, roles: dict[int, str]) -> None:
+    """Set up sources and the destination as an operator would.
+
+    A `source` is activated and read by every account in it; the `destination`
+    is written by every account that can post there.
+    """
+    for telegram_id, role in roles.items():
+        chat = Chat.objects.filter(telegram_id=telegram_id).first()
+        if chat is None:
+            continue
+        channel = channel_for_chat(chat=chat)
+        if role == "source":
+            channel_update(channel=channel, is_active=True)
+            for link in AccountChat.objects.filter(chat=chat).select_related("account"):
+                channel_link_account(channel=channel, account=link.account, role=MapRole.READER)
+        elif role == "destination":
+            destination_set(channel=channel)

@@ -1,0 +1,29 @@
+from celery import shared_task
+from celery.signals import worker_ready
+
+from core.runs import run_claim
+from ingestion import pipeline, recovery, services
+from ingestion.models import IngestionRun
+
+
+@shared_task
+def ingestion_cycle_start() -> int:
+    return len(services.ingestion_cycle_start(trigger="schedule"))
+
+
+@shared_task
+def ingestion_run_execute(run_id: int) -> str | None:
+    run = run_claim(model=IngestionRun, run_id=run_id)
+    if run is None:
+        return None  # another delivery of this task already has it
+    return pipeline.ingestion_run_execute(run=run)
+
+
+@shared_task
+def ingestion_recover() -> dict:
+    return recovery.ingestion_recover()
+
+
+@worker_ready.connect
+def _recover_at_start(sender, **kwargs):
+    ingestion_recover.delay()

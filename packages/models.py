@@ -1,0 +1,108 @@
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.utils import timezone
+
+
+class MetadataStatus(models.TextChoices):
+    PENDING = "pending", "Metadata pending"
+    COMPLETE = "complete", "Complete"
+    UNAVAILABLE = "unavailable", "Unavailable"
+
+
+class Package(models.Model):
+    """One unique archive set, uploaded once to the destination channel."""
+
+    content_hash = models.CharField(max_length=64, unique=True)  # SHA-256 of the set's bytes, volumes in order
+    file_name = models.CharField(max_length=500)
+    file_size = models.BigIntegerField()
+    archive_type = models.CharField(max_length=10)
+    is_multipart = models.BooleanField(default=False)
+    part_count = models.PositiveIntegerField(default=1)
+    volume_names = ArrayField(models.CharField(max_length=500), default=list)
+    source_channel = models.ForeignKey(
+        "ingestion.Channel", null=True, on_delete=models.SET_NULL, related_name="packages"
+    )
+    source_message_id = models.BigIntegerField(null=True)
+    source_message_ids = ArrayField(models.BigIntegerField(), default=list)
+    source_topic_id = models.BigIntegerField(null=True, blank=True)
+    # Every Telegram document id seen with this content: the cheapest dedupe check.
+    telegram_document_ids = ArrayField(models.BigIntegerField(), default=list)
+    destination_channel = models.ForeignKey(
+        "ingestion.Channel", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
+    )
+    dest_message_ids = ArrayField(models.BigIntegerField(), default=list)
+    dest_part_names = ArrayField(models.CharField(max_length=500), default=list)
+    dest_checked_at = models.DateTimeField(null=True, blank=True)
+    file_count = models.PositiveIntegerField(default=0)
+    metadata_status = models.CharField(
+        max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
+    )
+    metadata_error = models.TextField(blank=True)
+    creator = models.CharField(max_length=255, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    run = models.ForeignKey("ingestion.IngestionRun", null=True, on_delete=models.SET_NULL, related_name="packages")
+    uploaded_by = models.ForeignKey(
+        "accounts.TelegramAccount", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
+    )
+    raw_files = models.ManyToManyField("RawFile", blank=True, related_name="packages")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            GinIndex(fields=["telegram_document_ids"], name="package_document_ids"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_channel", "source_message_id"], name="unique_package_source_message"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.file_name
+
+
+class PackageFile(models.Model):
+    """One entry of a package's archive listing (never extracted)."""
+
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="files")
+    path = models.TextField()
+    size = models.BigIntegerField(default=0)
+    compressed_size = models.BigIntegerField(null=True, blank=True)
+    crc32 = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["path"]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class RawFile(models.Model):
+    """A downloaded Telegram file, kept for a while to backfill metadata or re-upload."""
+
+    file_uid = models.CharField(max_length=100, unique=True)  # the Telegram document id
+    file_name = models.CharField(max_length=500)
+    size = models.BigIntegerField()
+    hash_algorithm = models.CharField(max_length=16, default="sha256")
+    hash = models.CharField(max_length=128)
+    object = models.FileField(upload_to="raw/", max_length=500, blank=True)
+    source_channel = models.ForeignKey("ingestion.Channel", null=True, on_delete=models.SET_NULL)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # One unprocessed object per content: a duplicate download reuses it.
+            models.UniqueConstraint(
+                fields=["hash_algorithm", "hash"],
+                condition=models.Q(processed_at__isnull=True),
+                name="unique_unprocessed_raw_hash",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.file_name

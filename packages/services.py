@@ -1,0 +1,258 @@
+"""Packages, their listings and the raw files behind them."""
+
+import hashlib
+import logging
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from packages.archives import ListingError, list_archive
+from packages.models import MetadataStatus, Package, PackageFile, RawFile
+
+logger = logging.getLogger(__name__)
+
+SHORT_RETENTION = timedelta(hours=3)
+COPY_CHUNK = 4 * 1024 * 1024
+
+
+class RetentionMisconfigured(Exception):
+    """A channel's expiration_days is negative: the operator must fix it."""
+
+
+class _StagedFile(File):
+    """A staged download the local storage can move into place instead of copying."""
+
+    def temporary_file_path(self) -> str:
+        return self.name
+
+
+def raw_file_expiry(*, expiration_days: int | None):
+    if expiration_days is None:
+        return None
+    if expiration_days < 0:
+        raise RetentionMisconfigured(
+            f"expiration_days is {expiration_days}; use empty (keep), 0 (3 hours) or a positive number of days."
+        )
+    if expiration_days == 0:
+        return timezone.now() + SHORT_RETENTION
+    return timezone.now() + timedelta(days=expiration_days)
+
+
+def raw_file_record(
+    *, file_uid: str, file_name: str, size: int, sha256: str, staged_path: Path, channel, expiration_days: int | None
+) -> RawFile:
+    """Keep a downloaded file: idempotent by file_uid, one unprocessed object per content."""
+    expires_at = raw_file_expiry(expiration_days=expiration_days)
+    existing = RawFile.objects.filter(file_uid=file_uid).first()
+    if existing is not None:
+        return _raw_file_reuse(existing, staged_path)
+    duplicate = RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
+    if duplicate is not None:
+        return _raw_file_reuse(duplicate, staged_path)
+    raw = RawFile(
+        file_uid=file_uid,
+        file_name=file_name,
+        size=size,
+        hash=sha256,
+        source_channel=channel,
+        expires_at=expires_at,
+    )
+    with open(staged_path, "rb") as staged:
+        raw.object.save(f"{sha256[:2]}/{sha256}/{file_name}", _StagedFile(staged), save=False)
+    try:
+        with transaction.atomic():
+            raw.save()
+    except IntegrityError:
+        # Another worker recorded the same file or content first: use the winner.
+        default_storage.delete(raw.object.name)
+        winner = (
+            RawFile.objects.filter(file_uid=file_uid).first()
+            or RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
+        )
+        if winner is None:
+            raise
+        return winner
+    return raw
+
+
+def _raw_file_reuse(raw: RawFile, staged_path: Path) -> RawFile:
+    """The object already kept wins; the new download is dropped."""
+    staged_path.unlink(missing_ok=True)
+    fields = []
+    if raw.expires_at is not None and raw.expires_at < timezone.now() + SHORT_RETENTION:
+        raw.expires_at = timezone.now() + SHORT_RETENTION
+        fields.append("expires_at")
+    if fields:
+        raw.save(update_fields=fields)
+    return raw
+
+
+def raw_file_restore(*, raw: RawFile, staged_path: Path) -> RawFile:
+    """Put bytes back into a raw file whose object was purged."""
+    with open(staged_path, "rb") as staged:
+        raw.object.save(f"{raw.hash[:2]}/{raw.hash}/{raw.file_name}", _StagedFile(staged), save=False)
+    raw.purged_at = None
+    raw.expires_at = max(raw.expires_at or timezone.now(), timezone.now() + SHORT_RETENTION)
+    raw.save(update_fields=["object", "purged_at", "expires_at"])
+    return raw
+
+
+def raw_files_purge(*, now=None) -> int:
+    """Delete the stored objects of expired raw files; the rows stay as a record."""
+    now = now or timezone.now()
+    count = 0
+    for raw in RawFile.objects.filter(expires_at__lt=now, purged_at__isnull=True).exclude(object=""):
+        default_storage.delete(raw.object.name)
+        raw.object = ""
+        raw.purged_at = now
+        raw.save(update_fields=["object", "purged_at"])
+        count += 1
+    return count
+
+
+@contextmanager
+def raw_files_materialize(raw_files: list[RawFile], names: list[str]):
+    """The raw files in one folder under their original names (rar and 7z volumes find each other by name)."""
+    with tempfile.TemporaryDirectory(prefix="stashcast-set-") as folder:
+        paths = []
+        for raw, name in zip(raw_files, names, strict=True):
+            target = Path(folder) / name
+            try:
+                target.symlink_to(default_storage.path(raw.object.name))
+            except NotImplementedError:
+                with default_storage.open(raw.object.name, "rb") as source, open(target, "wb") as sink:
+                    shutil.copyfileobj(source, sink, COPY_CHUNK)
+            paths.append(target)
+        yield paths
+
+
+@dataclass(frozen=True)
+class UploadPart:
+    name: str
+    volume_index: int
+    offset: int
+    length: int
+
+
+def upload_plan(*, volumes: list[tuple[str, int]], limit: int) -> list[UploadPart]:
+    """Volumes above the upload limit become `<name>.001`… parts that re-join with `cat`."""
+    parts = []
+    for index, (name, size) in enumerate(volumes):
+        if size <= limit:
+            parts.append(UploadPart(name=name, volume_index=index, offset=0, length=size))
+            continue
+        count = -(-size // limit)
+        for number in range(count):
+            offset = number * limit
+            parts.append(
+                UploadPart(
+                    name=f"{name}.{number + 1:03d}",
+                    volume_index=index,
+                    offset=offset,
+                    length=min(limit, size - offset),
+                )
+            )
+    return parts
+
+
+class SplitMismatch(Exception):
+    """The split parts do not re-join to the original bytes."""
+
+
+def part_write(*, source: Path, part: UploadPart, target: Path) -> str:
+    """Copy one byte range into its own file; returns the SHA-256 of what was written."""
+    digest = hashlib.sha256()
+    remaining = part.length
+    with open(source, "rb") as reader, open(target, "wb") as writer:
+        reader.seek(part.offset)
+        while remaining:
+            chunk = reader.read(min(COPY_CHUNK, remaining))
+            if not chunk:
+                raise SplitMismatch(f"{source.name} ended {remaining} bytes early while writing {part.name}")
+            writer.write(chunk)
+            digest.update(chunk)
+            remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+def package_find(*, content_hash: str = "", document_ids: list[int] | None = None, source=None) -> Package | None:
+    """The dedupe ladder's lookups, cheapest first."""
+    if document_ids:
+        package = Package.objects.filter(telegram_document_ids__contains=document_ids).first()
+        if package is not None:
+            return package
+    if source is not None:
+        channel, message_id = source
+        package = Package.objects.filter(source_channel=channel, source_message_id=message_id).first()
+        if package is not None:
+            return package
+    if content_hash:
+        return Package.objects.filter(content_hash=content_hash).first()
+    return None
+
+
+def package_remember_documents(*, package: Package, document_ids: list[int]) -> None:
+    """A duplicate seen elsewhere: its document ids dedupe for free next time."""
+    new_ids = [doc_id for doc_id in document_ids if doc_id not in package.telegram_document_ids]
+    if new_ids:
+        package.telegram_document_ids = [*package.telegram_document_ids, *new_ids]
+        package.save(update_fields=["telegram_document_ids"])
+
+
+def package_stub_create(**fields) -> Package:
+    """Phase one, written right after the upload: enough to never upload again."""
+    return Package.objects.create(metadata_status=MetadataStatus.PENDING, **fields)
+
+
+def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Package:
+    """Phase two: the file listing. An unreadable archive is still a package, with the reason."""
+    try:
+        entries = list_archive(package.archive_type, volume_paths)
+    except ListingError as exc:
+        package.metadata_status = MetadataStatus.UNAVAILABLE
+        package.metadata_error = str(exc)
+        package.save(update_fields=["metadata_status", "metadata_error"])
+        return package
+    with transaction.atomic():
+        PackageFile.objects.filter(package=package).delete()
+        PackageFile.objects.bulk_create(
+            (
+                PackageFile(
+                    package=package,
+                    path=entry.path,
+                    size=entry.size,
+                    compressed_size=entry.compressed_size,
+                    crc32=entry.crc32,
+                )
+                for entry in entries
+            ),
+            batch_size=5000,
+        )
+        package.file_count = len(entries)
+        package.metadata_status = MetadataStatus.COMPLETE
+        package.metadata_error = ""
+        package.save(update_fields=["file_count", "metadata_status", "metadata_error"])
+        package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
+    return package
+
+
+def package_metadata_backfill(*, package: Package) -> Package:
+    """Fill a stub's listing from its retained raw files (after a crash between the phases)."""
+    raws = list(package.raw_files.all())
+    by_name = {raw.file_name: raw for raw in raws}
+    ordered = [by_name.get(name) for name in package.volume_names]
+    if not raws or any(raw is None or not raw.object for raw in ordered):
+        package.metadata_status = MetadataStatus.UNAVAILABLE
+        package.metadata_error = "The raw files were purged before the listing was written."
+        package.save(update_fields=["metadata_status", "metadata_error"])
+        return package
+    with raw_files_materialize(ordered, package.volume_names) as paths:
+        return package_metadata_fill(package=package, volume_paths=paths)

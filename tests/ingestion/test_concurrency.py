@@ -1,0 +1,59 @@
+"""Two accounts read the same channel at the same moment, in two OS processes."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from ingestion.models import IngestionRun
+from packages.models import Package
+from tests.ingestion.conftest import READER, READER_B, WRITER, world
+from tests.ingestion.test_pipeline import uploads
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
+
+
+def test_two_accounts_ingesting_concurrently_upload_each_archive_once(ingest_world, tmp_path):
+    messages = [
+        {"id": 10 + n, "document": {"name": f"set{n}.zip", "archive": [{"path": f"m{n}.stl", "size": 40_000 + n}]}}
+        for n in range(8)
+    ]
+    accounts = [
+        {"phone": READER, "first_name": "Reader A", "code": "12345"},
+        {"phone": READER_B, "first_name": "Reader B", "code": "12345"},
+        {"phone": WRITER, "first_name": "Writer", "code": "12345"},
+    ]
+    ingest_world(world(messages=messages, accounts=accounts))
+    database = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "INGEST_STAGING_DIR": str(tmp_path / "staging"),
+    }
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "ingest", "--once", "--account", phone],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for phone in (READER, READER_B)
+    ]
+    for worker in workers:
+        out, err = worker.communicate(timeout=180)
+        assert worker.returncode == 0, err[-3000:]
+
+    posted = [message["document"]["name"] for message in uploads()]
+    assert sorted(posted) == sorted(f"set{n}.zip" for n in range(8)), "each archive exactly once"
+    assert Package.objects.count() == 8
+    runs = IngestionRun.objects.all()
+    assert len(runs) == 2 and all(run.archives_found == 8 for run in runs), "both accounts saw every archive"
+    assert sum(run.ingested for run in runs) == 8

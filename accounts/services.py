@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
-from core.crypto import seal, unseal
+from core.crypto import SealBroken, seal, unseal
 from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import AccountInfo
@@ -19,6 +19,10 @@ T = TypeVar("T")
 
 class LoginStepError(Exception):
     """A login step was asked for out of order; the message says what to do."""
+
+
+# What these services raise for the operator to act on; pages and the API show the message, never a 500.
+OPERATOR_ERRORS = (TelegramError, LoginStepError, ValidationError, SealBroken)
 
 
 def gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway], Awaitable[T]]) -> tuple[T, str]:
@@ -43,6 +47,19 @@ def account_create(*, phone: str) -> TelegramAccount:
     if TelegramAccount.objects.filter(phone=phone).exists():
         raise ValidationError({"phone": f"An account with phone {phone} already exists."})
     return TelegramAccount.objects.create(phone=phone)
+
+
+def account_add(*, phone: str) -> TelegramAccount:
+    """Create the account and ask Telegram for its login code, as the operator's "Add account" does.
+
+    When Telegram refuses (bad number, flood wait), no half-added account is left behind.
+    """
+    account = account_create(phone=phone)
+    try:
+        return account_send_code(account=account)
+    except Exception:
+        account.delete()
+        raise
 
 
 def account_send_code(*, account: TelegramAccount) -> TelegramAccount:

@@ -1,1 +1,15 @@
-urlpatterns = []
+from django.urls import path
+
+from accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("", views.account_list, name="list"),
+    path("add/", views.account_add, name="add"),
+    path("<int:pk>/send-code/", views.account_send_code, name="send-code"),
+    path("<int:pk>/code/", views.account_code, name="code"),
+    path("<int:pk>/password/", views.account_password, name="password"),
+    path("<int:pk>/refresh-chats/", views.account_refresh_chats, name="refresh-chats"),
+    path("<int:pk>/delete/", views.account_delete, name="delete"),
+]

@@ -5,6 +5,10 @@ from core import views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
-    path("login/", auth_views.LoginView.as_view(template_name="core/login.html"), name="login"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="core/login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -34,6 +34,7 @@ from ingestion.models import (
     SkipReason,
     TopicProgress,
 )
+from ingestion.staging import StagingFile
 from packages import services as package_services
 from packages.detection import ArchiveSet, group_sets
 from packages.models import Package
@@ -123,6 +124,16 @@ def random_id_for(content_hash: str, part_index: int) -> int:
     """The same upload always carries the same random_id, so a retry cannot post twice."""
     digest = hashlib.sha256(f"{content_hash}:{part_index}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True) or 1
+
+
+def content_hash_of(volume_hashes: list[str]) -> str:
+    """A single file's SHA-256; for a volume set, the SHA-256 of its volumes' digests in order.
+
+    Every payload byte is hashed once, however many volumes there are.
+    """
+    if len(volume_hashes) == 1:
+        return volume_hashes[0]
+    return hashlib.sha256("\n".join(volume_hashes).encode()).hexdigest()
 
 
 def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) -> str:
@@ -443,12 +454,11 @@ class IngestionCycle:
         channel = target.channel_map.channel
         folder = self.staging / f"{target.ref.id}-{archive_set.items[0].id}"
         folder.mkdir(parents=True, exist_ok=True)
-        set_hash = hashlib.sha256()
         volumes = []  # (item, staged path, volume sha256)
         for item in archive_set.items:
-            path, volume_hash = await self._download(reader, target.ref, item, folder, set_hash)
+            path, volume_hash = await self._download(reader, target.ref, item, folder)
             volumes.append((item, path, volume_hash))
-        content_hash = set_hash.hexdigest()
+        content_hash = content_hash_of([volume_hash for _, _, volume_hash in volumes])
         document_ids = [item.document.id for item in archive_set.items]
 
         existing = await db(package_services.package_find)(content_hash=content_hash)
@@ -499,7 +509,7 @@ class IngestionCycle:
         ]
 
     async def _download(
-        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, set_hash
+        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
     ) -> tuple[Path, str]:
         """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
         path = folder / item.document.name
@@ -508,12 +518,11 @@ class IngestionCycle:
         transient = 0
         await self.tick(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
-        with open(path, "wb") as sink:
+        with StagingFile(path) as sink:
             while offset < document.size:
                 try:
                     async for chunk in reader.iter_download(ref, document, offset=offset):
                         sink.write(chunk)
-                        set_hash.update(chunk)
                         volume_hash.update(chunk)
                         offset += len(chunk)
                         self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))

@@ -233,3 +233,13 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
                 channel_link_account(channel=channel, account=link.account, role=MapRole.READER)
         elif role == "destination":
             destination_set(channel=channel)
+
+
+def channels_for_known_chats() -> None:
+    """A Channel row for every channel or supergroup an account is in, so the operator can set each up."""
+    from ingestion.selectors import SOURCE_CHAT_TYPES
+
+    chats = Chat.objects.filter(
+        type__in=SOURCE_CHAT_TYPES, account_links__isnull=False, channel__isnull=True
+    ).distinct()
+    Channel.objects.bulk_create([Channel(chat=chat) for chat in chats], ignore_conflicts=True)

@@ -13,7 +13,7 @@ class MetadataStatus(models.TextChoices):
 class Package(models.Model):
     """One unique archive set, uploaded once to the destination channel."""
 
-    content_hash = models.CharField(max_length=64, unique=True)  # SHA-256 of the set's bytes, volumes in order
+    content_hash = models.CharField(max_length=64, unique=True)  # ingestion.pipeline.content_hash_of
     file_name = models.CharField(max_length=500)
     file_size = models.BigIntegerField()
     archive_type = models.CharField(max_length=10)

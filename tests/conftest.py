@@ -1,3 +1,6 @@
+import asyncio
+import copy
+
 import pytest
 
 
@@ -16,3 +19,76 @@ def sandbox(settings, tmp_path):
         return World(settings.SANDBOX_PATH)
 
     return load
+
+
+# The example world of DESIGN.md, "Sandbox world file (JSON, v1)", verbatim.
+DESIGN_WORLD = {
+    "limits": {"upload_max_bytes": 2097152000, "premium_upload_max_bytes": 4194304000},
+    "accounts": [
+        {
+            "phone": "+15550000001",
+            "first_name": "Reader A",
+            "premium": False,
+            "code": "12345",
+            "password": None,
+            "bandwidth_bytes_per_s": None,
+        }
+    ],
+    "chats": [
+        {
+            "id": 1001,
+            "title": "Models A",
+            "type": "channel",
+            "forum": False,
+            "members": ["+15550000001"],
+            "admins": [],
+            "slow_mode_seconds": 0,
+            "topics": [{"id": 1, "title": "General"}, {"id": 42, "title": "Dragons"}],
+            "messages": [
+                {"id": 10, "text": "hello"},
+                {
+                    "id": 11,
+                    "topic": 42,
+                    "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]},
+                },
+                {"id": 12, "document": {"name": "noise.bin", "size": 5000000, "seed": 7}},
+                {
+                    "id": 20,
+                    "document": {
+                        "name": "big.7z",
+                        "archive": [{"path": "a.stl", "size": 3000000}],
+                        "volume_size": 1048576,
+                    },
+                },
+                {"id": 30, "photo": {"caption": "dragon preview"}},
+            ],
+        }
+    ],
+    "faults": [{"op": "download", "chat": 1001, "message": 11, "error": "flood_wait", "seconds": 1, "times": 1}],
+}
+
+
+@pytest.fixture
+def design_world() -> dict:
+    """A fresh copy of DESIGN.md's example world, to load with the `sandbox` fixture."""
+    return copy.deepcopy(DESIGN_WORLD)
+
+
+@pytest.fixture
+def sandbox_run():
+    """Run `action(gateway)` on a SandboxGateway of `phone` in its own event loop; returns its result.
+
+    Usage: sandbox_run(world, "+15550000001", lambda gateway: gateway.get_me()). The gateway is
+    logged in (a fresh session from the world) unless `session` is given.
+    """
+    from telegram.sandbox.gateway import SandboxGateway
+
+    def run(world, phone: str, action, *, session: str | None = None):
+        async def main():
+            session_ = world.session_issue(phone) if session is None else session
+            async with SandboxGateway(phone=phone, session=session_, path=world.path) as gateway:
+                return await action(gateway)
+
+        return asyncio.run(main())
+
+    return run

@@ -4,7 +4,6 @@ from accounts.models import TelegramAccount
 from core.runs import run_claim
 from ingestion.models import IngestionRun
 from ingestion.pipeline import ingestion_run_execute
-from ingestion.services import channels_apply_roles
 
 READER = "+15550000001"
 READER_B = "+15550000002"
@@ -56,13 +55,12 @@ def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, for
 
 @pytest.fixture
 def ingest_world(sandbox):
-    """Load a world, log its accounts in and apply the chat roles, like `sandbox_load --authorize`."""
+    """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
     from telegram.sandbox.authorize import sandbox_authorize
 
     def load(data):
         loaded = sandbox(data)
         sandbox_authorize()
-        channels_apply_roles(roles={chat["id"]: chat["role"] for chat in data["chats"] if chat.get("role")})
         return loaded
 
     return load

@@ -1,0 +1,155 @@
+"""The Accounts page: the list, the login dialogs (phone, code, 2FA password), refresh chats, delete.
+
+Every dialog request targets #dialog-slot. Its response holds the next dialog (or nothing, which closes
+it) and, out of band, the account's row in its new state.
+"""
+
+from typing import NamedTuple
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts import selectors, services
+from accounts.forms import CodeForm, PasswordForm, PhoneForm
+from accounts.models import AuthState, TelegramAccount
+from telegram.errors import LoginError
+
+PAGE = "accounts/list.html"
+
+
+class LoginStep(NamedTuple):
+    dialog: str
+    form_class: type[forms.Form]
+    url_name: str
+
+
+NEXT_STEP = {
+    AuthState.AWAITING_CODE: LoginStep("code-dialog", CodeForm, "accounts:code"),
+    AuthState.AWAITING_PASSWORD: LoginStep("password-dialog", PasswordForm, "accounts:password"),
+}
+
+
+def error_message(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return " ".join(exc.messages)
+    return str(exc)
+
+
+def _show_error(form: forms.Form, exc: Exception, *, field: str) -> None:
+    """A wrong code, password or phone belongs under its field; anything else above the form."""
+    form.add_error(field if isinstance(exc, LoginError | ValidationError) else None, error_message(exc))
+
+
+def _dialog(request, name: str, **context) -> HttpResponse:
+    """One dialog for HTMX; otherwise the whole page with that dialog open."""
+    if request.htmx:
+        return render(request, f"{PAGE}#{name}", context)
+    return render(request, PAGE, {"accounts": selectors.account_list(), "dialog": name, **context})
+
+
+def _after_login_step(request, account: TelegramAccount, *, added: bool = False) -> HttpResponse:
+    """Open the next step's dialog, or close the dialog once logged in, and show the account's new row."""
+    step = NEXT_STEP.get(account.auth_state)
+    if not request.htmx:
+        return redirect(step.url_name, pk=account.pk) if step else redirect("accounts:list")
+    context = {"account": selectors.account_get(pk=account.pk), "form": step.form_class() if step else None}
+    parts = [step.dialog] if step else []
+    parts.append("account-row-added" if added else "account-row-replaced")
+    return HttpResponse("".join(render_to_string(f"{PAGE}#{part}", context, request=request) for part in parts))
+
+
+@login_required
+@require_GET
+def account_list(request):
+    return render(request, PAGE, {"accounts": selectors.account_list()})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_add(request):
+    form = PhoneForm(request.POST or None)
+    if form.is_valid():
+        try:
+            account = services.account_add(phone=form.cleaned_data["phone"])
+        except services.OPERATOR_ERRORS as exc:
+            _show_error(form, exc, field="phone")
+        else:
+            return _after_login_step(request, account, added=True)
+    return _dialog(request, "phone-dialog", form=form)
+
+
+@login_required
+@require_POST
+def account_send_code(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    try:
+        account = services.account_send_code(account=account)
+    except services.OPERATOR_ERRORS as exc:
+        return _dialog(
+            request, "notice-dialog", account=account, title="No login code sent", message=error_message(exc)
+        )
+    return _after_login_step(request, account)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_code(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    form = CodeForm(request.POST or None)
+    if form.is_valid():
+        try:
+            account = services.account_sign_in(account=account, code=form.cleaned_data["code"])
+        except services.OPERATOR_ERRORS as exc:
+            _show_error(form, exc, field="code")
+        else:
+            return _after_login_step(request, account)
+    return _dialog(request, "code-dialog", account=account, form=form)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_password(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    form = PasswordForm(request.POST or None)
+    if form.is_valid():
+        try:
+            account = services.account_sign_in(account=account, password=form.cleaned_data["password"])
+        except services.OPERATOR_ERRORS as exc:
+            _show_error(form, exc, field="password")
+        else:
+            return _after_login_step(request, account)
+    return _dialog(request, "password-dialog", account=account, form=form)
+
+
+@login_required
+@require_POST
+def account_refresh_chats(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    try:
+        found = services.account_refresh_chats(account=account)
+    except services.OPERATOR_ERRORS as exc:
+        notice, notice_is_error = error_message(exc), True
+    else:
+        notice, notice_is_error = f"Found {found} chat{'' if found == 1 else 's'}.", False
+    if not request.htmx:
+        messages.add_message(request, messages.ERROR if notice_is_error else messages.SUCCESS, f"{account}: {notice}")
+        return redirect("accounts:list")
+    context = {"account": selectors.account_get(pk=pk), "notice": notice, "notice_is_error": notice_is_error}
+    return render(request, f"{PAGE}#account-row", context)
+
+
+@login_required
+@require_POST
+def account_delete(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    services.account_delete(account=account)
+    if request.htmx:
+        return HttpResponse("")  # the row is swapped for nothing
+    messages.success(request, f"Deleted {account.phone}.")
+    return redirect("accounts:list")

@@ -1,0 +1,39 @@
+import json
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from telegram.sandbox.world import World, WorldError
+
+
+class Command(BaseCommand):
+    help = "Everything in a sandbox chat, including what the project uploaded or sent."
+
+    def add_arguments(self, parser):
+        parser.add_argument("chat_id", type=int)
+        parser.add_argument("--json", action="store_true", dest="as_json", help="print the dump as JSON")
+
+    def handle(self, *args, chat_id: int, as_json: bool, **options):
+        try:
+            world = World(settings.SANDBOX_PATH)
+            try:
+                dump = world.chat_dump(chat_id)
+            finally:
+                world.close()
+        except WorldError as exc:
+            raise CommandError(str(exc)) from None
+        if as_json:
+            self.stdout.write(json.dumps(dump, indent=2))
+            return
+        chat = dump["chat"]
+        self.stdout.write(f"{chat['title']} ({chat['type']}{', forum' if chat['forum'] else ''}), id {chat['id']}")
+        for message in dump["messages"]:
+            media = message["document"] or message["photo"]
+            line = f"  #{message['id']} {message['date']} {message['sender'] or '-'}"
+            if message["topic"] is not None:
+                line += f" [topic {message['topic']}]"
+            if media:
+                line += f" {media['name']} ({media['size']} bytes)"
+            if message["text"]:
+                line += f" {message['text']!r}"
+            self.stdout.write(line)

@@ -1,0 +1,45 @@
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.services import LoginStepError
+from telegram.errors import TelegramError
+from telegram.sandbox.authorize import sandbox_authorize
+from telegram.sandbox.world import WorldError, world_load
+
+
+class Command(BaseCommand):
+    help = "Replace the sandbox world with a world file (DESIGN.md, 'Sandbox world file (JSON, v1)')."
+
+    def add_arguments(self, parser):
+        parser.add_argument("world", help="the world file (JSON)")
+        parser.add_argument(
+            "--authorize", action="store_true", help="also log every world account in, as an operator would"
+        )
+
+    def handle(self, *args, world: str, authorize: bool, **options):
+        path = Path(world)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such world file.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{path}: cannot read it ({exc}).") from None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path}: not valid JSON ({exc}).") from None
+        try:
+            world_load(settings.SANDBOX_PATH, data)
+        except WorldError as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        self.stdout.write(f"Loaded the sandbox world {path} into {settings.SANDBOX_PATH}.")
+        if not authorize:
+            return
+        try:
+            accounts = sandbox_authorize()
+        except (TelegramError, LoginStepError, ValidationError) as exc:
+            raise CommandError(f"{path}: logging the world's accounts in failed: {exc}") from None
+        for account in accounts:
+            self.stdout.write(f"  {account.phone} ({account}) logged in, {account.chat_links.count()} chats")

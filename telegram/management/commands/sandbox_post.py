@@ -1,0 +1,51 @@
+import json
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from telegram.sandbox.world import World, WorldError
+
+
+class Command(BaseCommand):
+    help = "Add a message to a sandbox chat as if someone outside the project posted it; prints its id."
+
+    def add_arguments(self, parser):
+        parser.add_argument("chat_id", type=int)
+        parser.add_argument("--text", default="", help="the message text, or the caption of a document")
+        document = parser.add_mutually_exclusive_group()
+        document.add_argument("--document", metavar="NAME", help="an opaque document of --size bytes from --seed")
+        document.add_argument(
+            "--archive-json",
+            metavar="JSON",
+            help='a world-file document, e.g. \'{"name": "a.zip", "archive": [{"path": "a.stl", "size": 100}]}\'',
+        )
+        parser.add_argument("--size", type=int, help="bytes of the --document")
+        parser.add_argument("--seed", help="seed of the --document's bytes (default: its name)")
+        parser.add_argument("--volume-size", type=int, help="split the document into volumes of this many bytes")
+        parser.add_argument("--topic", type=int, help="forum topic id")
+
+    def handle(self, *args, chat_id, text, document, archive_json, size, seed, volume_size, topic, **options):
+        spec = None
+        if document:
+            if size is None:
+                raise CommandError("--document needs --size.")
+            spec = {"name": document, "size": size, "seed": seed if seed is not None else document}
+        elif archive_json:
+            try:
+                spec = json.loads(archive_json)
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"--archive-json is not valid JSON ({exc}).") from None
+        elif not text:
+            raise CommandError("Give --text, --document or --archive-json.")
+        if isinstance(spec, dict) and volume_size is not None:
+            spec["volume_size"] = volume_size
+        try:
+            world = World(settings.SANDBOX_PATH)
+            try:
+                ids = world.message_post(chat_id, text=text, document=spec, topic=topic)
+            finally:
+                world.close()
+        except WorldError as exc:
+            raise CommandError(str(exc)) from None
+        for message_id in ids:
+            self.stdout.write(str(message_id))

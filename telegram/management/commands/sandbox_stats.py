@@ -1,0 +1,37 @@
+import json
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from telegram.sandbox.world import World, WorldMissing
+
+
+class Command(BaseCommand):
+    help = "Telegram API requests counted by the sandbox, per account and method."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help='print {"calls": {phone: {method: count}}}'
+        )
+        parser.add_argument("--reset", action="store_true", help="start counting from zero after printing")
+
+    def handle(self, *args, as_json: bool, reset: bool, **options):
+        try:
+            world = World(settings.SANDBOX_PATH)
+        except WorldMissing as exc:
+            raise CommandError(str(exc)) from None
+        try:
+            stats = world.stats()
+            if reset:
+                world.stats_reset()
+        finally:
+            world.close()
+        if as_json:
+            self.stdout.write(json.dumps(stats, indent=2, sort_keys=True))
+            return
+        if not stats["calls"]:
+            self.stdout.write("No requests counted.")
+        for phone, methods in stats["calls"].items():
+            self.stdout.write(f"{phone}: {sum(methods.values())} requests")
+            for method, count in methods.items():
+                self.stdout.write(f"  {method:<24} {count}")

@@ -1,0 +1,93 @@
+"""Deterministic bytes of sandbox documents: seeded opaque data, real archives, volumes.
+
+Opaque data is never stored: any range of it is regenerated from (seed, size), one
+1 MiB block at a time. Archives are real .zip / .7z files whose entries hold seeded
+bytes, built byte-identically every time, so the same archive posted twice has one
+content hash.
+"""
+
+import mimetypes
+import random
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import py7zr
+from py7zr.helpers import ArchiveTimestamp
+
+BLOCK = 1024 * 1024
+ARCHIVE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # every archive entry's timestamp
+ARCHIVE_SUFFIXES = (".zip", ".7z")
+MIME_TYPES = {
+    ".7z": "application/x-7z-compressed",
+    ".zip": "application/zip",
+    ".rar": "application/vnd.rar",
+    ".stl": "model/stl",
+    ".3mf": "model/3mf",
+    ".obj": "model/obj",
+}
+
+
+def seeded_read(*, seed: str | int, size: int, offset: int = 0, length: int | None = None) -> bytes:
+    """Bytes [offset, offset + length) of the `size` bytes generated from `seed`."""
+    end = size if length is None else min(size, offset + length)
+    if offset >= end:
+        return b""
+    out = bytearray()
+    for block in range(offset // BLOCK, (end - 1) // BLOCK + 1):
+        start = block * BLOCK
+        data = random.Random(f"{seed}:{block}").randbytes(min(BLOCK, size - start))
+        out += data[max(offset - start, 0) : end - start]
+    return bytes(out)
+
+
+def archive_kind(name: str) -> str | None:
+    """'zip' or '7z' from the file name; None for anything the sandbox cannot build."""
+    lowered = name.lower()
+    for suffix in ARCHIVE_SUFFIXES:
+        if lowered.endswith(suffix):
+            return suffix[1:]
+    return None
+
+
+def entry_bytes(entry: dict) -> bytes:
+    """An archive entry's content: seeded by its path unless it names a seed."""
+    return seeded_read(seed=entry.get("seed", entry["path"]), size=entry["size"])
+
+
+def archive_write(*, path: Path, name: str, entries: list[dict]) -> None:
+    """Write a real archive of the kind `name` says, holding `entries` ({"path", "size"[, "seed"]})."""
+    kind = archive_kind(name)
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+            for entry in entries:
+                info = zipfile.ZipInfo(entry["path"], date_time=ARCHIVE_DATE.timetuple()[:6])
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, entry_bytes(entry))
+    elif kind == "7z":
+        stamp = ArchiveTimestamp.from_datetime(ARCHIVE_DATE.timestamp())
+        # Stored (like `7z -mx0`): fast to build and as big as its entries, so volume sets split as written.
+        with py7zr.SevenZipFile(path, "w", filters=[{"id": py7zr.FILTER_COPY}]) as archive:
+            for entry in entries:
+                archive.writestr(entry_bytes(entry), entry["path"])
+                # py7zr stamps entries with the current time; pin them so rebuilds are byte-identical.
+                info = archive.header.files_info.files[-1]
+                for key in ("creationtime", "lastwritetime", "lastaccesstime"):
+                    info[key] = stamp
+    else:
+        raise ValueError(f"{name}: the sandbox builds only {' and '.join(ARCHIVE_SUFFIXES)} archives")
+
+
+def volume_name(name: str, index: int) -> str:
+    """The name of volume `index` (from 1) of a byte-split document: big.7z.001, noise.bin.002."""
+    return f"{name}.{index:03d}"
+
+
+def volume_ranges(*, size: int, volume_size: int) -> list[tuple[int, int]]:
+    """(start, length) of each volume when `size` bytes are split every `volume_size` bytes."""
+    return [(start, min(volume_size, size - start)) for start in range(0, max(size, 1), volume_size)]
+
+
+def mime_type(name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    return MIME_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"

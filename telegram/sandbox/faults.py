@@ -1,0 +1,68 @@
+"""Injected failures of the sandbox world (DESIGN.md, `faults`).
+
+A fault matches a request by operation and optionally by account, chat and message;
+it lets `after` matching requests through, then fails the next `times` of them. The
+counters live in the world database, so every process of a stack shares them.
+"""
+
+from telegram.errors import (
+    AccountRestricted,
+    FileReferenceExpired,
+    FloodWait,
+    TargetForbidden,
+    TransientError,
+)
+
+OPS = ("download", "upload", "send", "history", "any")
+ERRORS = ("flood_wait", "file_reference_expired", "network", "peer_flood", "write_forbidden", "crash")
+
+
+class SandboxCrash(BaseException):
+    """The process 'dies' here. A BaseException, so `except Exception` handlers let it through."""
+
+
+class FaultError(ValueError):
+    """A fault in the world file is malformed."""
+
+
+def fault_parse(spec: dict) -> dict:
+    """The fault as stored, with defaults; FaultError says what is wrong."""
+    if not isinstance(spec, dict):
+        raise FaultError(f"a fault must be an object, got {spec!r}")
+    op, error = spec.get("op"), spec.get("error")
+    if op not in OPS:
+        raise FaultError(f"fault op {op!r} is not one of {', '.join(OPS)}")
+    if error not in ERRORS:
+        raise FaultError(f"fault error {error!r} is not one of {', '.join(ERRORS)}")
+    fault = {
+        "op": op,
+        "error": error,
+        "account": spec.get("account"),
+        "chat": spec.get("chat"),
+        "message": spec.get("message"),
+        "seconds": spec.get("seconds", 1),
+        "times": spec.get("times", 1),
+        "after": spec.get("after", 0),
+    }
+    for key in ("chat", "message"):
+        if fault[key] is not None and not isinstance(fault[key], int):
+            raise FaultError(f"fault {key} must be an integer id, got {fault[key]!r}")
+    for key in ("seconds", "times", "after"):
+        if not isinstance(fault[key], int) or fault[key] < 0:
+            raise FaultError(f"fault {key} must be a non-negative integer, got {fault[key]!r}")
+    return fault
+
+
+def fault_error(*, error: str, seconds: int) -> BaseException:
+    """The exception a firing fault raises, as the real adapter would map Telegram's error."""
+    if error == "flood_wait":
+        return FloodWait(seconds, rpc="FLOOD_WAIT")
+    if error == "file_reference_expired":
+        return FileReferenceExpired(rpc="FILE_REFERENCE_EXPIRED")
+    if error == "network":
+        return TransientError("Sandbox network failure.", rpc="RPC_CALL_FAIL")
+    if error == "peer_flood":
+        return AccountRestricted(rpc="PEER_FLOOD")
+    if error == "write_forbidden":
+        return TargetForbidden(rpc="CHAT_WRITE_FORBIDDEN")
+    return SandboxCrash("Sandbox fault: the process crashes here.")

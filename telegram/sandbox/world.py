@@ -1,0 +1,815 @@
+"""The sandbox world: one SQLite database shared by every process of a stack.
+
+`world_load()` replaces it from a world file (DESIGN.md, "Sandbox world file (JSON, v1)");
+`World` reads and changes it. Writes take `BEGIN IMMEDIATE` on a WAL database, so web,
+workers and tests can use one world at once. Built archives and uploaded files are
+blobs named by their SHA-256 under `blobs/`; seeded documents are never stored.
+"""
+
+import hashlib
+import json
+import math
+import os
+import secrets
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from telegram.errors import FloodWait
+from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, GROUP, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
+from telegram.sandbox import content
+from telegram.sandbox.faults import FaultError, fault_error, fault_parse
+
+DB_NAME = "world.sqlite3"
+BLOBS_DIR = "blobs"
+BASE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # a world message is dated BASE_DATE + its id in seconds
+DOCUMENT_ID_BASE = 5_000_000_000
+FILE_REFERENCE_TTL_SECONDS = 3600
+PHOTO_SIZE = 2048
+READ_CHUNK = 1024 * 1024
+
+SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE accounts (
+        phone TEXT PRIMARY KEY, user_id INTEGER NOT NULL, first_name TEXT NOT NULL, last_name TEXT NOT NULL,
+        username TEXT NOT NULL, premium INTEGER NOT NULL, code TEXT NOT NULL, password TEXT,
+        bandwidth_bytes_per_s INTEGER)""",
+    "CREATE TABLE sessions (token TEXT PRIMARY KEY, phone TEXT NOT NULL, state TEXT NOT NULL, phone_code_hash TEXT)",
+    """CREATE TABLE chats (
+        id INTEGER PRIMARY KEY, title TEXT NOT NULL, type TEXT NOT NULL, forum INTEGER NOT NULL,
+        slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT)""",
+    """CREATE TABLE chat_members (
+        chat_id INTEGER NOT NULL, phone TEXT NOT NULL, admin INTEGER NOT NULL, PRIMARY KEY (chat_id, phone))""",
+    """CREATE TABLE topics (
+        chat_id INTEGER NOT NULL, id INTEGER NOT NULL, title TEXT NOT NULL, PRIMARY KEY (chat_id, id))""",
+    # A document is a range of a source: a whole blob, one volume of it, or a seeded range.
+    """CREATE TABLE documents (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, size INTEGER NOT NULL, mime_type TEXT NOT NULL, sha256 TEXT,
+        source TEXT NOT NULL, source_key TEXT NOT NULL, source_size INTEGER NOT NULL, start INTEGER NOT NULL)""",
+    """CREATE TABLE messages (
+        chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
+        text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (chat_id, id))""",
+    "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
+    """CREATE TABLE faults (
+        id INTEGER PRIMARY KEY, op TEXT NOT NULL, error TEXT NOT NULL, account TEXT, chat INTEGER, message INTEGER,
+        seconds INTEGER NOT NULL, times INTEGER NOT NULL, after INTEGER NOT NULL, seen INTEGER NOT NULL DEFAULT 0)""",
+    """CREATE TABLE calls (
+        phone TEXT NOT NULL, method TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (phone, method))""",
+)
+TABLES = ("meta", "accounts", "sessions", "chats", "chat_members", "topics", "documents", "messages", "faults", "calls")
+ACCOUNT_FIELDS = ("first_name", "last_name", "username", "premium", "code", "password", "bandwidth_bytes_per_s")
+
+
+class WorldError(ValueError):
+    """The world file is invalid, or a request names what the world does not have."""
+
+
+class WorldMissing(WorldError):
+    """No world has been loaded at this path."""
+
+
+def clock() -> float:
+    """Now, for dates of new posts, slow mode and expiry; tests replace it."""
+    return time.time()
+
+
+def chat_access_hash(*, phone: str, chat_id: int, type: str) -> int:
+    """Deterministic per (account, chat), as Telegram's access hashes are per account.
+
+    Basic groups have none in Telegram (they are addressed by id alone): 0.
+    """
+    if type == GROUP:
+        return 0
+    digest = hashlib.sha256(f"{phone}:{chat_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 2  # positive and well inside a signed 64-bit column
+
+
+def iso_date(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _connect(db: Path, *, create: bool = False) -> sqlite3.Connection:
+    # autocommit (isolation_level=None): transactions are the explicit BEGIN IMMEDIATE of World.transaction()
+    conn = sqlite3.connect(
+        f"{db.resolve().as_uri()}?mode={'rwc' if create else 'rw'}",
+        uri=True,
+        isolation_level=None,
+        timeout=30,
+        check_same_thread=False,
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+# -- building documents -------------------------------------------------------------------------------------------
+
+
+def _blob_path(root: Path, sha256: str) -> Path:
+    return root / BLOBS_DIR / sha256
+
+
+class BlobWriter:
+    """Bytes written inside the block become a content-addressed blob when it ends without error."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.sha256 = ""
+        self.size = 0
+
+    def __enter__(self) -> "BlobWriter":
+        blobs = self.root / BLOBS_DIR
+        blobs.mkdir(parents=True, exist_ok=True)
+        self._digest = hashlib.sha256()
+        self._file = tempfile.NamedTemporaryFile(dir=blobs, prefix=".upload-", delete=False)
+        return self
+
+    def write(self, chunk: bytes) -> None:
+        self._digest.update(chunk)
+        self.size += len(chunk)
+        self._file.write(chunk)
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        self._file.close()
+        if exc_type is not None:
+            os.unlink(self._file.name)
+            return
+        self.sha256 = self._digest.hexdigest()
+        os.replace(self._file.name, _blob_path(self.root, self.sha256))  # atomic: readers never see half a blob
+
+
+def _archive_blob(root: Path, name: str, entries: list[dict]) -> tuple[str, int]:
+    (root / BLOBS_DIR).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root / BLOBS_DIR, prefix=".build-") as build:
+        archive = Path(build) / "archive"
+        content.archive_write(path=archive, name=name, entries=entries)
+        with BlobWriter(root) as blob, open(archive, "rb") as handle:
+            while chunk := handle.read(READ_CHUNK):
+                blob.write(chunk)
+        return blob.sha256, blob.size
+
+
+def _document_spec(spec, where: str) -> dict:
+    """A world-file document, checked: {"name", "archive"} or {"name", "size", "seed"}, optional "volume_size"."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
+        raise WorldError(f"{where}: a document needs a non-empty 'name'")
+    name = spec["name"]
+    volume_size = spec.get("volume_size")
+    if volume_size is not None and (not isinstance(volume_size, int) or volume_size <= 0):
+        raise WorldError(f"{where}: 'volume_size' must be a positive integer")
+    if "archive" in spec:
+        entries = spec["archive"]
+        if content.archive_kind(name) is None:
+            raise WorldError(f"{where}: archive '{name}' must end in .zip or .7z (the sandbox cannot build others)")
+        if not isinstance(entries, list) or not entries:
+            raise WorldError(f"{where}: 'archive' must be a non-empty list of {{'path', 'size'}} entries")
+        checked = []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"]:
+                raise WorldError(f"{where}: every archive entry needs a 'path'")
+            if not isinstance(entry.get("size"), int) or entry["size"] < 0:
+                raise WorldError(f"{where}: archive entry '{entry['path']}' needs a non-negative integer 'size'")
+            checked.append({key: entry[key] for key in ("path", "size", "seed") if key in entry})
+        return {"name": name, "archive": checked, "volume_size": volume_size}
+    size = spec.get("size")
+    if not isinstance(size, int) or size < 0:
+        raise WorldError(f"{where}: document '{name}' needs 'archive' entries or a non-negative integer 'size'")
+    return {"name": name, "size": size, "seed": str(spec.get("seed", name)), "volume_size": volume_size}
+
+
+def _document_parts(root: Path, spec: dict) -> list[dict]:
+    """Document rows (without id) for a checked spec: one, or one per volume."""
+    if "archive" in spec:
+        sha256, total = _archive_blob(root, spec["name"], spec["archive"])
+        source, key = "blob", sha256
+    else:
+        source, key, total, sha256 = "seed", spec["seed"], spec["size"], None
+    if not spec["volume_size"]:
+        return [_document_row(spec["name"], total, sha256, source, key, total, 0)]
+    return [
+        _document_row(content.volume_name(spec["name"], index), length, None, source, key, total, start)
+        for index, (start, length) in enumerate(content.volume_ranges(size=total, volume_size=spec["volume_size"]), 1)
+    ]
+
+
+def _document_row(name, size, sha256, source, key, source_size, start) -> dict:
+    return {
+        "name": name,
+        "size": size,
+        "mime_type": content.mime_type(name),
+        "sha256": sha256,
+        "source": source,
+        "source_key": key,
+        "source_size": source_size,
+        "start": start,
+    }
+
+
+def _photo_row(spec, where: str, default_seed: str) -> dict:
+    if not isinstance(spec, dict):
+        raise WorldError(f"{where}: 'photo' must be an object")
+    size = spec.get("size", PHOTO_SIZE)
+    if not isinstance(size, int) or size <= 0:
+        raise WorldError(f"{where}: photo 'size' must be a positive integer")
+    return _document_row("photo.jpg", size, None, "seed", str(spec.get("seed", default_seed)), size, 0)
+
+
+# -- loading a world file -----------------------------------------------------------------------------------------
+
+
+def _int(value, where: str, *, minimum: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise WorldError(f"{where} must be an integer ≥ {minimum}, got {value!r}")
+    return value
+
+
+def _accounts(data: dict) -> list[dict]:
+    accounts, phones = [], set()
+    for spec in data.get("accounts") or []:
+        phone = spec.get("phone") if isinstance(spec, dict) else None
+        if not isinstance(phone, str) or not phone.startswith("+") or not phone[1:].isdigit():
+            raise WorldError(f"account {spec!r}: 'phone' must be in international format, e.g. +15550000001")
+        if phone in phones:
+            raise WorldError(f"account {phone} is listed twice")
+        phones.add(phone)
+        bandwidth = spec.get("bandwidth_bytes_per_s")
+        accounts.append(
+            {
+                "phone": phone,
+                "user_id": _int(spec.get("user_id", int(phone[1:])), f"account {phone}: 'user_id'", minimum=1),
+                "first_name": str(spec.get("first_name") or phone),
+                "last_name": str(spec.get("last_name") or ""),
+                "username": str(spec.get("username") or ""),
+                "premium": bool(spec.get("premium", False)),
+                "code": str(spec.get("code", "12345")),
+                "password": None if spec.get("password") is None else str(spec["password"]),
+                "bandwidth_bytes_per_s": None
+                if bandwidth is None
+                else _int(bandwidth, f"account {phone}: 'bandwidth_bytes_per_s'", minimum=1),
+            }
+        )
+    return accounts
+
+
+def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
+    if not isinstance(spec, dict):
+        raise WorldError(f"chat {spec!r} must be an object")
+    chat_id = _int(spec.get("id"), "chat 'id'", minimum=1)
+    where = f"chat {chat_id}"
+    if chat_id in seen_ids:
+        raise WorldError(f"{where} is listed twice")
+    seen_ids.add(chat_id)
+    chat_type = spec.get("type", "channel")
+    if chat_type not in CHAT_TYPES:
+        raise WorldError(f"{where}: 'type' must be one of {', '.join(CHAT_TYPES)}, got {chat_type!r}")
+    members = list(spec.get("members") or [])
+    admins = list(spec.get("admins") or [])
+    for phone in members + admins:
+        if phone not in phones:
+            raise WorldError(f"{where}: {phone!r} is not one of the world's accounts")
+    role = spec.get("role")
+    if role is not None and not isinstance(role, str):
+        raise WorldError(f'{where}: \'role\' must be a string such as "source" or "destination"')
+    forum = bool(spec.get("forum", False))
+    topics = {}
+    # Only forums have topics in Telegram: a non-forum chat's topics (and its messages' topics) are ignored.
+    for topic in (spec.get("topics") or []) if forum else []:
+        topic_id = _int(topic.get("id") if isinstance(topic, dict) else None, f"{where}: topic 'id'", minimum=1)
+        topics[topic_id] = str(topic.get("title") or f"Topic {topic_id}")
+    if forum:
+        topics.setdefault(GENERAL_TOPIC_ID, "General")
+    return {
+        "id": chat_id,
+        "title": str(spec.get("title") or where),
+        "type": chat_type,
+        "forum": forum,
+        "slow_mode_seconds": _int(spec.get("slow_mode_seconds", 0), f"{where}: 'slow_mode_seconds'"),
+        "members_can_post": bool(spec.get("members_can_post", True)),
+        "role": role,
+        "members": {phone: False for phone in members} | {phone: True for phone in admins},
+        "topics": topics,
+        "messages": spec.get("messages") or [],
+    }
+
+
+def _chat_messages(root: Path, chat: dict) -> list[dict]:
+    """Message rows of a chat, with their documents (volume sets become consecutive messages)."""
+    rows, taken = [], set()
+    for spec in chat["messages"]:
+        if not isinstance(spec, dict):
+            raise WorldError(f"chat {chat['id']}: message {spec!r} must be an object")
+        message_id = _int(spec.get("id"), f"chat {chat['id']}: message 'id'", minimum=1)
+        where = f"chat {chat['id']}, message {message_id}"
+        topic = spec.get("topic", GENERAL_TOPIC_ID) if chat["forum"] else None
+        if topic is not None and topic not in chat["topics"]:
+            raise WorldError(f"{where}: topic {topic!r} is not a topic of this forum")
+        text = str(spec.get("text") or "")
+        if "document" in spec:
+            kind, documents = "document", _document_parts(root, _document_spec(spec["document"], where))
+        elif "photo" in spec:
+            kind = "photo"
+            documents = [_photo_row(spec["photo"], where, default_seed=f"photo:{chat['id']}:{message_id}")]
+            text = text or str(spec["photo"].get("caption") or "")
+        else:
+            kind, documents = None, [None]
+        for offset, document in enumerate(documents):
+            if message_id + offset in taken:
+                raise WorldError(f"{where}: message id {message_id + offset} is used twice in this chat")
+            taken.add(message_id + offset)
+            rows.append(
+                {
+                    "id": message_id + offset,
+                    "topic": topic,
+                    "date": BASE_DATE.timestamp() + message_id + offset,
+                    "text": text if offset == 0 else "",
+                    "kind": kind,
+                    "document": document,
+                }
+            )
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def world_load(path: str | os.PathLike, data: dict) -> None:
+    """Replace the world at `path` with a world file's content; WorldError says what is wrong with it."""
+    if not isinstance(data, dict):
+        raise WorldError("a world file holds one JSON object")
+    root = Path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    limits = data.get("limits") or {}
+    meta = {
+        "version": 1,
+        "upload_max_bytes": _int(
+            limits.get("upload_max_bytes", UPLOAD_MAX_BYTES), "limits.upload_max_bytes", minimum=1
+        ),
+        "premium_upload_max_bytes": _int(
+            limits.get("premium_upload_max_bytes", PREMIUM_UPLOAD_MAX_BYTES),
+            "limits.premium_upload_max_bytes",
+            minimum=1,
+        ),
+        "file_reference_ttl_seconds": _int(
+            limits.get("file_reference_ttl_seconds", FILE_REFERENCE_TTL_SECONDS),
+            "limits.file_reference_ttl_seconds",
+            minimum=1,
+        ),
+    }
+    accounts = _accounts(data)
+    chat_ids: set[int] = set()
+    chats = [_chat(spec, {account["phone"] for account in accounts}, chat_ids) for spec in data.get("chats") or []]
+    try:
+        faults = [fault_parse(spec) for spec in data.get("faults") or []]
+    except FaultError as exc:
+        raise WorldError(str(exc)) from None
+    # Blobs are content-addressed, so the old world's stay readable until the new one is committed.
+    messages = {chat["id"]: _chat_messages(root, chat) for chat in chats}
+
+    conn = _connect(root / DB_NAME, create=True)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        with _immediate(conn):
+            for table in TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute("DROP INDEX IF EXISTS messages_random_id")
+            for statement in SCHEMA:
+                conn.execute(statement)
+            meta["next_document_id"] = DOCUMENT_ID_BASE + 1
+            conn.executemany(
+                "INSERT INTO meta VALUES (?, ?)", [(key, json.dumps(value)) for key, value in meta.items()]
+            )
+            for account in accounts:
+                conn.execute(
+                    "INSERT INTO accounts VALUES (:phone, :user_id, :first_name, :last_name, :username, :premium,"
+                    " :code, :password, :bandwidth_bytes_per_s)",
+                    account,
+                )
+            for chat in chats:
+                conn.execute(
+                    "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
+                    " :role)",
+                    chat,
+                )
+                conn.executemany(
+                    "INSERT INTO chat_members VALUES (?, ?, ?)",
+                    [(chat["id"], phone, admin) for phone, admin in chat["members"].items()],
+                )
+                conn.executemany(
+                    "INSERT INTO topics VALUES (?, ?, ?)",
+                    [(chat["id"], topic_id, title) for topic_id, title in chat["topics"].items()],
+                )
+                for row in messages[chat["id"]]:
+                    document_id = _document_insert(conn, row["document"]) if row["document"] else None
+                    conn.execute(
+                        "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
+                        " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
+                        (chat["id"], row["id"], row["topic"], row["date"], row["text"], row["kind"], document_id),
+                    )
+            conn.executemany(
+                "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"
+                " VALUES (:op, :error, :account, :chat, :message, :seconds, :times, :after)",
+                faults,
+            )
+        kept = {row[0] for row in conn.execute("SELECT DISTINCT source_key FROM documents WHERE source = 'blob'")}
+    finally:
+        conn.close()
+    for blob in (root / BLOBS_DIR).glob("[!.]*"):  # dot-files are uploads and builds in progress
+        if blob.name not in kept:
+            blob.unlink(missing_ok=True)
+
+
+def _document_insert(conn: sqlite3.Connection, row: dict) -> int:
+    document_id = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'next_document_id'").fetchone()[0])
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'next_document_id'",
+        (json.dumps(document_id + 1),),
+    )
+    conn.execute(
+        "INSERT INTO documents VALUES (:id, :name, :size, :mime_type, :sha256, :source, :source_key, :source_size,"
+        " :start)",
+        {**row, "id": document_id},
+    )
+    return document_id
+
+
+# -- the world ----------------------------------------------------------------------------------------------------
+
+
+class World:
+    """A loaded sandbox world. One SQLite connection; safe to use from several processes at once."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        db = self.path / DB_NAME
+        if not db.exists():
+            raise WorldMissing(f"No sandbox world at {db}; load one with `manage.py sandbox_load WORLD.json`.")
+        self.conn = _connect(db)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with _immediate(self.conn) as conn:
+            yield conn
+
+    def _one(self, sql: str, params=()) -> sqlite3.Row | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    # reading
+
+    def meta(self, key: str):
+        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if row is None else json.loads(row["value"])
+
+    def account(self, phone: str) -> dict | None:
+        row = self._one("SELECT * FROM accounts WHERE phone = ?", (phone,))
+        return None if row is None else dict(row)
+
+    def accounts(self) -> list[dict]:
+        return [dict(row) for row in self.conn.execute("SELECT * FROM accounts ORDER BY phone")]
+
+    def upload_max_bytes(self, phone: str) -> int:
+        account = self.account(phone)
+        return self.meta("premium_upload_max_bytes" if account and account["premium"] else "upload_max_bytes")
+
+    def chat(self, chat_id: int) -> dict | None:
+        row = self._one("SELECT * FROM chats WHERE id = ?", (chat_id,))
+        return None if row is None else dict(row)
+
+    def chats(self) -> list[dict]:
+        """Every chat with its members and admins (and `role`, for the features that read it)."""
+        chats = [dict(row) for row in self.conn.execute("SELECT * FROM chats ORDER BY id")]
+        for chat in chats:
+            rows = self.conn.execute(
+                "SELECT phone, admin FROM chat_members WHERE chat_id = ? ORDER BY phone", (chat["id"],)
+            )
+            members = [(row["phone"], row["admin"]) for row in rows]
+            chat["members"] = [phone for phone, admin in members if not admin]
+            chat["admins"] = [phone for phone, admin in members if admin]
+        return chats
+
+    def account_chats(self, phone: str) -> list[dict]:
+        """Chats `phone` is in, each with `admin` (bool)."""
+        rows = self.conn.execute(
+            "SELECT chats.*, chat_members.admin FROM chats JOIN chat_members ON chat_members.chat_id = chats.id"
+            " WHERE chat_members.phone = ? ORDER BY chats.id",
+            (phone,),
+        )
+        return [dict(row) for row in rows]
+
+    def membership(self, chat_id: int, phone: str) -> str | None:
+        """'admin', 'member' or None."""
+        row = self._one("SELECT admin FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
+        return None if row is None else ("admin" if row["admin"] else "member")
+
+    def topics(self, chat_id: int, *, after: int = 0, limit: int = 100) -> list[dict]:
+        """Topics after id `after`, ascending, each with `top_message_id` (its last message, 0 when empty)."""
+        rows = self.conn.execute(
+            "SELECT topics.id, topics.title, COALESCE(MAX(messages.id), 0) AS top_message_id FROM topics"
+            " LEFT JOIN messages ON messages.chat_id = topics.chat_id AND messages.topic = topics.id"
+            " AND NOT messages.deleted WHERE topics.chat_id = ? AND topics.id > ? GROUP BY topics.id"
+            " ORDER BY topics.id LIMIT ?",
+            (chat_id, after, limit),
+        )
+        return [dict(row) for row in rows]
+
+    def topic_exists(self, chat_id: int, topic_id: int) -> bool:
+        return self._one("SELECT 1 FROM topics WHERE chat_id = ? AND id = ?", (chat_id, topic_id)) is not None
+
+    def last_message_id(self, chat_id: int) -> int:
+        row = self._one("SELECT MAX(id) AS id FROM messages WHERE chat_id = ? AND NOT deleted", (chat_id,))
+        return row["id"] or 0
+
+    def message(self, chat_id: int, message_id: int) -> dict | None:
+        """A message that still exists, with its document's columns as `document_*` (None without one)."""
+        rows = self._messages("messages.chat_id = ? AND messages.id = ?", (chat_id, message_id))
+        return rows[0] if rows else None
+
+    def search_documents(
+        self, chat_id: int, *, min_id: int, max_id: int = 0, topic: int | None = None, limit: int = 100
+    ) -> list[dict]:
+        where = "messages.chat_id = ? AND messages.kind = 'document' AND messages.id > ?"
+        params: list = [chat_id, min_id]
+        if max_id:
+            where += " AND messages.id < ?"
+            params.append(max_id)
+        if topic is not None:
+            where += " AND messages.topic = ?"
+            params.append(topic)
+        return self._messages(f"{where} ORDER BY messages.id DESC LIMIT ?", (*params, limit))
+
+    def _messages(self, where: str, params) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT messages.*, documents.name AS document_name, documents.size AS document_size,"
+            " documents.mime_type AS document_mime_type FROM messages"
+            f" LEFT JOIN documents ON documents.id = messages.document_id WHERE NOT messages.deleted AND {where}",
+            params,
+        )
+        return [dict(row) for row in rows]
+
+    def document(self, document_id: int) -> dict | None:
+        row = self._one("SELECT * FROM documents WHERE id = ?", (document_id,))
+        return None if row is None else dict(row)
+
+    def document_read(self, document: dict, *, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes of a document from `offset` (all of the rest when length is None)."""
+        length = document["size"] - offset if length is None else min(length, document["size"] - offset)
+        if length <= 0:
+            return b""
+        if document["source"] == "seed":
+            return content.seeded_read(
+                seed=document["source_key"],
+                size=document["source_size"],
+                offset=document["start"] + offset,
+                length=length,
+            )
+        with open(_blob_path(self.path, document["source_key"]), "rb") as blob:
+            blob.seek(document["start"] + offset)
+            return blob.read(length)
+
+    def document_sha256(self, document: dict) -> str:
+        """Computed on first use and kept: a seeded document can be gigabytes that nobody hashes."""
+        if document["sha256"]:
+            return document["sha256"]
+        digest = hashlib.sha256()
+        for offset in range(0, document["size"], READ_CHUNK):
+            digest.update(self.document_read(document, offset=offset, length=READ_CHUNK))
+        sha256 = digest.hexdigest()
+        with self.transaction() as conn:
+            conn.execute("UPDATE documents SET sha256 = ? WHERE id = ?", (sha256, document["id"]))
+        return sha256
+
+    def message_bytes(self, chat_id: int, message_id: int) -> bytes:
+        """The whole file of a message (a test helper: keep such files small)."""
+        message = self.message(chat_id, message_id)
+        if message is None or message["document_id"] is None:
+            raise WorldError(f"chat {chat_id} has no message {message_id} with a file")
+        return self.document_read(self.document(message["document_id"]))
+
+    def chat_dump(self, chat_id: int) -> dict:
+        """Everything in a chat, including what the project posted (the `sandbox_dump` format)."""
+        chat = self.chat(chat_id)
+        if chat is None:
+            raise WorldError(f"The sandbox world has no chat {chat_id}.")
+        messages = []
+        for row in self._messages("messages.chat_id = ? ORDER BY messages.id", (chat_id,)):
+            media = None
+            if row["document_id"] is not None:
+                document = self.document(row["document_id"])
+                media = {"name": document["name"], "size": document["size"], "sha256": self.document_sha256(document)}
+            messages.append(
+                {
+                    "id": row["id"],
+                    "topic": row["topic"],
+                    "sender": row["sender"],
+                    "date": iso_date(row["date"]),
+                    "text": row["text"],
+                    "random_id": row["random_id"],
+                    "document": media if row["kind"] == "document" else None,
+                    "photo": media if row["kind"] == "photo" else None,
+                }
+            )
+        return {
+            "chat": {"id": chat["id"], "title": chat["title"], "type": chat["type"], "forum": bool(chat["forum"])},
+            "messages": messages,
+        }
+
+    def stats(self) -> dict:
+        calls: dict[str, dict[str, int]] = {}
+        for row in self.conn.execute("SELECT phone, method, count FROM calls ORDER BY phone, method"):
+            calls.setdefault(row["phone"], {})[row["method"]] = row["count"]
+        return {"calls": calls}
+
+    def stats_reset(self) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM calls")
+
+    def session(self, token: str) -> dict | None:
+        row = self._one("SELECT * FROM sessions WHERE token = ?", (token,))
+        return None if row is None else dict(row)
+
+    # requests
+
+    def request(
+        self, *, phone: str, method: str, op: str | None, chats: Iterable[int] = (), messages: Iterable[int] = ()
+    ) -> None:
+        """Count one API request and raise what a matching fault says (login steps pass op=None: no faults)."""
+        chats, messages = set(chats), set(messages)
+        error = None
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO calls VALUES (?, ?, 1) ON CONFLICT (phone, method) DO UPDATE SET count = count + 1",
+                (phone, method),
+            )
+            faults = (
+                conn.execute("SELECT * FROM faults WHERE op IN (?, 'any') ORDER BY id", (op,)).fetchall() if op else []
+            )
+            for fault in faults:
+                if (
+                    (fault["account"] is not None and fault["account"] != phone)
+                    or (fault["chat"] is not None and fault["chat"] not in chats)
+                    or (fault["message"] is not None and fault["message"] not in messages)
+                ):
+                    continue
+                seen = fault["seen"] + 1
+                conn.execute("UPDATE faults SET seen = ? WHERE id = ?", (seen, fault["id"]))
+                if fault["after"] < seen <= fault["after"] + fault["times"]:
+                    error = fault_error(error=fault["error"], seconds=fault["seconds"])
+                    break
+        # raised after COMMIT, so the fault's counter sticks
+        if error is not None:
+            raise error
+
+    # writing
+
+    def session_start(self, phone: str) -> tuple[str, str]:
+        """A new unauthorized session waiting for its login code; returns (token, phone_code_hash)."""
+        token, phone_code_hash = secrets.token_hex(16), secrets.token_hex(8)
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO sessions VALUES (?, ?, 'code_sent', ?)", (token, phone, phone_code_hash))
+        return token, phone_code_hash
+
+    def session_set_state(self, token: str, state: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE sessions SET state = ? WHERE token = ?", (state, token))
+
+    def session_issue(self, phone: str) -> str:
+        """An authorized session string for a world account, skipping the login steps (for tests and tools)."""
+        if self.account(phone) is None:
+            raise WorldError(f"{phone} is not an account of the sandbox world.")
+        token = secrets.token_hex(16)
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO sessions VALUES (?, ?, 'authorized', NULL)", (token, phone))
+        return f"sandbox:{phone}:{token}"
+
+    def sessions_revoke(self, phone: str) -> None:
+        """Log `phone` out everywhere, as when its sessions are terminated from another device."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE phone = ?", (phone,))
+
+    def account_update(self, phone: str, **fields) -> None:
+        """Change a world account (e.g. premium=True), as Telegram's side can change between logins."""
+        unknown = set(fields) - set(ACCOUNT_FIELDS)
+        if unknown or self.account(phone) is None:
+            raise WorldError(f"Cannot update {sorted(unknown) or phone} of a sandbox account.")
+        with self.transaction() as conn:
+            for key, value in fields.items():
+                conn.execute(f"UPDATE accounts SET {key} = ? WHERE phone = ?", (value, phone))
+
+    def fault_add(self, spec: dict) -> None:
+        try:
+            fault = fault_parse(spec)
+        except FaultError as exc:
+            raise WorldError(str(exc)) from None
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"
+                " VALUES (:op, :error, :account, :chat, :message, :seconds, :times, :after)",
+                fault,
+            )
+
+    def blob_writer(self) -> BlobWriter:
+        """Where uploaded bytes go: `with world.blob_writer() as blob: blob.write(...)`."""
+        return BlobWriter(self.path)
+
+    def document_create(self, *, name: str, sha256: str, size: int, mime_type: str = "") -> int:
+        """A document holding a whole blob (an upload)."""
+        row = _document_row(name, size, sha256, "blob", sha256, size, 0)
+        with self.transaction() as conn:
+            return _document_insert(conn, row | ({"mime_type": mime_type} if mime_type else {}))
+
+    def post(
+        self,
+        chat_id: int,
+        *,
+        sender: str | None,
+        text: str = "",
+        topic: int | None = None,
+        kind: str | None = None,
+        document_id: int | None = None,
+        random_id: int | None = None,
+        slow_mode_seconds: int = 0,
+    ) -> tuple[int | None, float | None]:
+        """Append a message with the chat's next id; returns (id, date).
+
+        A random_id already used in the chat posts nothing and returns (None, None), like Telegram's
+        RANDOM_ID_DUPLICATE. With slow_mode_seconds, a sender's second post too soon raises FloodWait.
+        """
+        with self.transaction() as conn:
+            if (
+                random_id is not None
+                and conn.execute(
+                    "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ?", (chat_id, random_id)
+                ).fetchone()
+            ):
+                return None, None
+            now = clock()
+            if slow_mode_seconds and sender is not None:
+                row = conn.execute(
+                    "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
+                ).fetchone()
+                if row["date"] is not None and now - row["date"] < slow_mode_seconds:
+                    wait = math.ceil(slow_mode_seconds - (now - row["date"]))
+                    raise FloodWait(wait, rpc="SLOWMODE_WAIT")
+            message_id = self._next_id(conn, chat_id)
+            conn.execute(
+                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (chat_id, message_id, topic, sender, now, text, random_id, kind, document_id),
+            )
+        return message_id, now
+
+    @staticmethod
+    def _next_id(conn: sqlite3.Connection, chat_id: int) -> int:
+        # deleted messages keep their ids, as in Telegram: ids are never reused
+        return conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
+
+    def message_post(
+        self, chat_id: int, *, text: str = "", document: dict | None = None, topic: int | None = None
+    ) -> list[int]:
+        """Post as someone outside the project would (`sandbox_post`); a volume set posts one message a volume.
+
+        `document` is a world-file document: {"name", "archive": [...]} or {"name", "size", "seed"}.
+        """
+        chat = self.chat(chat_id)
+        if chat is None:
+            raise WorldError(f"The sandbox world has no chat {chat_id}.")
+        if chat["forum"]:
+            topic = GENERAL_TOPIC_ID if topic is None else topic
+            if not self.topic_exists(chat_id, topic):
+                raise WorldError(f"Chat {chat_id} has no topic {topic}.")
+        elif topic is not None:
+            raise WorldError(f"Chat {chat_id} is not a forum; it has no topics.")
+        parts = _document_parts(self.path, _document_spec(document, "document")) if document else [None]
+        ids = []
+        with self.transaction() as conn:
+            now = clock()
+            for index, part in enumerate(parts):
+                message_id = self._next_id(conn, chat_id)
+                kind, document_id = ("document", _document_insert(conn, part)) if part else (None, None)
+                conn.execute(
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
+                    " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
+                    (chat_id, message_id, topic, now, text if index == 0 else "", kind, document_id),
+                )
+                ids.append(message_id)
+        return ids
+
+    def message_delete(self, chat_id: int, message_id: int) -> None:
+        """Delete a message, as its author or an admin would; its id stays taken."""
+        with self.transaction() as conn:
+            conn.execute("UPDATE messages SET deleted = 1 WHERE chat_id = ? AND id = ?", (chat_id, message_id))

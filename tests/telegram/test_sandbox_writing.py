@@ -1,0 +1,283 @@
+"""Sandbox writing: uploads and limits, sends, RANDOM_ID_DUPLICATE, slow mode, forbidden targets, media handles."""
+
+import hashlib
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, TargetForbidden
+from telegram.records import ChatRef
+from telegram.sandbox import world as sandbox_world
+from telegram.sandbox.world import chat_access_hash
+
+WRITER, PREMIUM, MEMBER = "+15550000001", "+15550000002", "+15550000003"
+WORLD = {
+    "limits": {"upload_max_bytes": 1_000_000, "premium_upload_max_bytes": 2_000_000},
+    "accounts": [{"phone": WRITER}, {"phone": PREMIUM, "premium": True}, {"phone": MEMBER}],
+    "chats": [
+        {
+            "id": 3001,
+            "title": "Destination",
+            "type": "channel",
+            "admins": [WRITER, PREMIUM],
+            "members": [MEMBER],
+            "messages": [{"id": 30, "text": "archive"}],
+        },
+        {
+            "id": 3002,
+            "title": "Forum destination",
+            "type": "supergroup",
+            "forum": True,
+            "admins": [WRITER],
+            "topics": [{"id": 5, "title": "Dragons"}],
+        },
+        {"id": 4001, "title": "Group", "type": "group", "members": [MEMBER]},
+        {
+            "id": 4002,
+            "title": "Slow",
+            "type": "supergroup",
+            "members": [MEMBER],
+            "admins": [WRITER],
+            "slow_mode_seconds": 60,
+        },
+        {"id": 4003, "title": "Read-only", "type": "supergroup", "members": [MEMBER], "members_can_post": False},
+    ],
+}
+
+
+def ref(phone: str, chat_id: int) -> ChatRef:
+    chat_type = {3002: "supergroup", 4001: "group", 4002: "supergroup", 4003: "supergroup"}.get(chat_id, "channel")
+    return ChatRef(
+        id=chat_id, access_hash=chat_access_hash(phone=phone, chat_id=chat_id, type=chat_type), type=chat_type
+    )
+
+
+def dump(chat_id: int) -> list[dict]:
+    out = io.StringIO()
+    call_command("sandbox_dump", str(chat_id), "--json", stdout=out)
+    return json.loads(out.getvalue())["messages"]
+
+
+@pytest.fixture
+def big_file(tmp_path):
+    path = tmp_path / "model.7z.001"
+    path.write_bytes(bytes(range(256)) * 5860)  # 1,500,160 bytes: three parts, between the two limits
+    return path
+
+
+def test_upload_limit_depends_on_premium(sandbox, sandbox_run, big_file):
+    world = sandbox(WORLD)
+
+    def upload(phone):
+        return lambda gateway: gateway.upload_document(
+            ref(phone, 3001), path=str(big_file), file_name=big_file.name, random_id=7, caption="part 1"
+        )
+
+    with pytest.raises(FileTooLarge):
+        sandbox_run(world, WRITER, upload(WRITER))
+    sent = sandbox_run(world, PREMIUM, upload(PREMIUM))
+
+    assert (sent.chat_id, sent.id, sent.random_id, sent.duplicate) == (3001, 31, 7, False)
+    [_, posted] = dump(3001)
+    assert posted["sender"] == PREMIUM
+    assert posted["text"] == "part 1"
+    assert posted["random_id"] == 7
+    assert posted["document"] == {
+        "name": "model.7z.001",
+        "size": 1_500_160,
+        "sha256": hashlib.sha256(big_file.read_bytes()).hexdigest(),
+    }
+    assert world.message_bytes(3001, 31) == big_file.read_bytes()
+    assert world.stats()["calls"] == {PREMIUM: {"upload_document": 4}}  # three parts and the send
+
+
+def test_uploads_take_the_next_ids_and_a_retried_random_id_posts_nothing(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    small = tmp_path / "a.zip"
+    small.write_bytes(b"PK" * 10)
+
+    async def upload_three(gateway):
+        chat = ref(WRITER, 3001)
+        return [
+            await gateway.upload_document(chat, path=str(small), file_name="a.zip", random_id=random_id)
+            for random_id in (1, 2, 1)
+        ]
+
+    first, second, retry = sandbox_run(world, WRITER, upload_three)
+
+    assert (first.id, second.id) == (31, 32)
+    assert (retry.id, retry.duplicate, retry.random_id) == (None, True, 1)
+    assert [message["id"] for message in dump(3001)] == [30, 31, 32]
+
+
+def test_upload_into_a_forum_topic(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    small = tmp_path / "a.zip"
+    small.write_bytes(b"PK")
+    chat = ref(WRITER, 3002)
+
+    sandbox_run(world, WRITER, lambda g: g.upload_document(chat, path=str(small), file_name="a.zip", random_id=1))
+    sandbox_run(
+        world, WRITER, lambda g: g.upload_document(chat, path=str(small), file_name="b.zip", random_id=2, topic_id=5)
+    )
+
+    assert [(message["id"], message["topic"]) for message in dump(3002)] == [(1, 1), (2, 5)]
+    with pytest.raises(TargetForbidden):
+        sandbox_run(
+            world, WRITER, lambda g: g.upload_document(chat, path=str(small), file_name="c", random_id=3, topic_id=9)
+        )
+
+
+def test_send_message_dedupes_random_ids_per_chat(sandbox, sandbox_run):
+    world = sandbox(WORLD)
+
+    async def sends(gateway):
+        return [
+            await gateway.send_message(ref(MEMBER, 4001), random_id=99, text="Reminder"),
+            await gateway.send_message(ref(MEMBER, 4001), random_id=99, text="Reminder"),
+            await gateway.send_message(ref(MEMBER, 4002), random_id=99, text="Reminder"),
+        ]
+
+    first, again, elsewhere = sandbox_run(world, MEMBER, sends)
+
+    assert (first.id, first.duplicate) == (1, False)
+    assert (again.id, again.duplicate) == (None, True)
+    assert (elsewhere.chat_id, elsewhere.id) == (4002, 1)
+    assert [(m["text"], m["sender"], m["random_id"]) for m in dump(4001)] == [("Reminder", MEMBER, 99)]
+    assert world.stats()["calls"][MEMBER]["send_message"] == 3
+
+
+def test_slow_mode_refuses_a_second_post_until_it_elapses(sandbox, sandbox_run, monkeypatch):
+    world = sandbox(WORLD)
+    chat = ref(MEMBER, 4002)
+    start = sandbox_world.clock()
+    monkeypatch.setattr(sandbox_world, "clock", lambda: start)
+    sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=1, text="one"))
+
+    monkeypatch.setattr(sandbox_world, "clock", lambda: start + 45)
+    with pytest.raises(FloodWait) as wait:
+        sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=2, text="two"))
+    assert (wait.value.seconds, wait.value.rpc) == (15, "SLOWMODE_WAIT")
+    # admins are not slowed down
+    admin = ref(WRITER, 4002)
+    sandbox_run(world, WRITER, lambda gateway: gateway.send_message(admin, random_id=3, text="admin"))
+    sandbox_run(world, WRITER, lambda gateway: gateway.send_message(admin, random_id=4, text="admin again"))
+
+    monkeypatch.setattr(sandbox_world, "clock", lambda: start + 60)
+    sent = sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=2, text="two"))
+    assert sent.id == 4
+
+
+@pytest.mark.parametrize(
+    ("phone", "chat_id", "rpc"),
+    [(MEMBER, 3001, "CHAT_ADMIN_REQUIRED"), (MEMBER, 4003, "CHAT_WRITE_FORBIDDEN")],
+)
+def test_posting_where_the_account_cannot_is_forbidden(sandbox, sandbox_run, tmp_path, phone, chat_id, rpc):
+    world = sandbox(WORLD)
+    small = tmp_path / "a.zip"
+    small.write_bytes(b"PK")
+
+    with pytest.raises(TargetForbidden) as forbidden:
+        sandbox_run(world, phone, lambda gateway: gateway.send_message(ref(phone, chat_id), random_id=1, text="x"))
+    assert forbidden.value.rpc == rpc
+    with pytest.raises(TargetForbidden):
+        sandbox_run(
+            world,
+            phone,
+            lambda g: g.upload_document(ref(phone, chat_id), path=str(small), file_name="a.zip", random_id=2),
+        )
+    assert len(dump(chat_id)) == (1 if chat_id == 3001 else 0)
+
+
+def test_uploaded_media_is_reused_until_its_handle_expires(sandbox, sandbox_run, tmp_path, monkeypatch):
+    world = sandbox(WORLD)
+    image = tmp_path / "poster.jpg"
+    image.write_bytes(b"\xff\xd8" + b"x" * 600_000)
+    media = sandbox_run(
+        world, MEMBER, lambda g: g.upload_media(path=str(image), file_name="poster.jpg", mime_type="image/jpeg")
+    )
+
+    async def send_everywhere(gateway):
+        for chat_id in (4001, 4002):
+            await gateway.send_message(ref(MEMBER, chat_id), random_id=chat_id, text="Caption", media=media)
+
+    sandbox_run(world, MEMBER, send_everywhere)
+
+    assert media.kind == "photo"
+    assert world.stats()["calls"][MEMBER]["upload_media"] == 3  # two parts and the UploadMedia call
+    for chat_id in (4001, 4002):
+        [message] = dump(chat_id)
+        assert (message["text"], message["document"]) == ("Caption", None)
+        assert message["photo"]["sha256"] == hashlib.sha256(image.read_bytes()).hexdigest()
+    with pytest.raises(FileReferenceExpired):  # another account's upload
+        sandbox_run(world, WRITER, lambda g: g.send_message(ref(WRITER, 4002), random_id=5, media=media))
+    later = sandbox_world.clock() + 3601
+    monkeypatch.setattr(sandbox_world, "clock", lambda: later)
+    with pytest.raises(FileReferenceExpired):
+        sandbox_run(world, MEMBER, lambda g: g.send_message(ref(MEMBER, 4001), random_id=6, media=media))
+
+
+def test_an_uploaded_document_media_posts_a_document(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    sheet = tmp_path / "rules.pdf"
+    sheet.write_bytes(b"%PDF-1.7")
+
+    async def upload_and_send(gateway):
+        media = await gateway.upload_media(path=str(sheet), file_name="rules.pdf", mime_type="application/pdf")
+        return await gateway.send_message(ref(MEMBER, 4001), random_id=1, media=media)
+
+    sandbox_run(world, MEMBER, upload_and_send)
+
+    [message] = dump(4001)
+    assert message["document"]["name"] == "rules.pdf"
+    assert message["photo"] is None
+
+
+def test_media_too_large_for_the_account_is_refused(sandbox, sandbox_run, big_file):
+    world = sandbox(WORLD)
+
+    with pytest.raises(FileTooLarge):
+        sandbox_run(world, MEMBER, lambda g: g.upload_media(path=str(big_file), file_name="x", mime_type="video/mp4"))
+
+
+POSTER = """
+import asyncio, sys
+from telegram.records import ChatRef
+from telegram.sandbox.gateway import SandboxGateway
+
+path, phone, session, first = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+async def main():
+    async with SandboxGateway(phone=phone, session=session, path=path) as gateway:
+        for random_id in range(first, first + 15):
+            await gateway.send_message(ChatRef(id=4001, type="group"), random_id=random_id, text=str(random_id))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.processes
+def test_processes_posting_at_once_get_distinct_consecutive_ids(sandbox):
+    world = sandbox(WORLD)
+    session = world.session_issue(MEMBER)
+
+    posters = [
+        subprocess.Popen(
+            [sys.executable, "-c", POSTER, str(world.path), MEMBER, session, str(first)], cwd=settings.BASE_DIR
+        )
+        for first in (100, 200, 300)
+    ]
+
+    assert [poster.wait(timeout=60) for poster in posters] == [0, 0, 0]
+    messages = dump(4001)
+    assert [message["id"] for message in messages] == list(range(1, 46))
+    assert sorted(message["random_id"] for message in messages) == [
+        *range(100, 115),
+        *range(200, 215),
+        *range(300, 315),
+    ]

@@ -47,6 +47,12 @@ class AccountChannelMap(models.Model):
     channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="maps")
     role = models.CharField(max_length=10, choices=MapRole.choices, default=MapRole.READER)
     last_processed_message_id = models.BigIntegerField(default=0)
+    # Scan state (ingestion/scanning.py): null last_scanned_at = never scanned.
+    last_scanned_at = models.DateTimeField(null=True, blank=True)
+    last_scan_found_archives = models.PositiveIntegerField(default=0)
+    consecutive_empty_scans = models.PositiveIntegerField(default=0)
+    # The channel's last message id when it was last scanned to the end (forums: channel-wide).
+    scanned_through_message_id = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["account", "channel"], name="unique_account_channel_map")]
@@ -61,6 +67,9 @@ class TopicProgress(models.Model):
     title = models.CharField(max_length=255)
     fetch_enabled = models.BooleanField(default=True)
     last_processed_message_id = models.BigIntegerField(default=0)
+    last_scanned_at = models.DateTimeField(null=True, blank=True)
+    last_scan_found_archives = models.PositiveIntegerField(default=0)
+    consecutive_empty_scans = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["topic_id"]

@@ -25,6 +25,7 @@ from core import locks
 from core.crypto import unseal
 from core.models import RunStatus
 from core.runs import run_finish, run_heartbeat
+from ingestion import scanning
 from ingestion import services as ingestion_services
 from ingestion.models import (
     AccountChannelMap,
@@ -48,7 +49,7 @@ from telegram.errors import (
     TargetForbidden,
     TransientError,
 )
-from telegram.gateway import HISTORY_PAGE, TelegramGateway, open_gateway
+from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, TOPICS_PAGE, TelegramGateway, open_gateway
 from telegram.records import GENERAL_TOPIC_ID, ChatRef, DocumentMessage
 
 logger = logging.getLogger(__name__)
@@ -89,6 +90,14 @@ class Writer:
     account: TelegramAccount
     ref: ChatRef
     destination_id: int
+
+
+@dataclass
+class ScanResult:
+    found: int = 0
+    failures: int = 0
+    held: bool = False  # a retryable failure holds the watermark
+    stopped: bool = False  # the topic's fetch was turned off mid-run
 
 
 @dataclass
@@ -204,15 +213,26 @@ class IngestionCycle:
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
-        targets_by_map = await db(self._load_maps)()
+        maps = await db(self._load_maps)()
         writer = await db(self._load_writer)()
+        cycle = await db(scanning.cycle_number)(run=self.run)
+        plan = await db(scanning.scan_plan)(maps=[channel_map for channel_map, _ in maps], cycle=cycle)
         problems = []
         try:
             reader = await self._gateway(self.account)
-            for channel_map, ref in targets_by_map:
+            checks = [ref for channel_map, ref in maps if plan[channel_map.pk].action == scanning.CHECK]
+            last_ids = await self._last_message_ids(reader, checks)
+            for channel_map, ref in maps:
+                action = plan[channel_map.pk].action
+                if action == scanning.SKIP:
+                    continue
+                last_id = last_ids.get(ref.id)
+                nothing_new = last_id is not None and last_id <= channel_map.scanned_through_message_id
+                if action == scanning.CHECK and nothing_new:
+                    await db(scanning.scan_record_idle)(channel_map=channel_map)
+                    continue
                 try:
-                    for target in await self._targets(reader, channel_map, ref):
-                        await self._scan(reader, target, writer)
+                    await self._scan_channel(reader, channel_map, ref, writer, last_id)
                 except (TargetForbidden, NotFound, TransientError) as exc:
                     # One unreachable channel does not stop the others; it is retried next cycle.
                     await db(self._channel_error)(channel_map, str(exc))
@@ -225,6 +245,17 @@ class IngestionCycle:
         if problems:
             return RunStatus.PARTIAL, " ".join(problems)
         return RunStatus.SUCCESS, ""
+
+    async def _last_message_ids(self, reader: TelegramGateway, refs: list[ChatRef]) -> dict[int, int]:
+        """One request per LAST_MESSAGE_BATCH chats; a failed batch leaves its chats to a full scan."""
+        last_ids = {}
+        for start in range(0, len(refs), LAST_MESSAGE_BATCH):
+            batch = refs[start : start + LAST_MESSAGE_BATCH]
+            try:
+                last_ids.update(await self._call(lambda batch=batch: reader.get_last_message_ids(batch)))
+            except (TargetForbidden, NotFound, TransientError) as exc:
+                logger.warning("Last-message check failed for %d chats, scanning them instead: %s", len(batch), exc)
+        return last_ids
 
     async def _gateway(self, account: TelegramAccount) -> TelegramGateway:
         if account.pk not in self.gateways:
@@ -286,21 +317,17 @@ class IngestionCycle:
         channel.last_error = f"{self.account}: {error}"
         channel.save(update_fields=["last_error"])
 
-    async def _targets(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
-        if not channel_map.channel.chat.is_forum:
-            return [ScanTarget(channel_map=channel_map, ref=ref)]
+    async def _learn_topics(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
+        """List the forum's topics (TOPICS_PAGE a page): only to learn new topics and their titles."""
         topics = []
         offset = 0
         while True:
             page = await self._call(lambda offset=offset: reader.list_topics(ref, offset_topic_id=offset))
             topics.extend(page)
-            if len(page) < 100:
+            if len(page) < TOPICS_PAGE:
                 break
             offset = page[-1].id
-        progress = await db(self._sync_topics)(channel_map, topics)
-        # General last: a file first seen in a named topic keeps that topic as its context.
-        ordered = sorted(progress, key=lambda topic: (topic.topic_id == GENERAL_TOPIC_ID, topic.topic_id))
-        return [ScanTarget(channel_map=channel_map, ref=ref, topic=topic) for topic in ordered if topic.fetch_enabled]
+        return await db(self._sync_topics)(channel_map, topics)
 
     def _sync_topics(self, channel_map: AccountChannelMap, topics) -> list[TopicProgress]:
         for topic in topics:
@@ -328,49 +355,107 @@ class IngestionCycle:
                 await asyncio.sleep(min(2**attempts, 30) * 0.1)
 
     # Scanning -----------------------------------------------------------------------------------------------
-    async def _scan(self, reader: TelegramGateway, target: ScanTarget, writer: Writer | None) -> None:
-        await self.tick(
-            current_channel=target.channel_map.channel.title, current_topic=target.topic.title if target.topic else ""
-        )
-        messages = await self._history(reader, target)
-        self.progress.add(messages_scanned=len(messages))
-        if not messages:
+    async def _scan_channel(
+        self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id: int | None
+    ) -> None:
+        await self.tick(current_channel=channel_map.channel.title, current_topic="")
+        if not channel_map.channel.chat.is_forum:
+            messages = await self._history(reader, ref, min_id=channel_map.last_processed_message_id)
+            through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
+            result = await self._process_messages(reader, ScanTarget(channel_map, ref), messages, writer, through)
+            if not result.stopped:
+                await db(scanning.scan_record)(
+                    holder=channel_map,
+                    found_archives=result.found,
+                    failures=result.failures,
+                    scanned_through=through,
+                    retry_left=result.held,
+                )
             return
+        await self._scan_forum(reader, channel_map, ref, writer, last_id)
+
+    async def _scan_forum(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id) -> None:
+        """One channel-wide scan from the lowest enabled topic watermark; each message goes to its topic."""
+        topics = await db(self._topics)(channel_map)
+        if not topics:
+            topics = await self._learn_topics(reader, channel_map, ref)
+        enabled = [topic for topic in topics if topic.fetch_enabled]
+        if not enabled:
+            return
+        messages = await self._history(reader, ref, min_id=min(t.last_processed_message_id for t in enabled))
+        known = {topic.topic_id for topic in topics}
+        if any((message.topic_id or GENERAL_TOPIC_ID) not in known for message in messages):
+            topics = await self._learn_topics(reader, channel_map, ref)
+            enabled = [topic for topic in topics if topic.fetch_enabled]
+        by_topic: dict[int, list[DocumentMessage]] = {}
+        for message in messages:
+            by_topic.setdefault(message.topic_id or GENERAL_TOPIC_ID, []).append(message)
+        through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
+        found = failures = 0
+        held, complete = False, True
+        # General last: a file first seen in a named topic keeps that topic as its context.
+        for topic in sorted(enabled, key=lambda topic: (topic.topic_id == GENERAL_TOPIC_ID, topic.topic_id)):
+            await self.tick(current_topic=topic.title)
+            mine = [m for m in by_topic.get(topic.topic_id, []) if m.id > topic.last_processed_message_id]
+            result = await self._process_messages(reader, ScanTarget(channel_map, ref, topic), mine, writer, through)
+            if result.stopped:
+                complete = False
+                continue
+            await db(scanning.scan_record)(
+                holder=topic, found_archives=result.found, failures=result.failures, retry_left=result.held
+            )
+            found, failures, held = found + result.found, failures + result.failures, held or result.held
+        await db(scanning.scan_record)(
+            holder=channel_map,
+            found_archives=found,
+            failures=failures,
+            scanned_through=through if complete else channel_map.scanned_through_message_id,
+            retry_left=held,
+        )
+
+    def _topics(self, channel_map: AccountChannelMap) -> list[TopicProgress]:
+        return list(TopicProgress.objects.filter(map=channel_map))
+
+    async def _process_messages(
+        self, reader, target: ScanTarget, messages: list[DocumentMessage], writer, through: int
+    ) -> "ScanResult":
+        """Ingest the archive sets among messages in order; the watermark follows, never past a held failure."""
+        self.progress.add(messages_scanned=len(messages))
+        result = ScanResult()
         topic_of = (lambda message: message.topic_id) if target.topic else (lambda message: None)
         sets = group_sets(messages, topic_of=topic_of)
         capped = await db(self._capped_skips)(target, [archive_set.items[0].id for archive_set in sets])
-        highest = max(message.id for message in messages)
         lowest_held = None
         for index, archive_set in enumerate(sets):
             if target.topic is not None and not await db(self._topic_enabled)(target.topic):
-                return  # fetch turned off mid-run: stop after the current set
+                result.stopped = True  # fetch turned off mid-run: stop after the current set
+                return result
             first_id = min(item.id for item in archive_set.items)
             if first_id in capped:
-                outcome = Outcome(kind="skipped")
-            else:
-                self.progress.add(archives_found=1)
-                outcome = await self._process(reader, target, archive_set, writer)
+                continue
+            result.found += 1
+            self.progress.add(archives_found=1)
+            outcome = await self._process(reader, target, archive_set, writer)
+            if outcome.kind == "skipped":
+                result.failures += 1
             if outcome.holds_watermark:
                 lowest_held = first_id if lowest_held is None else min(lowest_held, first_id)
             remaining = [min(item.id for item in later.items) for later in sets[index + 1 :]]
-            candidate = (min(remaining) - 1) if remaining else highest
+            candidate = (min(remaining) - 1) if remaining else through
             if lowest_held is not None:
                 candidate = min(candidate, lowest_held - 1)
             await db(self._advance)(target, candidate)
-        if lowest_held is None:
-            await db(self._advance)(target, highest)
+        result.held = lowest_held is not None
+        if not result.held:
+            await db(self._advance)(target, through)
+        return result
 
-    async def _history(self, reader: TelegramGateway, target: ScanTarget) -> list[DocumentMessage]:
-        """Every document message above the watermark, ascending."""
+    async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
+        """Every document message above min_id, ascending (channel-wide in a forum)."""
         found: dict[int, DocumentMessage] = {}
         max_id = 0
-        topic_id = target.topic.topic_id if target.topic else None
         while True:
-            page = await self._call(
-                lambda max_id=max_id: reader.search_documents(
-                    target.ref, min_id=target.watermark, max_id=max_id, topic_id=topic_id
-                )
-            )
+            page = await self._call(lambda max_id=max_id: reader.search_documents(ref, min_id=min_id, max_id=max_id))
             for message in page:
                 if message.document is not None:
                     found[message.id] = message

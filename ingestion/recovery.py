@@ -12,6 +12,7 @@ from accounts.models import AccountChat, AuthState
 from accounts.services import account_gateway_call
 from core.runs import runs_reap
 from ingestion.models import AccountChannelMap, IngestionRun, MapRole, TopicProgress
+from ingestion.scanning import scan_state_reset
 from ingestion.services import destination_get, ingestion_run_enqueue
 from packages.models import MetadataStatus, Package
 from packages.services import package_metadata_backfill
@@ -112,4 +113,5 @@ def package_requeue_upload(*, package: Package) -> None:
             if package.source_topic_id is not None:
                 topics = topics.filter(topic_id=package.source_topic_id)
             topics.update(last_processed_message_id=below)
+            scan_state_reset(channel_id=package.source_channel_id, below=below)
         package.delete()

@@ -19,6 +19,7 @@ from ingestion.models import (
     SkipReason,
     TopicProgress,
 )
+from ingestion.scanning import scan_state_reset
 
 
 def channel_for_chat(*, chat: Chat) -> Channel:
@@ -97,6 +98,9 @@ def destination_get() -> Channel | None:
 def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgress:
     topic.fetch_enabled = fetch_enabled
     topic.save(update_fields=["fetch_enabled"])
+    if fetch_enabled:
+        # Its watermark may lag the channel's: the next cycle scans from there.
+        scan_state_reset(channel_id=topic.map.channel_id, below=topic.last_processed_message_id)
     return topic
 
 
@@ -200,6 +204,7 @@ def skipped_package_retry(*, skipped: SkippedPackage) -> None:
         if skipped.topic_id is not None:
             topics = topics.filter(topic_id=skipped.topic_id)
         topics.update(last_processed_message_id=below)
+        scan_state_reset(channel_id=skipped.channel_id, below=below)
         skipped.delete()
 
 

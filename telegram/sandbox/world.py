@@ -527,6 +527,14 @@ class World:
         )
         return [dict(row) for row in rows]
 
+    def topic_create(self, chat_id: int, topic_id: int, title: str) -> None:
+        """Someone opens a new topic in a forum."""
+        chat = self.chat(chat_id)
+        if chat is None or not chat["forum"]:
+            raise WorldError(f"Chat {chat_id} is not a forum of this world.")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO topics VALUES (?, ?, ?)", (chat_id, topic_id, title))
+
     def topic_exists(self, chat_id: int, topic_id: int) -> bool:
         return self._one("SELECT 1 FROM topics WHERE chat_id = ? AND id = ?", (chat_id, topic_id)) is not None
 

@@ -1,0 +1,404 @@
+"""API for channels, forum topics, the destination, ingestion runs and skipped packages."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api import ErrorSerializer  # one "Error" component in the schema
+from accounts.models import TelegramAccount
+from core.models import RunStatus
+from ingestion import selectors, services
+from ingestion.models import Channel, IngestionRun, MapRole, SkippedPackage, SkipReason, TopicProgress
+
+
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
+
+
+def as_api_error(exc: DjangoValidationError) -> ValidationError:
+    """A service's ValidationError as a 400 whose message names the field."""
+    if hasattr(exc, "error_dict"):
+        return ValidationError(exc.message_dict)
+    return ValidationError({"non_field_errors": exc.messages})
+
+
+class ServiceErrorsMixin:
+    def handle_exception(self, exc):
+        if isinstance(exc, DjangoValidationError):
+            exc = as_api_error(exc)
+        return super().handle_exception(exc)
+
+
+# Channels -------------------------------------------------------------------------------------------------
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    telegram_id = serializers.IntegerField(source="chat.telegram_id", read_only=True)
+    title = serializers.CharField(source="chat.title", read_only=True)
+    type = serializers.CharField(source="chat.type", read_only=True)
+    is_forum = serializers.BooleanField(source="chat.is_forum", read_only=True)
+    readers = serializers.SerializerMethodField(help_text="Ids of the accounts that scan this channel.")
+    writers = serializers.SerializerMethodField(help_text="Ids of the accounts that upload here (destination).")
+    skipped_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Channel
+        fields = [
+            "id",
+            "telegram_id",
+            "title",
+            "type",
+            "is_forum",
+            "is_active",
+            "is_destination",
+            "category",
+            "expiration_days",
+            "readers",
+            "writers",
+            "skipped_count",
+            "last_error",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_readers(self, channel: Channel) -> list[int]:
+        return [m.account_id for m in channel.maps.all() if m.role == MapRole.READER]
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_writers(self, channel: Channel) -> list[int]:
+        return [m.account_id for m in channel.maps.all() if m.role == MapRole.WRITER]
+
+
+class ChannelUpdateSerializer(serializers.Serializer):
+    is_active = serializers.BooleanField(required=False, help_text="Scan this channel every cycle.")
+    category = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    expiration_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="How long raw files are kept: null keeps them, 0 keeps 3 hours, N keeps N days.",
+    )
+
+
+class ChannelFilterSerializer(serializers.Serializer):
+    is_active = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List channels and supergroups the accounts are in", parameters=[ChannelFilterSerializer]
+    ),
+    retrieve=extend_schema(summary="One channel"),
+)
+class ChannelViewSet(ServiceErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = ChannelSerializer
+
+    def get_queryset(self):
+        channels = selectors.channel_list()
+        if self.action == "list":
+            filters = ChannelFilterSerializer(data=self.request.query_params)
+            filters.is_valid(raise_exception=True)
+            if filters.validated_data["is_active"] is not None:
+                channels = channels.filter(is_active=filters.validated_data["is_active"])
+        return channels
+
+    def list(self, request, *args, **kwargs):
+        services.channels_for_known_chats()
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Change whether a channel is scanned, its category or its raw-file retention",
+        request=ChannelUpdateSerializer,
+        responses={200: ChannelSerializer, 400: BAD_REQUEST},
+    )
+    def partial_update(self, request, pk=None):
+        channel = self.get_object()
+        data = ChannelUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.channel_update(channel=channel, **data.validated_data)
+        return Response(ChannelSerializer(selectors.channel_get(pk=channel.pk)).data)
+
+
+# Topics ---------------------------------------------------------------------------------------------------
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    channel = serializers.IntegerField(source="map.channel_id", read_only=True)
+    account = serializers.IntegerField(source="map.account_id", read_only=True, help_text="The reading account.")
+
+    class Meta:
+        model = TopicProgress
+        fields = ["id", "channel", "account", "topic_id", "title", "fetch_enabled", "last_processed_message_id"]
+        read_only_fields = ["id", "channel", "account", "topic_id", "title", "last_processed_message_id"]
+
+
+class TopicFetchSerializer(serializers.Serializer):
+    fetch_enabled = serializers.BooleanField(help_text="Scan this topic; off keeps its watermark where it is.")
+
+
+class TopicFilterSerializer(serializers.Serializer):
+    channel = serializers.IntegerField(required=False, help_text="Only this channel's topics.")
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List forum topics, one per reading account and topic", parameters=[TopicFilterSerializer]
+    ),
+    retrieve=extend_schema(summary="One forum topic of one reading account"),
+)
+class TopicViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = TopicSerializer
+
+    def get_queryset(self):
+        if self.action != "list":
+            return selectors.topic_list()
+        filters = TopicFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return selectors.topic_list(channel=filters.validated_data.get("channel"))
+
+    @extend_schema(
+        summary="Turn fetching of a topic on or off",
+        request=TopicFetchSerializer,
+        responses={200: TopicSerializer, 400: BAD_REQUEST},
+    )
+    def partial_update(self, request, pk=None):
+        data = TopicFetchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        topic = services.topic_set_fetch(topic=self.get_object(), fetch_enabled=data.validated_data["fetch_enabled"])
+        return Response(TopicSerializer(topic).data)
+
+
+# Destination ----------------------------------------------------------------------------------------------
+
+
+class DestinationSerializer(serializers.Serializer):
+    channel = ChannelSerializer(allow_null=True, help_text="The destination channel; null when none is chosen.")
+    writers = serializers.ListField(child=serializers.IntegerField(), help_text="Ids of the accounts that upload.")
+
+
+class DestinationSetSerializer(serializers.Serializer):
+    channel = serializers.PrimaryKeyRelatedField(queryset=Channel.objects.select_related("chat"))
+    writers = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(),
+        many=True,
+        required=False,
+        help_text="Accounts that upload packages there; each must be able to post. Default: every one that can.",
+    )
+
+
+def destination_data() -> dict:
+    destination = services.destination_get()
+    if destination is None:
+        return {"channel": None, "writers": []}
+    channel = selectors.channel_get(pk=destination.pk)
+    return {"channel": channel, "writers": [m.account_id for m in channel.maps.all() if m.role == MapRole.WRITER]}
+
+
+class DestinationView(ServiceErrorsMixin, APIView):
+    @extend_schema(summary="The destination channel and its writers", responses=DestinationSerializer)
+    def get(self, request):
+        return Response(DestinationSerializer(destination_data()).data)
+
+    @extend_schema(
+        summary="Make a channel the destination, with the accounts that upload there",
+        request=DestinationSetSerializer,
+        responses={200: DestinationSerializer, 400: BAD_REQUEST},
+    )
+    def put(self, request):
+        data = DestinationSetSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.destination_set(channel=data.validated_data["channel"], writers=data.validated_data.get("writers"))
+        return Response(DestinationSerializer(destination_data()).data)
+
+    @extend_schema(
+        summary="Make a channel the destination (same as PUT)",
+        request=DestinationSetSerializer,
+        responses={200: DestinationSerializer, 400: BAD_REQUEST},
+    )
+    def post(self, request):
+        return self.put(request)
+
+
+# Runs -----------------------------------------------------------------------------------------------------
+
+
+class IngestionRunSerializer(serializers.ModelSerializer):
+    progress_percent = serializers.IntegerField(read_only=True, help_text="Of the current file, 0–100.")
+
+    class Meta:
+        model = IngestionRun
+        fields = [
+            "id",
+            "account",
+            "trigger",
+            "status",
+            "messages_scanned",
+            "archives_found",
+            "duplicates",
+            "ingested",
+            "skipped",
+            "bytes_downloaded",
+            "bytes_uploaded",
+            "current_channel",
+            "current_topic",
+            "current_file",
+            "current_step",
+            "current_bytes_done",
+            "current_bytes_total",
+            "progress_percent",
+            "error",
+            "worker_id",
+            "created_at",
+            "claimed_at",
+            "heartbeat_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class RunFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    account = serializers.IntegerField(required=False)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List ingestion runs, newest first", parameters=[RunFilterSerializer]),
+    retrieve=extend_schema(summary="One ingestion run, with its live progress while it runs"),
+)
+class IngestionRunViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = IngestionRunSerializer
+
+    def get_queryset(self):
+        if self.action != "list":
+            return selectors.run_list()
+        filters = RunFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return selectors.run_list(**filters.validated_data)
+
+
+class TriggerSerializer(serializers.Serializer):
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Ingest with this account only; by default every logged-in account that reads an active channel.",
+    )
+
+
+class TriggerResultSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    runs = IngestionRunSerializer(many=True, help_text="The runs queued (or already open, for one account).")
+
+
+class IngestionTriggerView(ServiceErrorsMixin, APIView):
+    @extend_schema(
+        summary="Ingest now: queue a run per account, or for one account",
+        description="An account that already has a run queued or running keeps it; no second run is queued.",
+        request=TriggerSerializer,
+        responses={200: TriggerResultSerializer, 400: BAD_REQUEST},
+    )
+    def post(self, request):
+        data = TriggerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        account = data.validated_data.get("account")
+        if account is None:
+            runs = services.ingestion_cycle_start(trigger="manual")
+            message = f"Queued {len(runs)} run{'' if len(runs) == 1 else 's'}."
+        else:
+            run, created = services.ingestion_run_request(account=account, trigger="manual")
+            runs = [run]
+            message = f"Queued run {run.pk}." if created else f"Run {run.pk} is already {run.status}."
+        result = {"message": message, "runs": [selectors.run_get(pk=run.pk) for run in runs]}
+        return Response(TriggerResultSerializer(result).data)
+
+
+# Skipped packages -----------------------------------------------------------------------------------------
+
+
+class SkippedPackageSerializer(serializers.ModelSerializer):
+    reason_label = serializers.CharField(source="get_reason_display", read_only=True)
+
+    class Meta:
+        model = SkippedPackage
+        fields = [
+            "id",
+            "file_name",
+            "file_size",
+            "is_multipart",
+            "part_count",
+            "reason",
+            "reason_label",
+            "is_retryable",
+            "attempt_count",
+            "error_message",
+            "channel",
+            "message_id",
+            "message_ids",
+            "topic_id",
+            "account",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class SkippedFilterSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=SkipReason.choices, required=False)
+    channel = serializers.IntegerField(required=False)
+
+
+class RetryAllSerializer(serializers.Serializer):
+    # Checked by the service, whose message lists the reasons to use.
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text=f"Only skipped packages of this reason: one of {', '.join(SkipReason.values)}. Default: all.",
+    )
+
+
+class RetryResultSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    retried = serializers.IntegerField(help_text="How many skipped packages the next cycle tries again.")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List skipped packages, newest failure first", parameters=[SkippedFilterSerializer]),
+    retrieve=extend_schema(summary="One skipped package"),
+)
+class SkippedPackageViewSet(ServiceErrorsMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = SkippedPackageSerializer
+
+    def get_queryset(self):
+        if self.action != "list":
+            return selectors.skipped_list()
+        filters = SkippedFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return selectors.skipped_list(**filters.validated_data)
+
+    @extend_schema(
+        summary="Retry: delete the row and rewind the channel so the next cycle tries the set again",
+        request=None,
+        responses={200: RetryResultSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def retry(self, request, pk=None):
+        skipped = self.get_object()
+        services.skipped_package_retry(skipped=skipped)
+        message = f"{skipped.file_name} is queued for retry; the next ingestion cycle tries it again."
+        return Response(RetryResultSerializer({"message": message, "retried": 1}).data)
+
+    @extend_schema(
+        summary="Retry every skipped package, or those of one reason",
+        request=RetryAllSerializer,
+        responses={200: RetryResultSerializer, 400: BAD_REQUEST},
+    )
+    @action(detail=False, methods=["post"], url_path="retry-all")
+    def retry_all(self, request):
+        data = RetryAllSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        count = services.skipped_packages_retry_all(reason=data.validated_data.get("reason", ""))
+        message = f"{count} skipped package{'' if count == 1 else 's'} queued for retry."
+        return Response(RetryResultSerializer({"message": message, "retried": count}).data)

@@ -1,0 +1,88 @@
+"""Operator input for the Channels, Runs and Skipped pages; the services do the checking that needs the data."""
+
+from django import forms
+
+from accounts.models import TelegramAccount
+from ingestion.models import SkipReason
+
+
+class ChannelSettingsForm(forms.Form):
+    category = forms.CharField(
+        label="Category",
+        max_length=100,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. Miniatures"}),
+    )
+    # Negative values are refused by channel_update, with the message that says what to use.
+    expiration_days = forms.IntegerField(
+        label="Keep raw files (days)",
+        required=False,
+        help_text="Empty keeps them, 0 keeps 3 hours.",
+        widget=forms.NumberInput(attrs={"placeholder": "keep", "inputmode": "numeric"}),
+    )
+
+
+class ChannelActiveForm(forms.Form):
+    is_active = forms.BooleanField(required=False)
+
+
+class TopicFetchForm(forms.Form):
+    fetch_enabled = forms.BooleanField(required=False)
+
+
+def account_label(account: TelegramAccount) -> str:
+    return f"{account.display_name} ({account.phone})" if account.display_name else account.phone
+
+
+class AccountChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: TelegramAccount) -> str:
+        return account_label(obj)
+
+
+class AccountMultipleChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: TelegramAccount) -> str:
+        return account_label(obj)
+
+
+class ReaderForm(forms.Form):
+    account = AccountChoiceField(queryset=TelegramAccount.objects.none(), label="Account")
+
+    def __init__(self, *args, members, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["account"].queryset = TelegramAccount.objects.filter(pk__in=[a.pk for a in members])
+
+
+class DestinationForm(forms.Form):
+    writers = AccountMultipleChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        label="Accounts that upload packages here",
+        error_messages={"required": "Choose at least one account that uploads the packages."},
+    )
+
+    def __init__(self, *args, posters, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["writers"].queryset = TelegramAccount.objects.filter(pk__in=[a.pk for a in posters])
+
+
+class IngestNowForm(forms.Form):
+    account = AccountChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        required=False,
+        empty_label="All accounts",
+        label="Account",
+        widget=forms.Select(attrs={"class": "select"}),
+    )
+
+    def __init__(self, *args, accounts, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["account"].queryset = accounts
+
+
+class RetryAllForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=[("", "All reasons"), *SkipReason.choices],
+        required=False,
+        label="Reason",
+        widget=forms.Select(attrs={"class": "select"}),
+    )

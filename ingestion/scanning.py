@@ -1,0 +1,104 @@
+"""What to scan this cycle, without touching history when nothing changed.
+
+Per channel, in this order: retryable skipped packages pending → scan; never
+scanned → scan; scanned within INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS and idle
+→ skip; an empty streak of INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD or more and a
+cycle number that is not a multiple of INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH →
+skip; otherwise the batched last-message check decides. A forum is decided as
+one channel (it is scanned channel-wide); its topics carry their own state for
+the operator to see.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from ingestion.models import RETRYABLE_REASONS, AccountChannelMap, IngestionRun, SkippedPackage, TopicProgress
+
+SCAN, CHECK, SKIP = "scan", "check", "skip"
+
+
+def now() -> datetime:
+    """The scan clock (benchmarks move it to simulate cycles minutes apart)."""
+    return timezone.now()
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # scan, check or skip
+    reason: str
+
+
+def cycle_number(*, run: IngestionRun) -> int:
+    """This account's cycles so far, this one included: survives restarts."""
+    return IngestionRun.objects.filter(account_id=run.account_id, pk__lte=run.pk).count()
+
+
+def in_backoff(*, state, cycle: int) -> bool:
+    return (
+        state.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
+        and cycle % settings.INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH != 0
+    )
+
+
+def scan_decide(*, channel_map: AccountChannelMap, cycle: int, pending_retry: bool, at: datetime) -> Decision:
+    if pending_retry:
+        return Decision(SCAN, "retryable skipped packages pending")
+    if channel_map.last_scanned_at is None:
+        return Decision(SCAN, "never scanned")
+    recent = at - channel_map.last_scanned_at < timedelta(seconds=settings.INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS)
+    if recent and channel_map.consecutive_empty_scans > 0:
+        return Decision(SKIP, "scanned recently and idle")
+    if in_backoff(state=channel_map, cycle=cycle):
+        return Decision(SKIP, f"idle for {channel_map.consecutive_empty_scans} scans: backing off")
+    return Decision(CHECK, "last-message check")
+
+
+def scan_plan(*, maps: list[AccountChannelMap], cycle: int) -> dict[int, Decision]:
+    at = now()
+    pending = set(
+        SkippedPackage.objects.filter(
+            channel_id__in=[m.channel_id for m in maps],
+            reason__in=RETRYABLE_REASONS,
+            attempt_count__lt=settings.INGEST_MAX_SKIP_ATTEMPTS,
+        ).values_list("channel_id", flat=True)
+    )
+    return {m.pk: scan_decide(channel_map=m, cycle=cycle, pending_retry=m.channel_id in pending, at=at) for m in maps}
+
+
+def scan_record_idle(*, channel_map: AccountChannelMap) -> None:
+    """The last-message check found nothing new: an empty scan that read no history."""
+    at = now()
+    AccountChannelMap.objects.filter(pk=channel_map.pk).update(
+        last_scanned_at=at, last_scan_found_archives=0, consecutive_empty_scans=F("consecutive_empty_scans") + 1
+    )
+    TopicProgress.objects.filter(map=channel_map, fetch_enabled=True).update(
+        last_scanned_at=at, last_scan_found_archives=0, consecutive_empty_scans=F("consecutive_empty_scans") + 1
+    )
+
+
+def scan_record(
+    *, holder, found_archives: int, failures: int, scanned_through: int | None = None, retry_left: bool = False
+) -> None:
+    """After a scan: truly idle (nothing found, nothing failed, no retry left) grows the streak, else resets it."""
+    idle = found_archives == 0 and failures == 0 and not retry_left
+    fields = {
+        "last_scanned_at": now(),
+        "last_scan_found_archives": found_archives,
+        "consecutive_empty_scans": F("consecutive_empty_scans") + 1 if idle else 0,
+    }
+    if scanned_through is not None:
+        fields["scanned_through_message_id"] = scanned_through
+    type(holder).objects.filter(pk=holder.pk).update(**fields)
+
+
+def scan_state_reset(*, channel_id: int, below: int) -> None:
+    """After a Retry: the next cycle scans this channel again from below the retried message."""
+    AccountChannelMap.objects.filter(channel_id=channel_id, scanned_through_message_id__gt=below).update(
+        scanned_through_message_id=below
+    )
+    AccountChannelMap.objects.filter(channel_id=channel_id).update(consecutive_empty_scans=0, last_scanned_at=None)
+    TopicProgress.objects.filter(map__channel_id=channel_id).update(consecutive_empty_scans=0)

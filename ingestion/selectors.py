@@ -1,0 +1,134 @@
+"""Reads of channels, topics, runs and skipped packages for pages and the API."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+
+from accounts.models import AccountChat, AuthState, TelegramAccount
+from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole, SkippedPackage, TopicProgress
+from telegram.records import CHANNEL, SUPERGROUP
+
+# Basic groups carry no archives worth watching; they are reminder targets.
+SOURCE_CHAT_TYPES = (CHANNEL, SUPERGROUP)
+
+
+def channel_list() -> QuerySet[Channel]:
+    """Channels and supergroups: the destination first, then active sources, then by title."""
+    return (
+        Channel.objects.filter(chat__type__in=SOURCE_CHAT_TYPES)
+        .select_related("chat")
+        .prefetch_related(
+            Prefetch("maps", queryset=AccountChannelMap.objects.select_related("account").order_by("account__phone")),
+            Prefetch(
+                "chat__account_links",
+                queryset=AccountChat.objects.select_related("account").order_by("account__phone"),
+            ),
+        )
+        .annotate(skipped_count=Count("skipped_packages", distinct=True))
+        .order_by("-is_destination", "-is_active", "chat__title")
+    )
+
+
+def channel_get(*, pk: int) -> Channel:
+    """One channel as channel_list() has it; raises Channel.DoesNotExist."""
+    return channel_list().get(pk=pk)
+
+
+@dataclass(frozen=True)
+class ChannelRow:
+    """A channel with the accounts around it, as the Channels page shows it."""
+
+    channel: Channel
+    readers: list[TelegramAccount]
+    writers: list[TelegramAccount]
+    members_not_reading: list[TelegramAccount]
+    posters: list[TelegramAccount]
+
+
+def channel_row(channel: Channel) -> ChannelRow:
+    """Expects channel_list()'s prefetches."""
+    readers = [m.account for m in channel.maps.all() if m.role == MapRole.READER]
+    writers = [m.account for m in channel.maps.all() if m.role == MapRole.WRITER]
+    members = list(channel.chat.account_links.all())
+    return ChannelRow(
+        channel=channel,
+        readers=readers,
+        writers=writers,
+        members_not_reading=[link.account for link in members if link.account not in readers],
+        posters=[link.account for link in members if link.can_post],
+    )
+
+
+def channel_rows() -> list[ChannelRow]:
+    return [channel_row(channel) for channel in channel_list()]
+
+
+def channel_maps(*, channel: Channel) -> QuerySet[AccountChannelMap]:
+    """Who reads or writes a channel, with how many topics each tracks."""
+    return (
+        AccountChannelMap.objects.filter(channel=channel)
+        .select_related("account")
+        .annotate(topic_count=Count("topics"))
+        .order_by("role", "account__phone")
+    )
+
+
+def topic_list(*, channel: Channel | int | None = None) -> QuerySet[TopicProgress]:
+    """Topic progress rows, one per reading account and forum topic."""
+    topics = TopicProgress.objects.select_related("map__account", "map__channel__chat").order_by(
+        "map__channel__chat__title", "topic_id", "map__account__phone"
+    )
+    if channel is not None:
+        topics = topics.filter(map__channel=channel)
+    return topics
+
+
+def run_list(*, status: str = "", account: TelegramAccount | int | None = None) -> QuerySet[IngestionRun]:
+    runs = IngestionRun.objects.select_related("account").order_by("-created_at", "-pk")
+    if status:
+        runs = runs.filter(status=status)
+    if account is not None:
+        runs = runs.filter(account=account)
+    return runs
+
+
+def run_get(*, pk: int) -> IngestionRun:
+    return run_list().get(pk=pk)
+
+
+def accounts_that_ingest() -> QuerySet[TelegramAccount]:
+    """Active, logged-in accounts that read at least one active channel: what "Ingest now" for all starts."""
+    return TelegramAccount.objects.filter(
+        is_active=True,
+        auth_state=AuthState.AUTHENTICATED,
+        channel_maps__role=MapRole.READER,
+        channel_maps__channel__is_active=True,
+    ).distinct()
+
+
+def accounts_logged_in() -> QuerySet[TelegramAccount]:
+    return TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED).order_by("phone")
+
+
+def skipped_list(*, reason: str = "", channel: Channel | int | None = None) -> QuerySet[SkippedPackage]:
+    """Skipped packages, newest failure first, with `topic_title` when the topic is known."""
+    topic_title = TopicProgress.objects.filter(map__channel=OuterRef("channel"), topic_id=OuterRef("topic_id")).values(
+        "title"
+    )[:1]
+    rows = (
+        SkippedPackage.objects.select_related("channel__chat", "account")
+        .annotate(topic_title=Subquery(topic_title))
+        .order_by("-updated_at", "-pk")
+    )
+    if reason:
+        rows = rows.filter(reason=reason)
+    if channel is not None:
+        rows = rows.filter(channel=channel)
+    return rows
+
+
+def skipped_reason_counts(*, channel: Channel | int | None = None) -> dict[str, int]:
+    rows = SkippedPackage.objects.all()
+    if channel is not None:
+        rows = rows.filter(channel=channel)
+    return dict(rows.values_list("reason").annotate(count=Count("pk")).order_by())

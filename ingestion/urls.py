@@ -1,0 +1,26 @@
+from django.urls import path
+
+from ingestion import views
+
+app_name = "ingestion"
+
+urlpatterns = [
+    path("channels/", views.channel_list, name="channels"),
+    path("channels/<int:pk>/", views.channel_detail, name="channel-detail"),
+    path("channels/<int:pk>/active/", views.channel_set_active, name="channel-active"),
+    path("channels/<int:pk>/settings/", views.channel_settings, name="channel-settings"),
+    path("channels/<int:pk>/readers/", views.channel_add_reader, name="channel-add-reader"),
+    path(
+        "channels/<int:pk>/readers/<int:account_pk>/remove/",
+        views.channel_remove_reader,
+        name="channel-remove-reader",
+    ),
+    path("channels/<int:pk>/destination/", views.channel_make_destination, name="channel-destination"),
+    path("channels/<int:pk>/topics/<int:topic_pk>/fetch/", views.channel_topic_fetch, name="channel-topic-fetch"),
+    path("ingestion/runs/", views.run_list, name="runs"),
+    path("ingestion/runs/ingest-now/", views.runs_ingest_now, name="runs-ingest-now"),
+    path("ingestion/runs/<int:pk>/row/", views.run_row, name="runs-row"),
+    path("skipped/", views.skipped_list, name="skipped"),
+    path("skipped/retry-all/", views.skipped_retry_all, name="skipped-retry-all"),
+    path("skipped/<int:pk>/retry/", views.skipped_retry, name="skipped-retry"),
+]

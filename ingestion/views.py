@@ -1,0 +1,309 @@
+"""The Channels, channel detail, Runs and Skipped pages.
+
+Row actions answer with the row in its new state, errors inside it, so HTMX swaps one <tr>; without
+HTMX they redirect back with a message.
+"""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
+
+from accounts.models import TelegramAccount
+from core.models import RunStatus
+from ingestion import selectors, services
+from ingestion.forms import (
+    ChannelActiveForm,
+    ChannelSettingsForm,
+    DestinationForm,
+    IngestNowForm,
+    ReaderForm,
+    RetryAllForm,
+    TopicFetchForm,
+)
+from ingestion.models import Channel, MapRole, SkippedPackage, SkipReason
+
+CHANNELS = "ingestion/channels.html"
+CHANNEL = "ingestion/channel_detail.html"
+RUNS = "ingestion/runs.html"
+SKIPPED = "ingestion/skipped.html"
+RUNS_PER_PAGE = 25
+SKIPPED_PER_PAGE = 50
+
+
+def _error_text(exc: ValidationError) -> str:
+    return " ".join(exc.messages)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+# Channels ---------------------------------------------------------------------------------------------------
+
+
+def _channel_row(request, pk: int, *, notice: str = "", notice_is_error: bool = False, settings_form=None):
+    """The channel's row for HTMX; otherwise back to the list, the notice as a message."""
+    row = selectors.channel_row(get_object_or_404(selectors.channel_list(), pk=pk))
+    if not request.htmx:
+        if settings_form is not None:
+            notice_is_error = True
+            notice = " ".join(message for errors in settings_form.errors.values() for message in errors)
+        if notice:
+            level = messages.ERROR if notice_is_error else messages.SUCCESS
+            messages.add_message(request, level, f"{row.channel.title}: {notice}")
+        return redirect("ingestion:channels")
+    context = {"row": row, "notice": notice, "notice_is_error": notice_is_error, "settings_form": settings_form}
+    return render(request, f"{CHANNELS}#channel-row", context)
+
+
+@login_required
+@require_GET
+def channel_list(request):
+    services.channels_for_known_chats()
+    return render(request, CHANNELS, {"rows": selectors.channel_rows()})
+
+
+@login_required
+@require_POST
+def channel_set_active(request, pk: int):
+    channel = get_object_or_404(Channel, pk=pk)
+    form = ChannelActiveForm(request.POST)
+    form.is_valid()  # a checkbox: absent means off
+    try:
+        channel = services.channel_update(channel=channel, is_active=form.cleaned_data["is_active"])
+    except ValidationError as exc:
+        return _channel_row(request, pk, notice=_error_text(exc), notice_is_error=True)
+    if not channel.is_active:
+        notice = "Paused: no longer scanned."
+    elif not channel.maps.filter(role=MapRole.READER).exists():
+        notice = "Active, but no account reads it yet: add a reader."
+    else:
+        notice = "Active: scanned every cycle."
+    return _channel_row(request, pk, notice=notice)
+
+
+@login_required
+@require_POST
+def channel_settings(request, pk: int):
+    channel = get_object_or_404(Channel, pk=pk)
+    form = ChannelSettingsForm(request.POST)
+    if form.is_valid():
+        try:
+            services.channel_update(
+                channel=channel,
+                category=form.cleaned_data["category"],
+                expiration_days=form.cleaned_data["expiration_days"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            return _channel_row(request, pk, notice="Saved.")
+    return _channel_row(request, pk, settings_form=form)
+
+
+@login_required
+@require_POST
+def channel_add_reader(request, pk: int):
+    channel = get_object_or_404(Channel.objects.select_related("chat"), pk=pk)
+    form = ReaderForm(request.POST)
+    if not form.is_valid():
+        return _channel_row(request, pk, notice="Choose an account to read this channel.", notice_is_error=True)
+    account = form.cleaned_data["account"]
+    try:
+        services.channel_link_account(channel=channel, account=account)
+    except ValidationError as exc:
+        return _channel_row(request, pk, notice=_error_text(exc), notice_is_error=True)
+    return _channel_row(request, pk, notice=f"{account} reads it now.")
+
+
+@login_required
+@require_POST
+def channel_remove_reader(request, pk: int, account_pk: int):
+    channel = get_object_or_404(Channel, pk=pk)
+    account = get_object_or_404(TelegramAccount, pk=account_pk)
+    services.channel_unlink_account(channel=channel, account=account)
+    return _channel_row(request, pk, notice=f"{account} no longer reads it.")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def channel_make_destination(request, pk: int):
+    """A dialog: choose the writers, then this channel becomes the one destination."""
+    row = selectors.channel_row(get_object_or_404(selectors.channel_list(), pk=pk))
+    initial = {"writers": row.writers or row.posters}
+    form = DestinationForm(request.POST or None, posters=row.posters, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.destination_set(channel=row.channel, writers=list(form.cleaned_data["writers"]))
+        except ValidationError as exc:
+            form.add_error(None, _error_text(exc))
+        else:
+            if not request.htmx:
+                messages.success(request, f"{row.channel.title} is the destination now.")
+                return redirect("ingestion:channels")
+            # The dialog closes, and every row is redrawn: the old destination changed too.
+            return render(request, f"{CHANNELS}#channel-rows-replaced", {"rows": selectors.channel_rows()})
+    context = {"row": row, "form": form, "current": services.destination_get(), "dialog": "destination-dialog"}
+    if request.htmx:
+        return render(request, f"{CHANNELS}#destination-dialog", context)
+    return render(request, CHANNELS, {"rows": selectors.channel_rows(), **context})
+
+
+@login_required
+@require_GET
+def channel_detail(request, pk: int):
+    channel = get_object_or_404(selectors.channel_list(), pk=pk)
+    context = {
+        "row": selectors.channel_row(channel),
+        "maps": selectors.channel_maps(channel=channel),
+        "topics": selectors.topic_list(channel=channel),
+        "package_count": channel.packages.count(),
+    }
+    return render(request, CHANNEL, context)
+
+
+@login_required
+@require_POST
+def channel_topic_fetch(request, pk: int, topic_pk: int):
+    topic = get_object_or_404(selectors.topic_list(channel=pk), pk=topic_pk)
+    form = TopicFetchForm(request.POST)
+    form.is_valid()  # a checkbox: absent means off
+    topic = services.topic_set_fetch(topic=topic, fetch_enabled=form.cleaned_data["fetch_enabled"])
+    if not request.htmx:
+        return redirect("ingestion:channel-detail", pk=pk)
+    return render(request, f"{CHANNEL}#topic-row", {"topic": topic, "channel_pk": pk})
+
+
+# Runs -------------------------------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def run_list(request):
+    status = request.GET.get("status", "")
+    if status not in RunStatus.values:
+        status = ""
+    runs = Paginator(selectors.run_list(status=status), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "runs": runs,
+        "status": status,
+        # Ingestion runs never pause; that state belongs to reminder runs.
+        "statuses": [choice for choice in RunStatus.choices if choice[0] != RunStatus.PAUSED],
+        "form": IngestNowForm(accounts=selectors.accounts_logged_in()),
+    }
+    return render(request, RUNS, context)
+
+
+@login_required
+@require_GET
+def run_row(request, pk: int):
+    """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is over."""
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    html = render_to_string(f"{RUNS}#run-row", {"run": run}, request=request)
+    return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+
+
+@login_required
+@require_POST
+def runs_ingest_now(request):
+    form = IngestNowForm(request.POST, accounts=selectors.accounts_logged_in())
+    if not form.is_valid():
+        messages.error(request, "Choose a logged-in account, or all accounts.")
+        return redirect("ingestion:runs")
+    account = form.cleaned_data["account"]
+    if account is None:
+        queued = services.ingestion_cycle_start(trigger="manual")
+        if queued:
+            names = ", ".join(str(run.account) for run in queued)
+            messages.success(request, f"Queued {_plural(len(queued), 'run')}: {names}.")
+        elif not selectors.accounts_that_ingest().exists():
+            messages.error(request, "No logged-in account reads an active channel; set one up on the Channels page.")
+        else:
+            messages.info(request, "Every reading account already has a run queued or running.")
+        return redirect("ingestion:runs")
+    try:
+        run, created = services.ingestion_run_request(account=account, trigger="manual")
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+    else:
+        if created:
+            messages.success(request, f"Queued run #{run.pk} for {account}.")
+        else:
+            messages.info(request, f"{account} already has run #{run.pk} {run.get_status_display().lower()}.")
+    return redirect("ingestion:runs")
+
+
+# Skipped packages -------------------------------------------------------------------------------------------
+
+
+def _channel_filter(request) -> Channel | None:
+    channel_id = request.GET.get("channel", "")
+    if not channel_id.isdigit():
+        return None
+    return Channel.objects.select_related("chat").filter(pk=channel_id).first()
+
+
+@login_required
+@require_GET
+def skipped_list(request):
+    reason = request.GET.get("reason", "")
+    if reason not in SkipReason.values:
+        reason = ""
+    channel = _channel_filter(request)
+    counts = selectors.skipped_reason_counts(channel=channel)
+    pills = [
+        {"value": value, "label": label, "count": counts.get(value, 0)}
+        for value, label in SkipReason.choices
+        if counts.get(value) or value == reason
+    ]
+    rows = Paginator(selectors.skipped_list(reason=reason, channel=channel), SKIPPED_PER_PAGE)
+    context = {
+        "rows": rows.get_page(request.GET.get("page")),
+        "reason": reason,
+        "channel": channel,
+        "pills": pills,
+        "total": sum(counts.values()),
+        "retry_all_form": RetryAllForm(initial={"reason": reason}),
+        "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
+    }
+    return render(request, SKIPPED, context)
+
+
+@login_required
+@require_POST
+def skipped_retry(request, pk: int):
+    skipped = SkippedPackage.objects.select_related("channel").filter(pk=pk).first()
+    if skipped is not None:
+        services.skipped_package_retry(skipped=skipped)
+    if not request.htmx:
+        if skipped is not None:
+            messages.success(request, f"{skipped.file_name} is queued for retry.")
+        return redirect("ingestion:skipped")
+    return render(request, f"{SKIPPED}#retried-row", {"skipped": skipped})
+
+
+@login_required
+@require_POST
+def skipped_retry_all(request):
+    form = RetryAllForm(request.POST)
+    if form.is_valid():
+        reason = form.cleaned_data["reason"]
+        count = services.skipped_packages_retry_all(reason=reason)
+        what = SkipReason(reason).label.lower() if reason else "skipped"
+        messages.success(
+            request,
+            f"{_plural(count, 'package')} ({what}) queued for retry; the next ingestion cycle tries them again.",
+        )
+    else:
+        messages.error(request, "Unknown reason; choose one from the list.")
+    url = reverse("ingestion:skipped")
+    # HTMX asked (it shows the confirmation): a full reload shows the message and what is left.
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

@@ -220,8 +220,9 @@ class IngestionCycle:
         problems = []
         try:
             reader = await self._gateway(self.account)
-            checks = [ref for channel_map, ref in maps if plan[channel_map.pk].action == scanning.CHECK]
-            last_ids = await self._last_message_ids(reader, checks)
+            # Scanned channels are asked too (same request): their last id is what the scan reaches.
+            wanted = [ref for channel_map, ref in maps if plan[channel_map.pk].action != scanning.SKIP]
+            last_ids = await self._last_message_ids(reader, wanted)
             for channel_map, ref in maps:
                 action = plan[channel_map.pk].action
                 if action == scanning.SKIP:

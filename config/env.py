@@ -68,11 +68,22 @@ def write_env_file(path: Path, values: dict[str, str]) -> None:
     path.write_text("".join(f"{key}={value}\n" for key, value in values.items()))
 
 
+def var_dir(root: Path) -> Path:
+    """Where the local stack keeps its data: <root>/var, or STASHCAST_VAR_DIR."""
+    custom = os.environ.get("STASHCAST_VAR_DIR", "").strip()
+    return Path(custom).expanduser().absolute() if custom else root / "var"
+
+
 def load_local_stack(root: Path) -> None:
     """Let any process on this machine talk to the stack `make run` started.
 
-    Variables already set win; var/stack.env exists only while the stack runs.
+    Variables already set win; stack.env exists only while the stack runs. `make test`
+    sets STASHCAST_IGNORE_STACK_ENV so tests never pick up a running stack's folders.
     """
-    for path in (root / "var" / "secret.env", root / "var" / "stack.env"):
+    var = var_dir(root)
+    paths = [var / "secret.env"]
+    if not envbool("STASHCAST_IGNORE_STACK_ENV", False):
+        paths.append(var / "stack.env")
+    for path in paths:
         for key, value in read_env_file(path).items():
             os.environ.setdefault(key, value)

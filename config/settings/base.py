@@ -5,7 +5,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envbool, envint, envlist, envstr, load_local_stack
+from config.env import envbool, envint, envlist, envstr, load_local_stack, var_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 load_local_stack(BASE_DIR)
@@ -101,7 +101,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))
 MEDIA_URL = "media/"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -172,7 +172,7 @@ if TELEGRAM_BACKEND not in {"telethon", "sandbox"}:
     raise ImproperlyConfigured(f"TELEGRAM_BACKEND={TELEGRAM_BACKEND!r}; use telethon or sandbox.")
 if TELEGRAM_BACKEND == "telethon" and not (TELEGRAM_API_ID and TELEGRAM_API_HASH):
     raise ImproperlyConfigured("TELEGRAM_BACKEND=telethon needs TELEGRAM_API_ID and TELEGRAM_API_HASH.")
-SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(BASE_DIR / "var" / "sandbox")))
+SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(var_dir(BASE_DIR) / "sandbox")))
 # Fernet keys, newest first; older keys still decrypt.
 SESSION_ENCRYPTION_KEYS = envlist("STASHCAST_SESSION_KEYS", [])
 
@@ -206,4 +206,4 @@ INGEST_PROGRESS_EVERY_SECONDS = 2
 INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = envint("INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS", 300, minimum=0)
 INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = envint("INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD", 5, minimum=1)
 INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH = envint("INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH", 5, minimum=1)
-INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(BASE_DIR / "var" / "staging")))
+INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(var_dir(BASE_DIR) / "staging")))

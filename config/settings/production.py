@@ -1,20 +1,43 @@
-"""Production: behind HTTPS, secrets from the environment only."""
+"""Production: behind an HTTPS reverse proxy, secrets from the environment only.
 
-from config.env import envbool, envint
+`manage.py check --deploy --fail-level WARNING` passes with these defaults
+(tests/config/test_settings.py keeps it so).
+"""
+
+from cryptography.fernet import Fernet
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import envbool, envint, envlist, envstr
 from config.settings.base import *  # noqa: F403
 from config.settings.base import SESSION_ENCRYPTION_KEYS
 
 DEBUG = False
+# Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does.
+SECRET_KEY = envstr("DJANGO_SECRET_KEY")
+
+ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", [])
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must be set (comma-separated host names, e.g. stash.example.com).")
+
 if not SESSION_ENCRYPTION_KEYS:
-    from django.core.exceptions import ImproperlyConfigured
+    raise ImproperlyConfigured(
+        "STASHCAST_SESSION_KEYS must be set (comma-separated Fernet keys, newest first). Make one with: "
+        'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+    )
+for _position, _key in enumerate(SESSION_ENCRYPTION_KEYS, start=1):
+    try:
+        Fernet(_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"STASHCAST_SESSION_KEYS: key {_position} is not a Fernet key (32 url-safe base64-encoded bytes)."
+        ) from None
 
-    raise ImproperlyConfigured("STASHCAST_SESSION_KEYS must be set (comma-separated Fernet keys, newest first).")
-
+# The proxy terminates TLS and must set (not pass through) X-Forwarded-Proto.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = envbool("DJANGO_SECURE_SSL_REDIRECT", True)
-SECURE_HSTS_SECONDS = envint("DJANGO_SECURE_HSTS_SECONDS", 31536000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-SECURE_HSTS_PRELOAD = True
+SECURE_HSTS_SECONDS = envint("DJANGO_SECURE_HSTS_SECONDS", 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = envbool("DJANGO_SECURE_HSTS_PRELOAD", True)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True

@@ -1,0 +1,156 @@
+"""Ingestion data path: a 1 GiB opaque document from the sandbox to the destination.
+
+Prints
+- payload bytes read for hashing per payload byte (goal 1.0): every byte that
+  reaches a SHA-256 in the pipeline, over the document's size;
+- the pipeline's CPU seconds per GiB, next to hashlib.sha256 over the same
+  bytes in the same run (goal: ratio ≤ 2.0). The simulated Telegram's own CPU
+  (making the bytes, storing the upload) is measured apart and left out.
+
+    .venv/bin/python -m bench.ingest_datapath [--size-mib 1024]
+"""
+
+import argparse
+import hashlib
+import time
+import types
+
+from bench.harness import bench_django
+
+GIB = 1024**3
+
+
+_sha256 = hashlib.sha256
+
+
+class CountingSha256:
+    """hashlib.sha256 that counts the bytes it is fed."""
+
+    fed = 0
+
+    def __init__(self, data=b""):
+        self._hash = _sha256(data)
+        CountingSha256.fed += len(data)
+
+    def update(self, data):
+        CountingSha256.fed += len(data)
+        self._hash.update(data)
+
+    def hexdigest(self):
+        return self._hash.hexdigest()
+
+    def digest(self):
+        return self._hash.digest()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mib", type=int, default=1024)
+    args = parser.parse_args()
+    size = args.size_mib * 1024 * 1024
+    bench_django("datapath")
+
+    from django.conf import settings
+
+    from core.runs import run_claim
+    from ingestion import pipeline
+    from ingestion.models import IngestionRun
+    from telegram.sandbox import gateway as sandbox_gateway
+    from telegram.sandbox.authorize import sandbox_authorize
+    from telegram.sandbox.world import world_load
+
+    world = {
+        "limits": {"upload_max_bytes": 2 * GIB, "premium_upload_max_bytes": 4 * GIB},
+        "accounts": [{"phone": "+15550000001", "first_name": "Reader", "code": "12345"}],
+        "chats": [
+            {
+                "id": 1001,
+                "title": "Source",
+                "type": "channel",
+                "role": "source",
+                "members": ["+15550000001"],
+                "messages": [{"id": 1, "document": {"name": "payload.zip", "size": size, "seed": 42}}],
+            },
+            {
+                "id": 9000,
+                "title": "Archive",
+                "type": "channel",
+                "role": "destination",
+                "members": ["+15550000001"],
+                "admins": ["+15550000001"],
+            },
+        ],
+    }
+    world_load(settings.SANDBOX_PATH, world)
+    sandbox_authorize()
+
+    # The simulated Telegram's CPU (generating the bytes, keeping the upload) is not the pipeline's.
+    sandbox_cpu = [0.0]
+    original_download = sandbox_gateway.SandboxGateway.iter_download
+    original_upload = sandbox_gateway.SandboxGateway.upload_document
+
+    async def timed_download(self, *args, **kwargs):
+        iterator = original_download(self, *args, **kwargs).__aiter__()
+        while True:
+            started = time.thread_time()
+            try:
+                chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                sandbox_cpu[0] += time.thread_time() - started
+                return
+            sandbox_cpu[0] += time.thread_time() - started
+            yield chunk
+
+    async def timed_upload(self, *args, **kwargs):
+        started = time.thread_time()
+        try:
+            return await original_upload(self, *args, **kwargs)
+        finally:
+            sandbox_cpu[0] += time.thread_time() - started
+
+    sandbox_gateway.SandboxGateway.iter_download = timed_download
+    sandbox_gateway.SandboxGateway.upload_document = timed_upload
+    pipeline.hashlib = types.SimpleNamespace(sha256=CountingSha256)
+
+    from accounts.models import TelegramAccount
+
+    run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command")
+    claimed = run_claim(model=IngestionRun, run_id=run.pk)
+    cpu_started, wall_started = time.process_time(), time.monotonic()
+    pipeline.ingestion_run_execute(run=claimed)
+    pipeline_cpu = time.process_time() - cpu_started - sandbox_cpu[0]
+    wall = time.monotonic() - wall_started
+    claimed.refresh_from_db()
+    assert claimed.ingested == 1, claimed.error
+
+    # The yardstick: hashlib.sha256 over the same bytes, in this run.
+    from telegram.sandbox.content import seeded_read
+
+    reference = hashlib.sha256()
+    chunk_size = 4 * 1024 * 1024
+    chunks = [
+        seeded_read(seed=42, size=size, offset=offset, length=min(chunk_size, size - offset))
+        for offset in range(0, min(size, 64 * chunk_size), chunk_size)
+    ]
+    sha_started = time.process_time()
+    hashed = 0
+    while hashed < size:
+        for chunk in chunks:
+            if hashed >= size:
+                break
+            reference.update(chunk)
+            hashed += len(chunk)
+    sha_cpu = time.process_time() - sha_started
+
+    gib = size / GIB
+    print(f"payload: {size:,} bytes ({gib:.2f} GiB), wall {wall:.1f} s")
+    print(f"payload bytes read for hashing per payload byte: {CountingSha256.fed / size:.3f}  (goal 1.0)")
+    print(
+        f"pipeline CPU: {pipeline_cpu / gib:.2f} s/GiB   hashlib.sha256: {sha_cpu / gib:.2f} s/GiB   "
+        f"ratio {pipeline_cpu / sha_cpu:.2f}  (goal ≤ 2.0)"
+    )
+    print(f"simulated Telegram CPU (left out): {sandbox_cpu[0] / gib:.2f} s/GiB")
+
+
+if __name__ == "__main__":
+    main()

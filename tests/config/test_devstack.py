@@ -1,0 +1,206 @@
+"""The local stack of `make run` / `make test`: embedded services, busy ports, secrets, var/."""
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from cryptography.fernet import Fernet
+from django.conf import settings
+
+from config import devstack
+from config.devstack import EmbeddedPostgres, EmbeddedRedis, Stack, StackError, _port_busy, ensure_secrets
+from config.env import load_local_stack, var_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def busy_port():
+    """A port something else listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def _stack(tmp_path: Path, **ports: int) -> Stack:
+    values = {name: _free_port() for name in ("pg_port", "redis_port", "web_port", "flower_port")}
+    values.update(ports)
+    return Stack(var=tmp_path / "var", **values)
+
+
+@pytest.mark.processes
+def test_embedded_redis_starts_keeps_its_data_and_stops(tmp_path):
+    port = _free_port()
+    server = EmbeddedRedis(tmp_path / "redis", port)
+    assert server.start() is True
+    try:
+        assert server.running()
+        assert EmbeddedRedis(tmp_path / "redis", port).start() is False, "a running server is shared, not restarted"
+        client = redis.Redis.from_url(server.url)
+        client.set("stashcast:probe", "kept")
+        assert client.get("stashcast:probe") == b"kept"
+        client.close()
+    finally:
+        server.stop()
+    assert not _port_busy(port)
+    assert not server.pidfile.exists()
+    assert (tmp_path / "redis" / "redis.log").exists()
+
+
+def test_embedded_redis_names_the_busy_port(tmp_path, busy_port):
+    with pytest.raises(StackError) as caught:
+        EmbeddedRedis(tmp_path / "redis", busy_port).start()
+    message = str(caught.value)
+    assert f"Port {busy_port} (embedded Redis) is already in use" in message
+    assert "STASHCAST_REDIS_PORT" in message and "REDIS_URL" in message
+    assert not (tmp_path / "redis").exists(), "nothing is started or written when the port is taken"
+
+
+def test_embedded_postgres_names_the_busy_port(tmp_path, busy_port):
+    with pytest.raises(StackError) as caught:
+        EmbeddedPostgres(tmp_path / "postgres", busy_port).start()
+    message = str(caught.value)
+    assert f"Port {busy_port} (embedded PostgreSQL) is already in use" in message
+    assert "STASHCAST_PG_PORT" in message and "DATABASE_URL" in message
+    assert not (tmp_path / "postgres").exists()
+
+
+@pytest.mark.parametrize(
+    ("which", "what", "setting"), [("web_port", "the dashboard", "PORT"), ("flower_port", "Flower", "FLOWER_PORT")]
+)
+def test_make_run_names_a_busy_web_or_flower_port_before_starting_anything(
+    tmp_path, busy_port, monkeypatch, which, what, setting
+):
+    started = []
+    monkeypatch.setattr(devstack, "start_services", lambda stack: started.append(stack))
+    with pytest.raises(StackError, match=rf"Port {busy_port} \({what}\) is already in use.*set {setting} "):
+        devstack.command_run(_stack(tmp_path, **{which: busy_port}))
+    assert started == []
+
+
+def test_make_run_refuses_one_port_for_web_and_flower(tmp_path):
+    port = _free_port()
+    with pytest.raises(StackError, match=f"PORT and FLOWER_PORT are both {port}"):
+        devstack.command_run(_stack(tmp_path, web_port=port, flower_port=port))
+
+
+def test_services_started_before_a_failure_are_stopped_again(tmp_path, busy_port, monkeypatch):
+    stopped = []
+
+    class FakePostgres:
+        def __init__(self, data_dir, port):
+            self.url = f"postgres://postgres@127.0.0.1:{port}/stashcast"
+
+        def start(self):
+            return True
+
+        def stop(self):
+            stopped.append("postgres")
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setattr(devstack, "EmbeddedPostgres", FakePostgres)
+    with pytest.raises(StackError, match=f"Port {busy_port}"):
+        devstack.start_services(_stack(tmp_path, redis_port=busy_port))
+    assert stopped == ["postgres"]
+
+
+def test_services_stay_up_while_another_command_of_the_stack_uses_them(tmp_path):
+    """`make test` must not stop the PostgreSQL it started while a `make run` it shares it with still runs."""
+    stack = _stack(tmp_path)
+    users = stack.var / "users"
+    users.mkdir(parents=True)
+    (users / "999999999").touch()  # a command that was killed: forgotten
+    stopped = []
+
+    class Service:
+        def stop(self):
+            stopped.append(self)
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (users / str(other.pid)).touch()
+        assert devstack.other_users(stack) == [other.pid]
+        assert not (users / "999999999").exists()
+        devstack.stop_services(stack, [Service()])
+        assert stopped == []
+    finally:
+        other.kill()
+        other.wait()
+    devstack.stop_services(stack, [Service()])
+    assert len(stopped) == 1
+
+
+def test_the_running_embedded_postgres_is_shared_not_restarted():
+    database = settings.DATABASES["default"]
+    stack = Stack.from_env()
+    data_dir = stack.var / "postgres"
+    if database["HOST"] != "127.0.0.1" or int(database["PORT"]) != stack.pg_port:
+        pytest.skip("the tests use a PostgreSQL of their own (DATABASE_URL), not the embedded one")
+    if not (data_dir / "postmaster.pid").exists():
+        pytest.skip(f"no embedded PostgreSQL runs from {data_dir}")
+    server = EmbeddedPostgres(data_dir, stack.pg_port)
+    assert server.running()
+    assert server.start() is False
+    with psycopg.connect(server.url) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_secrets_are_generated_once_and_kept_private(tmp_path, monkeypatch):
+    monkeypatch.delenv("STASHCAST_ADMIN_PASSWORD", raising=False)
+    monkeypatch.delenv("STASHCAST_ADMIN_USER", raising=False)
+    path = tmp_path / "var" / "secret.env"
+    first = ensure_secrets(path)
+    assert set(first) == {
+        "DJANGO_SECRET_KEY",
+        "STASHCAST_SESSION_KEYS",
+        "STASHCAST_ADMIN_USER",
+        "STASHCAST_ADMIN_PASSWORD",
+    }
+    Fernet(first["STASHCAST_SESSION_KEYS"])  # a real key
+    assert len(first["DJANGO_SECRET_KEY"]) >= 50
+    assert first["STASHCAST_ADMIN_USER"] == "admin"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_secrets(path) == first
+
+
+def test_var_folder_can_be_relocated(tmp_path, monkeypatch):
+    monkeypatch.delenv("STASHCAST_VAR_DIR", raising=False)
+    assert var_dir(ROOT) == ROOT / "var"
+    monkeypatch.setenv("STASHCAST_VAR_DIR", str(tmp_path / "elsewhere"))
+    assert var_dir(ROOT) == tmp_path / "elsewhere"
+    assert Stack.from_env().var == tmp_path / "elsewhere"
+    assert Stack.from_env().stack_env == tmp_path / "elsewhere" / "stack.env"
+
+
+def test_manage_py_finds_the_running_stack_but_tests_ignore_it(tmp_path, monkeypatch):
+    (tmp_path / "stack.env").write_text("STASHCAST_PROBE_URL=redis://127.0.0.1:1/0\n")
+    monkeypatch.setenv("STASHCAST_VAR_DIR", str(tmp_path))
+    monkeypatch.setenv("STASHCAST_PROBE_URL", "placeholder")
+    monkeypatch.delenv("STASHCAST_PROBE_URL")  # restored (removed) after the test
+
+    monkeypatch.setenv("STASHCAST_IGNORE_STACK_ENV", "true")
+    load_local_stack(ROOT)
+    assert "STASHCAST_PROBE_URL" not in os.environ
+
+    monkeypatch.setenv("STASHCAST_IGNORE_STACK_ENV", "false")
+    load_local_stack(ROOT)
+    assert os.environ["STASHCAST_PROBE_URL"] == "redis://127.0.0.1:1/0"
+
+
+def test_bad_port_setting_fails_loudly(monkeypatch):
+    monkeypatch.setenv("STASHCAST_REDIS_PORT", "redis")
+    assert devstack.main(["run"]) == 1

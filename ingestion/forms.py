@@ -45,11 +45,8 @@ class AccountMultipleChoiceField(forms.ModelMultipleChoiceField):
 
 
 class ReaderForm(forms.Form):
-    account = AccountChoiceField(queryset=TelegramAccount.objects.none(), label="Account")
-
-    def __init__(self, *args, members, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["account"].queryset = TelegramAccount.objects.filter(pk__in=[a.pk for a in members])
+    # Whether the account is in the channel is channel_link_account's to say, with a message.
+    account = AccountChoiceField(queryset=TelegramAccount.objects.all(), label="Account")
 
 
 class DestinationForm(forms.Form):

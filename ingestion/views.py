@@ -139,7 +139,7 @@ def channel_make_destination(request, pk: int):
     """A dialog: choose the writers, then this channel becomes the one destination."""
     row = selectors.channel_row(get_object_or_404(selectors.channel_list(), pk=pk))
     initial = {"writers": row.writers or row.posters}
-    form = DestinationForm(request.POST or None, posters=row.posters, initial=initial)
+    form = DestinationForm(request.POST if request.method == "POST" else None, posters=row.posters, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             services.destination_set(channel=row.channel, writers=list(form.cleaned_data["writers"]))

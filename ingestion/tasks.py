@@ -26,4 +26,6 @@ def ingestion_recover() -> dict:
 
 @worker_ready.connect
 def _recover_at_start(sender, **kwargs):
+    # A worker that starts recovers what a crash left, then looks for new archives right away.
     ingestion_recover.delay()
+    ingestion_cycle_start.delay()

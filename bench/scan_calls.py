@@ -58,7 +58,14 @@ def build_world() -> dict:
             }
         )
     chats.append(
-        {"id": 9000, "title": "Archive", "type": "channel", "role": "destination", "members": [WRITER], "admins": [WRITER]}
+        {
+            "id": 9000,
+            "title": "Archive",
+            "type": "channel",
+            "role": "destination",
+            "members": [WRITER],
+            "admins": [WRITER],
+        }
     )
     accounts = [{"phone": phone, "first_name": phone[-2:], "code": "12345"} for phone in (READER, BASELINE, WRITER)]
     return {"accounts": accounts, "chats": chats}

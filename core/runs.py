@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
@@ -35,23 +35,26 @@ def run_claim(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
 
 
 def run_claim_next(*, model: type[ClaimableRun], **filters) -> ClaimableRun | None:
-    """Claim the oldest queued run matching filters, skipping rows others are claiming."""
-    with transaction.atomic():
-        run = (
-            model.objects.select_for_update(skip_locked=True)
-            .filter(status=RunStatus.QUEUED, **filters)
-            .order_by("pk")
-            .first()
-        )
-        if run is None:
-            return None
-        now = timezone.now()
-        run.status = RunStatus.RUNNING
-        run.worker_id = worker_id()
-        run.claimed_at = now
-        run.heartbeat_at = now
-        run.save(update_fields=["status", "worker_id", "claimed_at", "heartbeat_at"])
-        return run
+    """Claim the oldest queued run matching filters, skipping rows others are claiming.
+
+    One statement (UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING …):
+    one round trip per claim, however many workers compete.
+    """
+    candidates = model.objects.filter(status=RunStatus.QUEUED, **filters).order_by("pk").values("pk")[:1]
+    select_sql, select_params = candidates.query.sql_with_params()
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in model._meta.concrete_fields)
+    now = timezone.now()
+    sql = (
+        f"UPDATE {quote(model._meta.db_table)} SET status = %s, worker_id = %s, claimed_at = %s, heartbeat_at = %s "
+        f"WHERE id = ({select_sql} FOR UPDATE SKIP LOCKED) RETURNING {columns}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [RunStatus.RUNNING, worker_id(), now, now, *select_params])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return model.from_db(connection.alias, [field.attname for field in model._meta.concrete_fields], row)
 
 
 def run_heartbeat(*, run: ClaimableRun) -> bool:

@@ -1,9 +1,13 @@
+import logging
+
 from celery import shared_task
 from celery.signals import worker_ready
 
 from core.runs import run_claim
 from ingestion import pipeline, recovery, services
 from ingestion.models import IngestionRun
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task
@@ -15,7 +19,8 @@ def ingestion_cycle_start() -> int:
 def ingestion_run_execute(run_id: int) -> str | None:
     run = run_claim(model=IngestionRun, run_id=run_id)
     if run is None:
-        return None  # another delivery of this task already has it
+        logger.info("Ingestion run %s is not queued (another delivery has it); nothing to do.", run_id)
+        return None
     return pipeline.ingestion_run_execute(run=run)
 
 

@@ -147,7 +147,12 @@ CELERY_TASK_ROUTES = {
     "reminders.tasks.reminder_run_*": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 4 * 3600, minimum=60)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 4 * 3600, minimum=1),
+    # How often workers look for unacknowledged tasks past the timeout (kombu: interval × throttle).
+    "unacked_restore_interval": envint("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+    "unacked_restore_throttle": envint("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
@@ -207,3 +212,22 @@ INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = envint("INGEST_SKIP_RECENT_SCAN_WINDOW_
 INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = envint("INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD", 5, minimum=1)
 INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH = envint("INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH", 5, minimum=1)
 INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(var_dir(BASE_DIR) / "staging")))
+
+# Reminders (DESIGN.md "Reminders"): every account's send pace, shared by all workers through Redis.
+REMINDER_MAX_SEND_PER_MINUTE = envint("REMINDER_MAX_SEND_PER_MINUTE", 40, minimum=1)
+REMINDER_SEND_BURST = envint("REMINDER_SEND_BURST", 3, minimum=1)
+REMINDER_GROUP_CONCURRENCY = envint("REMINDER_GROUP_CONCURRENCY", 3, minimum=1)
+# Pause between the parts of one group, so a group's messages do not look machine-fired.
+REMINDER_PART_JITTER_MIN_MS = envint("REMINDER_PART_JITTER_MIN_MS", 200, minimum=0)
+REMINDER_PART_JITTER_MAX_MS = envint("REMINDER_PART_JITTER_MAX_MS", 500, minimum=0)
+if REMINDER_PART_JITTER_MAX_MS < REMINDER_PART_JITTER_MIN_MS:
+    raise ImproperlyConfigured("REMINDER_PART_JITTER_MAX_MS must be at least REMINDER_PART_JITTER_MIN_MS.")
+REMINDER_TRANSIENT_RETRIES = envint("REMINDER_TRANSIENT_RETRIES", 3, minimum=0)
+# A run whose account is busy with another run waits this long before it tries again.
+REMINDER_ACCOUNT_BUSY_RETRY_SECONDS = envint("REMINDER_ACCOUNT_BUSY_RETRY_SECONDS", 10, minimum=1)
+REMINDER_PROGRESS_EVERY_SECONDS = 2
+REMINDER_OBSERVED_RATE_RUNS = 5
+CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
+    "task": "reminders.tasks.reminder_runs_auto_resume",
+    "schedule": 60.0,
+}

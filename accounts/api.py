@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from accounts import selectors, services
 from accounts.models import AuthState, TelegramAccount
-from core.api import error_response
+from core.api import ErrorSerializer, error_response
 from core.crypto import SealBroken
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, LoginError, TransientError
 
@@ -65,11 +65,6 @@ class SignInSerializer(serializers.Serializer):
         if bool(attrs.get("code", "").strip()) == bool(attrs.get("password", "")):
             raise ValidationError("Send either the login code or the two-step verification password.")
         return attrs
-
-
-class ErrorSerializer(serializers.Serializer):
-    message = serializers.CharField(help_text="What went wrong and what to do about it.")
-    retry_after = serializers.IntegerField(required=False, help_text="Seconds Telegram asks to wait (429 only).")
 
 
 ERRORS = {

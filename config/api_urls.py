@@ -1,8 +1,9 @@
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import AccountViewSet
+from core.api import MetricsView, NotificationViewSet
+from core.security import obtain_auth_token
 from ingestion.api import (
     ChannelViewSet,
     DestinationView,
@@ -12,17 +13,23 @@ from ingestion.api import (
     TopicViewSet,
 )
 from packages.api import PackageViewSet
+from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 
 router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")
+router.register("notifications", NotificationViewSet, basename="notification")
 router.register("channels", ChannelViewSet, basename="channel")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
+router.register("reminders", ReminderViewSet, basename="reminder")
+router.register("reminder-runs", ReminderRunViewSet, basename="reminder-run")
+router.register("media", MediaFileViewSet, basename="media")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
+    path("metrics/", MetricsView.as_view(), name="api-metrics"),
     path("destination/", DestinationView.as_view(), name="api-destination"),
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
     *router.urls,

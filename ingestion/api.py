@@ -8,12 +8,19 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api import ErrorSerializer  # one "Error" component in the schema
 from accounts.models import TelegramAccount
+from core.api import ErrorSerializer
 from core.models import RunStatus
 from ingestion import selectors, services
-from ingestion.models import Channel, IngestionRun, MapRole, SkippedPackage, SkipReason, TopicProgress
-
+from ingestion.models import (
+    AccountChannelMap,
+    Channel,
+    IngestionRun,
+    MapRole,
+    SkippedPackage,
+    SkipReason,
+    TopicProgress,
+)
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
 
@@ -35,6 +42,25 @@ class ServiceErrorsMixin:
 # Channels -------------------------------------------------------------------------------------------------
 
 
+class ScanStateSerializer(serializers.ModelSerializer):
+    """What one reading account knows of a channel: watermark and scan state."""
+
+    in_backoff = serializers.BooleanField(read_only=True, help_text="Idle long enough to be checked every Nth cycle.")
+
+    class Meta:
+        model = AccountChannelMap
+        fields = [
+            "account",
+            "last_processed_message_id",
+            "scanned_through_message_id",
+            "last_scanned_at",
+            "last_scan_found_archives",
+            "consecutive_empty_scans",
+            "in_backoff",
+        ]
+        read_only_fields = fields
+
+
 class ChannelSerializer(serializers.ModelSerializer):
     telegram_id = serializers.IntegerField(source="chat.telegram_id", read_only=True)
     title = serializers.CharField(source="chat.title", read_only=True)
@@ -43,6 +69,7 @@ class ChannelSerializer(serializers.ModelSerializer):
     readers = serializers.SerializerMethodField(help_text="Ids of the accounts that scan this channel.")
     writers = serializers.SerializerMethodField(help_text="Ids of the accounts that upload here (destination).")
     skipped_count = serializers.IntegerField(read_only=True)
+    scan_state = serializers.SerializerMethodField(help_text="Per reading account: watermark and scan state.")
 
     class Meta:
         model = Channel
@@ -59,10 +86,15 @@ class ChannelSerializer(serializers.ModelSerializer):
             "readers",
             "writers",
             "skipped_count",
+            "scan_state",
             "last_error",
             "created_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(ScanStateSerializer(many=True))
+    def get_scan_state(self, channel: Channel) -> list[dict]:
+        return ScanStateSerializer([m for m in channel.maps.all() if m.role == MapRole.READER], many=True).data
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
     def get_readers(self, channel: Channel) -> list[int]:
@@ -126,13 +158,26 @@ class ChannelViewSet(ServiceErrorsMixin, mixins.ListModelMixin, mixins.RetrieveM
 
 
 class TopicSerializer(serializers.ModelSerializer):
+    in_backoff = serializers.BooleanField(read_only=True, help_text="Idle long enough to be checked every Nth cycle.")
     channel = serializers.IntegerField(source="map.channel_id", read_only=True)
     account = serializers.IntegerField(source="map.account_id", read_only=True, help_text="The reading account.")
 
     class Meta:
         model = TopicProgress
-        fields = ["id", "channel", "account", "topic_id", "title", "fetch_enabled", "last_processed_message_id"]
-        read_only_fields = ["id", "channel", "account", "topic_id", "title", "last_processed_message_id"]
+        fields = [
+            "id",
+            "channel",
+            "account",
+            "topic_id",
+            "title",
+            "fetch_enabled",
+            "last_processed_message_id",
+            "last_scanned_at",
+            "last_scan_found_archives",
+            "consecutive_empty_scans",
+            "in_backoff",
+        ]
+        read_only_fields = [name for name in fields if name != "fetch_enabled"]
 
 
 class TopicFetchSerializer(serializers.Serializer):

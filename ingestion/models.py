@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -60,6 +61,11 @@ class AccountChannelMap(models.Model):
     def __str__(self) -> str:
         return f"{self.account} {self.role} of {self.channel}"
 
+    @property
+    def in_backoff(self) -> bool:
+        """Idle long enough to be checked only every INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH cycle."""
+        return self.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
+
 
 class TopicProgress(models.Model):
     map = models.ForeignKey(AccountChannelMap, on_delete=models.CASCADE, related_name="topics")
@@ -77,6 +83,10 @@ class TopicProgress(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def in_backoff(self) -> bool:
+        return self.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
 
     @property
     def is_general(self) -> bool:

@@ -25,7 +25,7 @@ from core import locks
 from core.crypto import unseal
 from core.models import RunStatus
 from core.runs import run_finish, run_heartbeat
-from ingestion import scanning
+from ingestion import notifications, scanning
 from ingestion import services as ingestion_services
 from ingestion.models import (
     AccountChannelMap,
@@ -176,6 +176,7 @@ class IngestionCycle:
                 status, error = async_to_sync(self._cycle)()
             except (AuthRequired, AccountRestricted) as exc:
                 account_mark_unusable(account=self.account, error=exc)
+                notifications.notify_account_unusable(account=self.account)
                 status, error = RunStatus.FAILED, f"{self.account}: {exc}"
             except Exception as exc:
                 logger.exception("Ingestion run %s failed", self.run.pk)
@@ -317,6 +318,7 @@ class IngestionCycle:
         channel = channel_map.channel
         channel.last_error = f"{self.account}: {error}"
         channel.save(update_fields=["last_error"])
+        notifications.notify_channel_unreachable(channel=channel, account=self.account, error=error)
 
     async def _learn_topics(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
         """List the forum's topics (TOPICS_PAGE a page): only to learn new topics and their titles."""
@@ -509,6 +511,7 @@ class IngestionCycle:
                     f"{size} bytes is above INGEST_MAX_PACKAGE_BYTES ({settings.INGEST_MAX_PACKAGE_BYTES}).",
                 )
             if writer is None:
+                await db(notifications.notify_destination_unreachable)()
                 raise SetFailed(
                     SkipReason.NO_DESTINATION,
                     "No destination channel with a logged-in writer account; choose one on the Channels page.",
@@ -598,7 +601,7 @@ class IngestionCycle:
         self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
     ) -> tuple[Path, str]:
         """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
-        path = folder / item.document.name
+        path = folder / package_services.disk_name(item.document.name)
         volume_hash = hashlib.sha256()
         offset = 0
         transient = 0
@@ -657,10 +660,14 @@ class IngestionCycle:
         for index, part in enumerate(plan):
             path = paths[part.volume_index]
             if part.length != items[part.volume_index].document.size:
-                path = folder / part.name
-                await asyncio.to_thread(
-                    package_services.part_write, source=paths[part.volume_index], part=part, target=path
-                )
+                path = folder / package_services.disk_name(part.name)
+                try:
+                    await asyncio.to_thread(
+                        package_services.part_write, source=paths[part.volume_index], part=part, target=path
+                    )
+                except package_services.SplitMismatch as exc:
+                    await db(notifications.notify_split_mismatch)(file_name=part.name, error=str(exc))
+                    raise
             message_id = await self._upload_part(writer, gateway, path, part, random_id_for(content_hash, index))
             dest_ids.append(message_id)
             if path.parent == folder:
@@ -692,6 +699,7 @@ class IngestionCycle:
                 await asyncio.sleep(min(2**transient, 30) * 0.1)
                 continue
             except (TargetForbidden, NotFound) as exc:
+                await db(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc
             if not sent.duplicate:
                 return sent.id

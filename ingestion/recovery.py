@@ -12,6 +12,7 @@ from accounts.models import AccountChat, AuthState
 from accounts.services import account_gateway_call
 from core.runs import runs_reap
 from ingestion.models import AccountChannelMap, IngestionRun, MapRole, TopicProgress
+from ingestion.notifications import notify_destination_messages_gone
 from ingestion.scanning import scan_state_reset
 from ingestion.services import destination_get, ingestion_run_enqueue
 from packages.models import MetadataStatus, Package
@@ -90,6 +91,8 @@ def packages_check_destination() -> int:
     )
     for package in gone:
         package_requeue_upload(package=package)
+    if gone:
+        notify_destination_messages_gone(packages=gone)
     return len(gone)
 
 

@@ -97,17 +97,17 @@ def run_get(*, pk: int) -> IngestionRun:
 
 
 def accounts_that_ingest() -> QuerySet[TelegramAccount]:
-    """Active, logged-in accounts that read at least one active channel: what "Ingest now" for all starts."""
-    return TelegramAccount.objects.filter(
-        is_active=True,
-        auth_state=AuthState.AUTHENTICATED,
-        channel_maps__role=MapRole.READER,
-        channel_maps__channel__is_active=True,
-    ).distinct()
-
-
-def accounts_logged_in() -> QuerySet[TelegramAccount]:
-    return TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED).order_by("phone")
+    """Active, logged-in accounts that read at least one active channel: those "Ingest now" can start."""
+    return (
+        TelegramAccount.objects.filter(
+            is_active=True,
+            auth_state=AuthState.AUTHENTICATED,
+            channel_maps__role=MapRole.READER,
+            channel_maps__channel__is_active=True,
+        )
+        .distinct()
+        .order_by("phone")
+    )
 
 
 def skipped_list(*, reason: str = "", channel: Channel | int | None = None) -> QuerySet[SkippedPackage]:

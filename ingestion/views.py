@@ -197,7 +197,7 @@ def run_list(request):
         "status": status,
         # Ingestion runs never pause; that state belongs to reminder runs.
         "statuses": [choice for choice in RunStatus.choices if choice[0] != RunStatus.PAUSED],
-        "form": IngestNowForm(accounts=selectors.accounts_logged_in()),
+        "form": IngestNowForm(accounts=selectors.accounts_that_ingest()),
     }
     return render(request, RUNS, context)
 
@@ -214,9 +214,9 @@ def run_row(request, pk: int):
 @login_required
 @require_POST
 def runs_ingest_now(request):
-    form = IngestNowForm(request.POST, accounts=selectors.accounts_logged_in())
+    form = IngestNowForm(request.POST, accounts=selectors.accounts_that_ingest())
     if not form.is_valid():
-        messages.error(request, "Choose a logged-in account, or all accounts.")
+        messages.error(request, "Choose a logged-in account that reads an active channel, or all accounts.")
         return redirect("ingestion:runs")
     account = form.cleaned_data["account"]
     if account is None:

@@ -1,9 +1,20 @@
 """Archive listings: read the directory of a zip, rar or 7z, never extract.
 
-Hostile input (not an archive, encrypted headers, absurd entry counts, odd
-names) ends as a ListingError with a reason, never a crash.
+Archives come from strangers. A listing runs in a child process with a memory
+ceiling and a time limit, so a header that declares millions of entries or an
+endless parse ends as a ListingError with a reason, never as a dead worker.
+Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
+odd names) ends the same way. Entry paths are made safe to store and show; an
+entry that points outside the archive (`../`, an absolute path, a link) is
+listed relative to it and flagged `unsafe`.
 """
 
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +26,19 @@ import rarfile
 from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP
 
 MAX_ENTRIES = 200_000
+# Above this a declared uncompressed size is a zip bomb or a lie: no model archive inflates to a terabyte.
+MAX_DECLARED_BYTES = 1024**4
+LISTING_MEMORY_BYTES = 1024**3
+LISTING_TIMEOUT_SECONDS = 60
+MAX_PATH_CHARS = 4096
+MAX_REASON_CHARS = 500
+
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# C0/C1 controls (NUL cannot even be stored in PostgreSQL) and lone surrogates from broken UTF-16 names.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_ZIP_UTF8_FLAG = 0x800
+_S_IFMT, _S_IFLNK = 0o170000, 0o120000
 
 
 @dataclass(frozen=True)
@@ -23,6 +47,8 @@ class Entry:
     size: int
     compressed_size: int | None = None
     crc32: int | None = None
+    # The archive placed it outside its own folder (../, absolute path) or it is a link: extracting it is risky.
+    unsafe: bool = False
 
 
 class ListingError(Exception):
@@ -38,94 +64,247 @@ class PasswordProtected(ListingError):
 def list_archive(archive_type: str, volumes: list[Path]) -> list[Entry]:
     """Entries of an archive set whose volumes are staged, in order, in one folder."""
     if archive_type == MODEL:
-        return [Entry(path=volumes[0].name, size=volumes[0].stat().st_size)]
+        return [Entry(path=safe_path(volumes[0].name)[0], size=volumes[0].stat().st_size)]
+    if archive_type not in (ZIP, SEVEN_ZIP, RAR):
+        raise ListingError(f"Unknown archive type {archive_type!r}")
+    return _list_in_child(archive_type, volumes)
+
+
+def safe_path(raw: str) -> tuple[str, bool]:
+    """An entry path fit to store and show, and whether it pointed outside the archive.
+
+    Backslashes count as separators (Windows extractors treat them so); `..`, `.`, empty parts, a leading
+    slash and a drive letter are dropped, the way a careful extractor would place the entry.
+    """
+    text = _UNPRINTABLE.sub("\ufffd", raw).replace("\\", "/")
+    escapes = text.startswith("/") or bool(_DRIVE.match(text))
+    text = _DRIVE.sub("", text)
+    kept: list[str] = []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if kept:
+                kept.pop()
+            else:
+                escapes = True
+            continue
+        kept.append(part)
+    path = "/".join(kept) or "\ufffd"
+    if len(path) > MAX_PATH_CHARS:
+        path = path[: MAX_PATH_CHARS - 1] + "…"
+    return path, escapes
+
+
+def _reason(text: str) -> str:
+    """An error text fit to store: archive parsers quote hostile names in their messages."""
+    text = _UNPRINTABLE.sub("\ufffd", text)
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+# -- the parent side ------------------------------------------------------------------------------------------
+
+
+def _list_in_child(archive_type: str, volumes: list[Path]) -> list[Entry]:
+    command = [
+        sys.executable,
+        "-m",
+        "packages.archives",
+        json.dumps(
+            {
+                "type": archive_type,
+                "volumes": [str(volume) for volume in volumes],
+                "max_entries": MAX_ENTRIES,
+                "max_declared_bytes": MAX_DECLARED_BYTES,
+                "memory_bytes": LISTING_MEMORY_BYTES,
+            }
+        ),
+    ]
+    python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": python_path}
     try:
-        if archive_type == ZIP:
-            return _list_zip(volumes)
-        if archive_type == SEVEN_ZIP:
-            return _list_7z(volumes)
-        if archive_type == RAR:
-            return _list_rar(volumes)
-    except ListingError:
-        raise
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        py7zr.exceptions.ArchiveError,
-        rarfile.Error,
-        EOFError,
-        OSError,
-        ValueError,
-        KeyError,
-        IndexError,
-        NotImplementedError,
-        MemoryError,
-    ) as exc:
-        raise ListingError(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}") from None
-    raise ListingError(f"Unknown archive type {archive_type!r}")
-
-
-def _checked(entries: list[Entry]) -> list[Entry]:
-    if len(entries) > MAX_ENTRIES:
-        raise ListingError(f"The archive lists {len(entries)} entries, above the limit of {MAX_ENTRIES}.")
-    return entries
-
-
-def _list_zip(volumes: list[Path]) -> list[Entry]:
-    if len(volumes) > 1 and volumes[0].name.lower().endswith(".001"):
-        with multivolumefile.open(_volume_base(volumes[0]), mode="rb") as stream:
-            return _zip_entries(zipfile.ZipFile(stream))
-    # A spanned set (.z01…+.zip) keeps its central directory in the last volume.
-    with zipfile.ZipFile(volumes[-1]) as archive:
-        return _zip_entries(archive)
-
-
-def _zip_entries(archive: zipfile.ZipFile) -> list[Entry]:
-    infos = archive.infolist()
-    if len(infos) > MAX_ENTRIES:
-        raise ListingError(f"The archive lists {len(infos)} entries, above the limit of {MAX_ENTRIES}.")
+        done = subprocess.run(
+            command, capture_output=True, timeout=LISTING_TIMEOUT_SECONDS, env=env, cwd=_PROJECT_ROOT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise ListingError(
+            f"Reading the archive listing took longer than {LISTING_TIMEOUT_SECONDS} s; it was stopped."
+        ) from None
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        answer = None
+    if done.returncode != 0 or not isinstance(answer, dict):
+        how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit code {done.returncode}"
+        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise ListingError(_reason(f"Reading the archive listing stopped unexpectedly ({how}). {last[0]}".strip()))
+    if "error" in answer:
+        error_class = PasswordProtected if answer.get("needs_password") else ListingError
+        raise error_class(answer["error"])
     return [
-        Entry(path=info.filename, size=info.file_size, compressed_size=info.compress_size, crc32=info.CRC)
-        for info in infos
-        if not info.is_dir()
+        Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=unsafe)
+        for path, size, compressed, crc, unsafe in answer["entries"]
     ]
 
 
-def _list_7z(volumes: list[Path]) -> list[Entry]:
+# -- the child side: everything below runs with a memory ceiling -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Limits:
+    max_entries: int
+    max_declared_bytes: int
+
+
+def _child_main(request: dict) -> dict:
+    memory = request["memory_bytes"]
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    limits = _Limits(request["max_entries"], request["max_declared_bytes"])
+    volumes = [Path(volume) for volume in request["volumes"]]
+    try:
+        entries = _list(request["type"], volumes, limits)
+    except ListingError as exc:
+        return {"error": _reason(str(exc)), "needs_password": exc.needs_password}
+    except MemoryError:
+        return {
+            "error": f"Reading the archive listing needed more than {memory // 1024**2} MiB of memory; "
+            "its headers are too large (or crafted to be)."
+        }
+    except Exception as exc:  # any parser failure on hostile bytes means an unreadable archive
+        return {"error": _reason(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}")}
+    return {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe] for e in entries]}
+
+
+def _list(archive_type: str, volumes: list[Path], limits: _Limits) -> list[Entry]:
+    if archive_type == ZIP:
+        return _list_zip(volumes, limits)
+    if archive_type == SEVEN_ZIP:
+        return _list_7z(volumes, limits)
+    return _list_rar(volumes, limits)
+
+
+def _entry(raw_path: str, size, compressed, crc, *, link: bool, limits: _Limits) -> Entry:
+    path, escapes = safe_path(raw_path)
+    size = size or 0
+    if not 0 <= size <= limits.max_declared_bytes:
+        raise ListingError(
+            f"The archive declares an entry of {size} bytes uncompressed, above the limit of "
+            f"{limits.max_declared_bytes} bytes (a zip bomb, or a damaged header)."
+        )
+    if compressed is not None and not 0 <= compressed <= limits.max_declared_bytes:
+        compressed = None
+    return Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=escapes or link)
+
+
+def _checked(entries: list[Entry], limits: _Limits) -> list[Entry]:
+    if len(entries) > limits.max_entries:
+        raise ListingError(f"The archive lists {len(entries)} entries, above the limit of {limits.max_entries}.")
+    total = sum(entry.size for entry in entries)
+    if total > limits.max_declared_bytes:
+        raise ListingError(
+            f"The archive declares {total} bytes uncompressed, above the limit of {limits.max_declared_bytes} "
+            "bytes (a zip bomb, or a damaged header)."
+        )
+    return entries
+
+
+def _declared_count(count: int, limits: _Limits) -> None:
+    """Refuse before parsing: the headers say how many entries follow."""
+    if count > limits.max_entries:
+        raise ListingError(f"The archive lists {count} entries, above the limit of {limits.max_entries}.")
+
+
+def _list_zip(volumes: list[Path], limits: _Limits) -> list[Entry]:
+    if len(volumes) > 1 and volumes[0].name.lower().endswith(".001"):
+        with multivolumefile.open(_volume_base(volumes[0]), mode="rb") as stream:
+            return _zip_entries(stream, limits)
+    # A spanned set (.z01…+.zip) keeps its central directory in the last volume.
+    with open(volumes[-1], "rb") as stream:
+        return _zip_entries(stream, limits)
+
+
+def _zip_entries(stream, limits: _Limits) -> list[Entry]:
+    end_record = zipfile._EndRecData(stream)  # the end of central directory record, read before any entry
+    if end_record is None:
+        raise ListingError("Cannot read the archive listing: this is not a zip file (no central directory).")
+    _declared_count(end_record[zipfile._ECD_ENTRIES_TOTAL], limits)
+    stream.seek(0)
+    with zipfile.ZipFile(stream) as archive:
+        infos = archive.infolist()
+        _declared_count(len(infos), limits)
+        return _checked(
+            [
+                _entry(
+                    _zip_name(info),
+                    info.file_size,
+                    info.compress_size,
+                    info.CRC,
+                    link=(info.external_attr >> 16) & _S_IFMT == _S_IFLNK,
+                    limits=limits,
+                )
+                for info in infos
+                if not info.is_dir()
+            ],
+            limits,
+        )
+
+
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """Names without the UTF-8 flag: UTF-8 when they decode as such (many tools omit the flag), else cp437."""
+    if info.flag_bits & _ZIP_UTF8_FLAG:
+        return info.orig_filename
+    try:
+        return info.orig_filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return info.orig_filename
+
+
+def _list_7z(volumes: list[Path], limits: _Limits) -> list[Entry]:
     try:
         if len(volumes) > 1:
             with multivolumefile.open(_volume_base(volumes[0]), mode="rb") as stream:
-                return _7z_entries(py7zr.SevenZipFile(stream, mode="r"))
+                return _7z_entries(py7zr.SevenZipFile(stream, mode="r"), limits)
         with py7zr.SevenZipFile(volumes[0], mode="r") as archive:
-            return _7z_entries(archive)
+            return _7z_entries(archive, limits)
     except py7zr.exceptions.PasswordRequired:
         raise PasswordProtected("The 7z archive has encrypted headers; it needs a password.") from None
 
 
-def _7z_entries(archive: py7zr.SevenZipFile) -> list[Entry]:
+def _7z_entries(archive: py7zr.SevenZipFile, limits: _Limits) -> list[Entry]:
     infos = archive.list()
+    _declared_count(len(infos), limits)
     return _checked(
         [
-            Entry(path=info.filename, size=info.uncompressed or 0, compressed_size=info.compressed, crc32=info.crc32)
+            _entry(info.filename, info.uncompressed, info.compressed, info.crc32, link=info.is_symlink, limits=limits)
             for info in infos
             if not info.is_directory
-        ]
+        ],
+        limits,
     )
 
 
-def _list_rar(volumes: list[Path]) -> list[Entry]:
+def _list_rar(volumes: list[Path], limits: _Limits) -> list[Entry]:
     # rarfile finds the next volumes by name in the same folder; listing needs no binary.
     try:
         with rarfile.RarFile(volumes[0]) as archive:
             if archive.needs_password() and not archive.infolist():
                 raise PasswordProtected("The rar archive has encrypted headers; it needs a password.")
             infos = archive.infolist()
+            _declared_count(len(infos), limits)
             return _checked(
                 [
-                    Entry(path=info.filename, size=info.file_size, compressed_size=info.compress_size, crc32=info.CRC)
+                    _entry(
+                        info.filename,
+                        info.file_size,
+                        info.compress_size,
+                        info.CRC,
+                        link=info.is_symlink() or getattr(info, "file_redir", None) is not None,
+                        limits=limits,
+                    )
                     for info in infos
                     if not info.is_dir()
-                ]
+                ],
+                limits,
             )
     except rarfile.PasswordRequired:
         raise PasswordProtected("The rar archive has encrypted headers; it needs a password.") from None
@@ -136,3 +315,8 @@ def _list_rar(volumes: list[Path]) -> list[Entry]:
 def _volume_base(first_volume: Path) -> Path:
     """multivolumefile opens `name.7z` from `name.7z.001`, `name.7z.002`…"""
     return first_volume.with_name(first_volume.name[: -len(".001")])
+
+
+if __name__ == "__main__":
+    # `python -m packages.archives REQUEST_JSON`: the listing child; one JSON answer on stdout.
+    sys.stdout.write(json.dumps(_child_main(json.loads(sys.argv[1]))))

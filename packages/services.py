@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -21,6 +22,22 @@ logger = logging.getLogger(__name__)
 
 SHORT_RETENTION = timedelta(hours=3)
 COPY_CHUNK = 4 * 1024 * 1024
+MAX_DISK_NAME_BYTES = 200  # below every filesystem's 255-byte limit for one name
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def disk_name(file_name: str) -> str:
+    """A Telegram file name as one path component on disk.
+
+    Names come from whoever posted the file: `../x.zip`, `/tmp/x.zip` or a 300-byte name must neither
+    escape the staging folder nor fail the write. The end of the name is kept, so volumes
+    (`.part2.rar`, `.7z.002`) still find each other.
+    """
+    name = _UNPRINTABLE.sub("_", file_name).replace("\\", "/").rsplit("/", 1)[-1]
+    encoded = name.encode("utf-8", "replace")
+    if len(encoded) > MAX_DISK_NAME_BYTES:
+        name = encoded[-MAX_DISK_NAME_BYTES:].decode("utf-8", "ignore")
+    return "file" if name in ("", ".", "..") else name
 
 
 class RetentionMisconfigured(Exception):
@@ -66,7 +83,7 @@ def raw_file_record(
         expires_at=expires_at,
     )
     with open(staged_path, "rb") as staged:
-        raw.object.save(f"{sha256[:2]}/{sha256}/{file_name}", _StagedFile(staged), save=False)
+        raw.object.save(f"{sha256[:2]}/{sha256}/{disk_name(file_name)}", _StagedFile(staged), save=False)
     try:
         with transaction.atomic():
             raw.save()
@@ -98,7 +115,7 @@ def _raw_file_reuse(raw: RawFile, staged_path: Path) -> RawFile:
 def raw_file_restore(*, raw: RawFile, staged_path: Path) -> RawFile:
     """Put bytes back into a raw file whose object was purged."""
     with open(staged_path, "rb") as staged:
-        raw.object.save(f"{raw.hash[:2]}/{raw.hash}/{raw.file_name}", _StagedFile(staged), save=False)
+        raw.object.save(f"{raw.hash[:2]}/{raw.hash}/{disk_name(raw.file_name)}", _StagedFile(staged), save=False)
     raw.purged_at = None
     raw.expires_at = max(raw.expires_at or timezone.now(), timezone.now() + SHORT_RETENTION)
     raw.save(update_fields=["object", "purged_at", "expires_at"])
@@ -124,7 +141,7 @@ def raw_files_materialize(raw_files: list[RawFile], names: list[str]):
     with tempfile.TemporaryDirectory(prefix="stashcast-set-") as folder:
         paths = []
         for raw, name in zip(raw_files, names, strict=True):
-            target = Path(folder) / name
+            target = Path(folder) / disk_name(name)
             try:
                 target.symlink_to(default_storage.path(raw.object.name))
             except NotImplementedError:
@@ -238,10 +255,21 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
         )
         package.file_count = len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        package.metadata_error = ""
+        package.metadata_error = _unsafe_entries_note(entries)
         package.save(update_fields=["file_count", "metadata_status", "metadata_error"])
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
     return package
+
+
+def _unsafe_entries_note(entries) -> str:
+    """A complete listing can still warn: whoever extracts this archive elsewhere should know."""
+    unsafe = sum(1 for entry in entries if entry.unsafe)
+    if not unsafe:
+        return ""
+    return (
+        f"{unsafe} of {len(entries)} entries point outside the archive (../, an absolute path or a link); "
+        "they are listed relative to it. Extract this archive with care."
+    )
 
 
 def package_metadata_backfill(*, package: Package) -> Package:

@@ -1,8 +1,10 @@
 """Settings shared by every environment; everything comes from the environment."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr, load_local_stack, var_dir
@@ -29,7 +31,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
+    "csp",
     "core",
     "telegram",
     "accounts",
@@ -40,6 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -48,6 +54,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout flagged during the request into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -126,6 +134,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # Every kind of run shares one status vocabulary.
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "core.models.RunStatus"},
 }
 
 INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)
@@ -231,3 +241,66 @@ CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "task": "reminders.tasks.reminder_runs_auto_resume",
     "schedule": 60.0,
 }
+
+# Operations: metrics, alerts, health and notifications (core/metrics.py, core/health.py, docs/operations.md).
+# Alert when a run has been running (or runs took on average over 24 h) longer than this.
+ALERT_PROCESSING_SECONDS = envint("ALERT_PROCESSING_SECONDS", 3600, minimum=1)
+# Alert when more tasks than this wait in one Celery queue.
+ALERT_QUEUE_BACKLOG = envint("ALERT_QUEUE_BACKLOG", 100, minimum=0)
+# `Authorization: Bearer <METRICS_TOKEN>` may read /metrics and /api/metrics/ (e.g. Prometheus); empty: off.
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 16 characters (or empty to turn it off).")
+BEAT_HEARTBEAT_SECONDS = 30
+# /healthz answers 503 once beat's last tick is older than this.
+HEALTH_BEAT_MAX_AGE_SECONDS = envint("HEALTH_BEAT_MAX_AGE_SECONDS", 300, minimum=60)
+# Read notifications are deleted this many days after they were last raised.
+NOTIFICATION_RETENTION_DAYS = envint("NOTIFICATION_RETENTION_DAYS", 30, minimum=1)
+CELERY_BEAT_SCHEDULE["beat-heartbeat"] = {
+    "task": "core.tasks.beat_heartbeat",
+    "schedule": float(BEAT_HEARTBEAT_SECONDS),
+    # A tick stuck behind a backlog proves nothing once the next is due.
+    "options": {"expires": BEAT_HEARTBEAT_SECONDS},
+}
+CELERY_BEAT_SCHEDULE["notifications-purge"] = {"task": "core.tasks.notifications_purge", "schedule": 86400.0}
+# Run and run-target statuses are both `status`: each gets its own name in the OpenAPI schema.
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["ReminderRunTargetStatusEnum"] = (
+    "reminders.models.TargetStatus"
+)
+
+# Security (docs/security.md) ------------------------------------------------------------------------------------
+# Failed logins (pages, admin, /api/auth/token/) are counted per username + client address by django-axes.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The lockout runs from the last counted failure; tries during it are refused without extending it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "core.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "core.security.client_ip"
+# How many reverse proxies append to X-Forwarded-For in front of Django (production: 1).
+TRUSTED_PROXIES = envint("DJANGO_TRUSTED_PROXIES", 0, minimum=0)
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXIES
+# /api/auth/token/ is also rate limited per client address (core.security.TokenLoginThrottle).
+API_TOKEN_THROTTLE_RATE = envstr("API_TOKEN_THROTTLE_RATE", "10/min")
+
+# Scripts, styles, images and requests from this origin only: the vendored htmx and static/js/app.js are files.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp_constants.SELF],
+        "script-src": [csp_constants.SELF],
+        "style-src": [csp_constants.SELF],
+        "img-src": [csp_constants.SELF, "data:"],
+        "font-src": [csp_constants.SELF],
+        "connect-src": [csp_constants.SELF],
+        "object-src": [csp_constants.NONE],
+        "base-uri": [csp_constants.SELF],
+        "form-action": [csp_constants.SELF],
+        "frame-ancestors": [csp_constants.NONE],
+    }
+}
+# Swagger UI from the drf-spectacular-sidecar package's static files, not from a CDN.
+SPECTACULAR_SETTINGS["SWAGGER_UI_DIST"] = "SIDECAR"
+SPECTACULAR_SETTINGS["SWAGGER_UI_FAVICON_HREF"] = "SIDECAR"
+SPECTACULAR_SETTINGS["REDOC_DIST"] = "SIDECAR"

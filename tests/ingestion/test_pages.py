@@ -225,6 +225,8 @@ def test_channel_detail_shows_accounts_topics_and_the_last_error(admin_client, s
     dragons = TopicProgress.objects.get(map__channel=forum, topic_id=42)
     assert dragons.last_processed_message_id == 5
     assert f'<tr id="topic-{dragons.pk}">' in html
+    dragons_row = html[html.index(f'<tr id="topic-{dragons.pk}">') :]
+    assert "1 archive<" in dragons_row[: dragons_row.index("</tr>")], "its last scan found wyrm.zip"
 
 
 def test_a_topic_fetch_switch_swaps_its_row(admin_client, setup):
@@ -366,7 +368,7 @@ def test_skipped_page_shows_reason_channel_error_and_attempts(admin_client, too_
     assert "above INGEST_MAX_PACKAGE_BYTES" in html
     assert "1 of 5" in html and "not retried by itself" in html
     assert f'hx-post="{reverse("ingestion:skipped-retry", args=[too_large.pk])}"' in html
-    assert "Too large <span class=\"pill-count\">1</span>" in html
+    assert 'Too large <span class="pill-count">1</span>' in html
 
 
 def test_skipped_page_filters_by_reason_and_channel(admin_client, too_large):

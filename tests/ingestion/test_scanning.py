@@ -238,3 +238,22 @@ def test_turning_a_topic_back_on_scans_it_from_its_watermark(ingest_world, clock
     run_cycle()
 
     assert Package.objects.filter(file_name="rocks.zip").exists()
+
+
+def test_scan_state_is_visible_on_the_channel_page_and_in_the_api(ingest_world, clock, settings, client):
+    from django.contrib.auth import get_user_model
+
+    settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = 2
+    ingest_world(world(messages=[{"id": 7, "document": {"name": "a.zip", "archive": [{"path": "a", "size": 1}]}}]))
+    for _ in range(3):
+        run_cycle()
+        clock()
+    client.force_login(get_user_model().objects.create_user("operator", password="x"))
+    channel_map = AccountChannelMap.objects.get(channel__chat__telegram_id=SOURCE)
+
+    (state,) = client.get(f"/api/channels/{channel_map.channel_id}/").json()["scan_state"]
+    page = client.get(f"/channels/{channel_map.channel_id}/").content.decode()
+
+    assert state["consecutive_empty_scans"] == 2 and state["in_backoff"] is True
+    assert state["scanned_through_message_id"] == 7 and state["last_scanned_at"]
+    assert "Backing off" in page and "2 empty in a row" in page

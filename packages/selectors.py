@@ -1,0 +1,77 @@
+"""Reads of packages for pages and the API: search over names and archive listings, the file tree."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+
+from ingestion.models import TopicProgress
+from packages.models import Package, PackageFile
+
+# Matching paths shown under a package found by what is inside it.
+MATCHES_SHOWN = 3
+
+
+def package_search(*, query: str = "") -> QuerySet[Package]:
+    """Packages whose file name, or a path inside whose archive, contains `query`; newest first.
+
+    A package found by its listing carries `matched_files` (up to MATCHES_SHOWN of the paths that matched).
+    """
+    packages = Package.objects.order_by("-created_at", "-pk")
+    query = query.strip()
+    if not query:
+        return packages
+    matching = PackageFile.objects.filter(path__icontains=query).order_by("path")
+    return packages.filter(
+        Q(file_name__icontains=query) | Q(Exists(matching.filter(package=OuterRef("pk"))))
+    ).prefetch_related(Prefetch("files", queryset=matching[:MATCHES_SHOWN], to_attr="matched_files"))
+
+
+def package_get(*, pk: int) -> Package:
+    """One package with where it came from and went; raises Package.DoesNotExist."""
+    return Package.objects.select_related(
+        "source_channel__chat", "destination_channel__chat", "uploaded_by", "run"
+    ).get(pk=pk)
+
+
+def package_source_topic_title(*, package: Package) -> str:
+    if package.source_topic_id is None:
+        return ""
+    title = (
+        TopicProgress.objects.filter(map__channel=package.source_channel_id, topic_id=package.source_topic_id)
+        .values_list("title", flat=True)
+        .first()
+    )
+    return title or f"topic #{package.source_topic_id}"
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    name: str
+    path: str
+    size: int
+    compressed_size: int | None
+
+
+@dataclass
+class Folder:
+    path: str  # "" is the archive's top level
+    files: list[FileEntry] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(entry.size for entry in self.files)
+
+
+def package_folders(*, package: Package) -> list[Folder]:
+    """The listing grouped by folder, folders and files by name."""
+    folders: dict[str, Folder] = {}
+    for path, size, compressed_size in package.files.order_by("path").values_list("path", "size", "compressed_size"):
+        # Archives made on Windows may use backslashes.
+        normalized = path.replace("\\", "/")
+        if normalized.endswith("/"):
+            continue  # a folder entry: its files say it all
+        folder, _, name = normalized.rpartition("/")
+        if folder not in folders:
+            folders[folder] = Folder(path=folder)
+        folders[folder].files.append(FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size))
+    return [folders[path] for path in sorted(folders)]

@@ -1,0 +1,43 @@
+"""The Packages page (search over names and archive listings) and one package's detail."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from packages import selectors
+from packages.models import Package
+
+PAGE = "packages/list.html"
+DETAIL = "packages/detail.html"
+PER_PAGE = 25
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")  # the same URL answers the whole page or only the results
+def package_list(request):
+    query = request.GET.get("q", "").strip()
+    packages = Paginator(selectors.package_search(query=query), PER_PAGE).get_page(request.GET.get("page"))
+    context = {"packages": packages, "query": query}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, f"{PAGE}#package-results", context)
+    return render(request, PAGE, context)
+
+
+@login_required
+@require_GET
+def package_detail(request, pk: int):
+    try:
+        package = selectors.package_get(pk=pk)
+    except Package.DoesNotExist:
+        raise Http404("No such package.") from None
+    context = {
+        "package": package,
+        "folders": selectors.package_folders(package=package),
+        "source_topic": selectors.package_source_topic_title(package=package),
+        "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
+    }
+    return render(request, DETAIL, context)

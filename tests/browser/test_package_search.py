@@ -1,0 +1,68 @@
+"""Searching the Packages page by a path inside an archive finds the package, in Chromium."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_skipped_retry import log_in, off_the_page_thread
+from tests.ingestion import conftest as ingestion
+from tests.ingestion.conftest import run_cycle, world
+
+pytestmark = pytest.mark.browser
+
+ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
+MESSAGES = [
+    {
+        "id": 11,
+        "document": {
+            "name": "dragon.zip",
+            "archive": [
+                {"path": "dragon/body.stl", "size": 2000},
+                {"path": "dragon/wings/left-wing.stl", "size": 1500},
+                {"path": "dragon/wings/right-wing.stl", "size": 1500},
+            ],
+        },
+    },
+    {
+        "id": 20,
+        "document": {
+            "name": "castle.7z",
+            "archive": [{"path": "castle/tower.stl", "size": 300_000}, {"path": "castle/gate.stl", "size": 1000}],
+            "volume_size": 131_072,
+        },
+    },
+]
+
+
+def test_search_by_a_path_inside_an_archive(
+    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, page, artifacts
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    off_the_page_thread(lambda: ingest_world(world(messages=MESSAGES)))
+    assert off_the_page_thread(run_cycle).ingested == 2
+
+    log_in(page, live_server.url, django_user_model)
+    page.goto(f"{live_server.url}/packages/")
+    rows = page.locator(".package-table tbody tr:not(.empty-row)")
+    expect(rows).to_have_count(2)
+
+    search = page.get_by_label("Search packages")
+    search.press_sequentially("left-wing", delay=30)
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("dragon.zip")
+    expect(rows.first.locator(".matches")).to_contain_text("dragon/wings/left-wing.stl")
+    expect(page).to_have_url(f"{live_server.url}/packages/?q=left-wing")
+    page.screenshot(path=artifacts / "package-search.png", full_page=True)
+
+    search.fill("")
+    search.press_sequentially("gate.stl", delay=30)
+    expect(rows.first).to_contain_text("castle.7z.001")
+    expect(rows).to_have_count(1)
+
+    search.fill("")
+    search.press_sequentially("griffin", delay=30)
+    expect(page.get_by_text("No package matches “griffin”")).to_be_visible()
+
+    page.reload()  # the pushed URL is a page of its own
+    expect(page.get_by_label("Search packages")).to_have_value("griffin")
+    expect(page.get_by_text("No package matches “griffin”")).to_be_visible()

@@ -1,0 +1,83 @@
+"""Skipped page → Retry → the next cycle ingests the set → it is on the Packages page, in Chromium."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connections
+from playwright.sync_api import expect
+
+from ingestion.models import SkippedPackage, SkipReason
+from tests.ingestion import conftest as ingestion
+from tests.ingestion.conftest import run_cycle, world
+
+pytestmark = pytest.mark.browser
+
+ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
+MESSAGES = [
+    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 40_000}]}},
+    {"id": 12, "document": {"name": "pebble.stl", "size": 50, "seed": 1}},
+]
+
+
+def off_the_page_thread(function):
+    """Playwright keeps an event loop running in the test's thread, and the sandbox gateway needs asyncio.run."""
+
+    def call():
+        try:
+            return function()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
+def log_in(page, url: str, django_user_model) -> None:
+    django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def test_retry_a_skipped_package_until_it_is_a_package(
+    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, page, artifacts
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.INGEST_MAX_PACKAGE_BYTES = 10_000  # dragon.zip is too large, pebble.stl goes through
+    off_the_page_thread(lambda: ingest_world(world(messages=MESSAGES)))
+    off_the_page_thread(run_cycle)
+    assert SkippedPackage.objects.get().reason == SkipReason.SIZE_LIMIT
+
+    log_in(page, live_server.url, django_user_model)
+    page.goto(f"{live_server.url}/skipped/")
+    row = page.locator("tbody tr", has_text="dragon.zip")
+    expect(row.locator(".badge", has_text="Too large")).to_be_visible()
+    expect(row).to_contain_text("above INGEST_MAX_PACKAGE_BYTES")
+    expect(page.locator(".pill", has_text="Too large")).to_contain_text("1")
+    page.screenshot(path=artifacts / "skipped.png", full_page=True)
+
+    row.get_by_role("button", name="Retry dragon.zip").click()
+    queued = page.locator("tbody tr", has_text="Queued for retry")
+    expect(queued).to_contain_text("dragon.zip")
+    page.screenshot(path=artifacts / "skipped-retried.png", full_page=True)
+    assert not SkippedPackage.objects.exists()
+
+    settings.INGEST_MAX_PACKAGE_BYTES = 10**9  # the operator raised the limit
+    assert off_the_page_thread(run_cycle).ingested == 1
+
+    page.goto(f"{live_server.url}/packages/")
+    found = page.locator("tbody tr", has_text="dragon.zip")
+    expect(found).to_be_visible()
+    expect(page.locator("tbody tr", has_text="pebble.stl")).to_be_visible()
+    page.screenshot(path=artifacts / "packages.png", full_page=True)
+
+    found.get_by_role("link", name="dragon.zip").click()
+    expect(page.get_by_role("heading", name="dragon.zip")).to_be_visible()
+    expect(page.locator(".file-tree")).to_contain_text("body.stl")
+    page.screenshot(path=artifacts / "package-detail.png", full_page=True)
+
+    page.goto(f"{live_server.url}/skipped/")
+    expect(page.get_by_text("Nothing skipped: every archive set found so far went through.")).to_be_visible()

@@ -1,0 +1,128 @@
+"""The packages API: search by name or by a path inside the archive, and one package with its listing."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from packages.models import MetadataStatus, Package
+from tests.ingestion import conftest as ingestion
+from tests.ingestion.conftest import run_cycle, world
+
+pytestmark = pytest.mark.django_db
+
+ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
+MESSAGES = [
+    {
+        "id": 11,
+        "document": {
+            "name": "dragon.zip",
+            "archive": [
+                {"path": "dragon/body.stl", "size": 2000},
+                {"path": "dragon/wings/left.stl", "size": 1500},
+                {"path": "dragon/wings/right.stl", "size": 1500},
+            ],
+        },
+    },
+    {
+        "id": 20,
+        "document": {
+            "name": "castle.7z",
+            "archive": [{"path": "castle/tower.stl", "size": 300_000}],
+            "volume_size": 131_072,
+        },
+    },
+]
+LIST_FIELDS = {
+    "id",
+    "file_name",
+    "file_size",
+    "archive_type",
+    "content_hash",
+    "is_multipart",
+    "part_count",
+    "volume_names",
+    "file_count",
+    "metadata_status",
+    "source_channel",
+    "source_message_id",
+    "source_topic_id",
+    "destination_channel",
+    "dest_message_ids",
+    "creator",
+    "tags",
+    "created_at",
+    "matched_paths",
+}
+
+
+@pytest.fixture(autouse=True)
+def storage(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+
+
+@pytest.fixture
+def api(admin_user):
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+@pytest.fixture
+def ingested(ingest_world) -> dict[str, Package]:
+    ingest_world(world(messages=MESSAGES))
+    assert run_cycle().ingested == 2
+    return {package.file_name: package for package in Package.objects.all()}
+
+
+def test_anonymous_clients_are_refused():
+    assert APIClient().get("/api/packages/").status_code in (401, 403)
+
+
+def test_list_every_package_newest_first(api, ingested):
+    body = api.get("/api/packages/").json()
+
+    assert body["count"] == 2
+    assert [item["file_name"] for item in body["results"]] == ["castle.7z.001", "dragon.zip"]
+    castle = body["results"][0]
+    assert set(castle) == LIST_FIELDS
+    assert castle["is_multipart"] and castle["part_count"] == len(castle["volume_names"]) >= 3
+    assert castle["metadata_status"] == MetadataStatus.COMPLETE and castle["file_count"] == 1
+    assert len(castle["dest_message_ids"]) == castle["part_count"]
+    assert castle["content_hash"] == ingested["castle.7z.001"].content_hash
+    assert castle["creator"] == "Models A" and castle["tags"] == [] and castle["matched_paths"] == []
+
+
+def test_search_by_a_path_inside_the_archive(api, ingested):
+    body = api.get("/api/packages/", {"search": "WINGS/"}).json()
+
+    assert [item["file_name"] for item in body["results"]] == ["dragon.zip"]
+    assert body["results"][0]["matched_paths"] == ["dragon/wings/left.stl", "dragon/wings/right.stl"]
+
+
+def test_search_by_file_name(api, ingested):
+    body = api.get("/api/packages/", {"search": "castle"}).json()
+
+    assert [item["file_name"] for item in body["results"]] == ["castle.7z.001"]
+    assert api.get("/api/packages/", {"search": "griffin"}).json()["count"] == 0
+
+
+def test_one_package_with_its_files(api, ingested):
+    dragon = ingested["dragon.zip"]
+
+    body = api.get(f"/api/packages/{dragon.pk}/").json()
+
+    assert body["file_name"] == "dragon.zip" and "matched_paths" not in body
+    assert body["metadata_error"] == "" and body["source_message_ids"] == [11]
+    assert [file["path"] for file in body["files"]] == [
+        "dragon/body.stl",
+        "dragon/wings/left.stl",
+        "dragon/wings/right.stl",
+    ]
+    body_stl = body["files"][0]
+    assert body_stl["size"] == 2000 and body_stl["crc32"] is not None and body_stl["compressed_size"] is not None
+
+
+def test_an_unknown_package_is_a_404_with_a_message(api):
+    response = api.get("/api/packages/999999/")
+
+    assert response.status_code == 404 and response.json()["message"]

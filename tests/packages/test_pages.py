@@ -1,0 +1,172 @@
+"""The Packages page (search over names and archive listings) and a package's detail, on ingested packages."""
+
+import pytest
+from django.urls import reverse
+
+from packages.models import MetadataStatus, Package, PackageFile
+from tests.ingestion import conftest as ingestion
+from tests.ingestion.conftest import run_cycle, world
+
+ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+MESSAGES = [
+    {
+        "id": 11,
+        "document": {
+            "name": "dragon.zip",
+            "archive": [
+                {"path": "dragon/body.stl", "size": 2000},
+                {"path": "dragon/wings/left.stl", "size": 1500},
+                {"path": "dragon/wings/right.stl", "size": 1500},
+                {"path": "README.txt", "size": 100},
+            ],
+        },
+    },
+    {
+        "id": 20,
+        "document": {
+            "name": "castle.7z",
+            "archive": [{"path": "castle/tower.stl", "size": 300_000}, {"path": "castle/gate.stl", "size": 1000}],
+            "volume_size": 131_072,
+        },
+    },
+]
+
+
+@pytest.fixture(autouse=True)
+def storage(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+
+
+@pytest.fixture
+def ingested(ingest_world) -> dict[str, Package]:
+    ingest_world(world(messages=MESSAGES))
+    assert run_cycle().ingested == 2
+    return {package.file_name: package for package in Package.objects.all()}
+
+
+def results(client, query: str) -> str:
+    response = client.get(reverse("packages:list"), {"q": query}, **HTMX)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_pages_need_a_login(client, ingested):
+    for url in [reverse("packages:list"), reverse("packages:detail", args=[ingested["dragon.zip"].pk])]:
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+
+
+def test_packages_page_lists_every_package_with_its_facts(admin_client, ingested):
+    Package.objects.filter(pk=ingested["dragon.zip"].pk).update(tags=["Minis"])
+
+    html = admin_client.get(reverse("packages:list")).content.decode()
+
+    assert "2 packages" in html
+    assert "dragon.zip" in html and "castle.7z.001" in html
+    assert '<span class="type-tag">7z</span>' in html and '<span class="type-tag">zip</span>' in html
+    assert '<span class="chip chip--tag">Minis</span>' in html
+    assert "Models A" in html, "the creator falls back to the channel"
+    assert "Metadata pending" not in html and "Listing unavailable" not in html
+
+
+def test_pending_and_unavailable_listings_are_flagged(admin_client, ingested):
+    Package.objects.filter(pk=ingested["dragon.zip"].pk).update(metadata_status=MetadataStatus.PENDING)
+    Package.objects.filter(pk=ingested["castle.7z.001"].pk).update(
+        metadata_status=MetadataStatus.UNAVAILABLE, metadata_error="Bad 7z header"
+    )
+
+    html = admin_client.get(reverse("packages:list")).content.decode()
+
+    assert ">Metadata pending<" in html
+    assert ">Listing unavailable<" in html and 'title="Bad 7z header"' in html
+
+
+def test_search_by_a_path_inside_an_archive_finds_the_package_once(admin_client, ingested):
+    html = results(admin_client, "wings/")
+
+    assert "<html" not in html, "HTMX gets the results only"
+    assert "1 package match" in html
+    assert html.count('href="' + reverse("packages:detail", args=[ingested["dragon.zip"].pk])) == 1
+    assert "castle" not in html
+    assert "↳ dragon/wings/left.stl" in html and "↳ dragon/wings/right.stl" in html
+
+
+def test_search_by_file_name_is_case_insensitive(admin_client, ingested):
+    html = results(admin_client, "CASTLE.7z")
+
+    assert "castle.7z.001" in html and "dragon.zip" not in html
+
+
+def test_search_without_htmx_is_the_whole_page(admin_client, ingested):
+    response = admin_client.get(reverse("packages:list"), {"q": "tower"})
+
+    html = response.content.decode()
+    assert "<html" in html and 'value="tower"' in html and "castle.7z.001" in html
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_search_that_finds_nothing_says_so(admin_client, ingested):
+    assert "No package matches “griffin”" in results(admin_client, "griffin")
+
+
+def test_pages_of_results_keep_the_search(admin_client, ingested):
+    for number in range(30):
+        package = Package.objects.create(
+            content_hash=f"{number:064x}", file_name=f"orc-{number:02d}.zip", file_size=10, archive_type="zip"
+        )
+        PackageFile.objects.create(package=package, path=f"orcs/orc-{number:02d}.stl", size=10)
+
+    first = results(admin_client, "orcs/")
+    assert "30 packages match" in first and "Page 1 of 2" in first
+    assert 'hx-get="?q=orcs%2F&amp;page=2"' in first
+
+    second = admin_client.get(reverse("packages:list"), {"q": "orcs/", "page": 2}, **HTMX).content.decode()
+    assert second.count("↳ orcs/") == 5
+
+
+def test_package_detail_shows_the_file_tree_and_where_it_came_from(admin_client, ingested):
+    dragon = ingested["dragon.zip"]
+
+    html = admin_client.get(reverse("packages:detail", args=[dragon.pk])).content.decode()
+
+    assert dragon.content_hash in html
+    assert "Models A" in html and "Archive" in html
+    for message_id in dragon.dest_message_ids:
+        assert f'<span class="mono">{message_id}</span>' in html
+    assert "(top level)" in html and "README.txt" in html
+    assert "dragon/" in html and "dragon/wings/" in html
+    assert html.index("dragon/wings/") < html.index("left.stl") < html.index("right.stl")
+    assert "4 in 3 folders" in html
+
+
+def test_package_detail_of_a_multipart_set_lists_its_volumes(admin_client, ingested):
+    castle = ingested["castle.7z.001"]
+
+    html = admin_client.get(reverse("packages:detail", args=[castle.pk])).content.decode()
+
+    assert castle.part_count >= 3
+    for name in castle.volume_names:
+        assert name in html
+    assert "digests, in order" in html
+
+
+def test_package_detail_shows_why_a_listing_is_unavailable(admin_client, ingested):
+    dragon = ingested["dragon.zip"]
+    Package.objects.filter(pk=dragon.pk).update(
+        metadata_status=MetadataStatus.UNAVAILABLE, metadata_error="The archive needs a password."
+    )
+    PackageFile.objects.filter(package=dragon).delete()
+
+    html = admin_client.get(reverse("packages:detail", args=[dragon.pk])).content.decode()
+
+    assert "Listing unavailable" in html and "The archive needs a password." in html
+    assert "No listing yet." in html
+
+
+def test_an_unknown_package_is_404(admin_client):
+    assert admin_client.get(reverse("packages:detail", args=[999999])).status_code == 404

@@ -285,6 +285,9 @@ REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXIES
 # /api/auth/token/ is also rate limited per client address (core.security.TokenLoginThrottle).
 API_TOKEN_THROTTLE_RATE = envstr("API_TOKEN_THROTTLE_RATE", "10/min")
 
+# Error reports (DEBUG off) hide 2FA passwords, sessions and keys in every traceback frame.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "core.security.SecretsReporterFilter"
+
 # Scripts, styles, images and requests from this origin only: the vendored htmx and static/js/app.js are files.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {

@@ -1,0 +1,174 @@
+"""Reminder fan-out: 1,000 groups × (text + image) on the sandbox, with a time-scaled budget.
+
+Prints the achieved send rate against the configured one (goal ≥ 0.95), media uploads per run
+(goal 1), database queries per group (goal ≤ 3), and two accounts sending in parallel against
+one (goal ≥ 1.8×). Each run is sent by its own OS process, as a Celery worker would.
+
+Time-scaled: the pace (40 a minute), the burst and the 200–500 ms jitter between parts keep
+their proportions, made SCALE times faster, so 2,000 messages take seconds instead of an hour.
+
+    .venv/bin/python -m bench.fanout [--groups 1000] [--scale 150]
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from bench.harness import bench_django
+
+SENDERS = ("+15550000201", "+15550000202")
+GROUP_BASE = 800_000
+BURST = 3
+
+
+def worker(run_id: str, out_file: str) -> None:
+    """Send one run in this process, counting the database queries it makes."""
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from reminders import fanout
+
+    queries = 0
+
+    def count(execute, sql, params, many, context):
+        nonlocal queries
+        queries += 1
+        return execute(sql, params, many, context)
+
+    started = time.monotonic()
+    with connection.execute_wrapper(count):
+        status = fanout.reminder_run_execute(run_id=int(run_id))
+    Path(out_file).write_text(json.dumps({"status": status, "queries": queries, "seconds": time.monotonic() - started}))
+
+
+def send_in_processes(work: Path, runs) -> list[dict]:
+    procs, outs = [], []
+    for run in runs:
+        out = work / f"run-{run.pk}.json"
+        outs.append(out)
+        procs.append(
+            subprocess.Popen([sys.executable, "-m", "bench.fanout", "--worker", str(run.pk), str(out)], env=os.environ)
+        )
+    for proc in procs:
+        if proc.wait() != 0:
+            raise SystemExit("a fan-out process failed; see above")
+    return [json.loads(out.read_text()) for out in outs]
+
+
+def png(size: int = 64) -> bytes:
+    """A valid PNG of noise-free stripes, a few KiB."""
+    import struct
+    import zlib
+
+    raw = b"".join(b"\x00" + bytes([row % 256, 90, 200]) * size for row in range(size))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def sent_times(world, phone: str) -> list[float]:
+    rows = world.conn.execute("SELECT date FROM messages WHERE sender = ? ORDER BY date", (phone,))
+    return [row["date"] for row in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--scale", type=int, default=150, help="How many times faster than real time.")
+    parser.add_argument("--worker", nargs=2)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(*args.worker)
+
+    per_minute = 40 * args.scale
+    os.environ.update(
+        REMINDER_MAX_SEND_PER_MINUTE=str(per_minute),
+        REMINDER_SEND_BURST=str(BURST),
+        REMINDER_PART_JITTER_MIN_MS=str(math.floor(200 / args.scale)),
+        REMINDER_PART_JITTER_MAX_MS=str(math.ceil(500 / args.scale)),
+    )
+    work = bench_django("fanout")
+    from django.conf import settings
+    from django.core.files.base import ContentFile
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.models import Chat, TelegramAccount
+    from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create, reminder_fire
+    from telegram.gateway import PART_SIZE
+    from telegram.sandbox.authorize import sandbox_authorize
+    from telegram.sandbox.world import World, world_load
+
+    world_load(
+        settings.SANDBOX_PATH,
+        {
+            "accounts": [{"phone": phone, "first_name": f"Sender {n}"} for n, phone in enumerate(SENDERS)],
+            "chats": [
+                {"id": GROUP_BASE + n, "title": f"Group {n:04d}", "type": "supergroup", "members": list(SENDERS)}
+                for n in range(args.groups)
+            ],
+        },
+    )
+    sandbox_authorize()
+    world = World(settings.SANDBOX_PATH)
+    picture = media_create(file=ContentFile(png(), name="flyer.png"), name="flyer.png")
+    chats = list(Chat.objects.order_by("telegram_id"))
+    reminders = [
+        reminder_create(
+            spec=ReminderSpec(
+                account=TelegramAccount.objects.get(phone=phone),
+                name=f"Bench {phone}",
+                timezone="UTC",
+                window_start_hour=0,
+                window_end_hour=24,
+                parts=[PartSpec(text="Weekend sale: everything half price."), PartSpec(media=picture, caption="Flyer")],
+                targets=[TargetSpec(chat=chat) for chat in chats],
+            )
+        )
+        for phone in SENDERS
+    ]
+    messages = args.groups * 2
+    print(f"{args.groups} groups × (text + image) = {messages} messages a run; pace {per_minute}/min, burst {BURST}")
+
+    # One account alone
+    with CaptureQueriesContext(connection) as firing:
+        run = reminder_fire(reminder=reminders[0], enqueue=False)
+    world.stats_reset()
+    (alone,) = send_in_processes(work, [run])
+    times = sent_times(world, SENDERS[0])
+    assert alone["status"] == "success" and len(times) == messages, (alone, len(times))
+    achieved = (len(times) - BURST) / (times[-1] - times[0]) * 60  # the burst goes out at once
+    upload_calls = world.stats()["calls"][SENDERS[0]]["upload_media"]
+    uploads = upload_calls / (math.ceil(picture.size / PART_SIZE) + 1)
+    print(f"achieved {achieved:.0f}/min of {per_minute}/min: {achieved / per_minute:.3f} (goal ≥ 0.95)")
+    print(f"media uploads per run: {uploads:g} (goal 1)")
+    print(
+        f"database queries per group: {alone['queries'] / args.groups:.3f} (goal ≤ 3); "
+        f"{alone['queries']} in the sending process, firing {len(firing.captured_queries)}"
+    )
+
+    # Two accounts at once, each a fresh run of the same size
+    runs = [reminder_fire(reminder=reminder, enqueue=False) for reminder in reminders]
+    started = datetime.now().timestamp()
+    both = send_in_processes(work, runs)
+    assert all(report["status"] == "success" for report in both), both
+    parallel = [t for phone in SENDERS for t in sent_times(world, phone) if t >= started]
+    assert len(parallel) == 2 * messages, len(parallel)
+    single_rate = len(times) / (times[-1] - times[0])
+    parallel_rate = len(parallel) / (max(parallel) - min(parallel))
+    print(f"two accounts in parallel: {parallel_rate / single_rate:.2f}× one account (goal ≥ 1.8×)")
+
+
+if __name__ == "__main__":
+    main()

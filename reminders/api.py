@@ -1,0 +1,442 @@
+"""API for reminders, their media, the ETA pill, and runs with their Resume / Cancel / Retry failed actions."""
+
+from dataclasses import replace
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from accounts.api import ErrorSerializer  # one "Error" component in the schema
+from accounts.models import Chat, TelegramAccount
+from core import clock
+from core.api import error_response
+from core.models import RunStatus
+from reminders import selectors, services
+from reminders.eta import eta_estimate
+from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
+from reminders.schedule import zone
+from reminders.services import PartSpec, ReminderSpec, ReminderStateError, TargetSpec
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
+    409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
+}
+
+
+class ApiErrorsMixin:
+    def handle_exception(self, exc):
+        if isinstance(exc, ReminderStateError):
+            return error_response(str(exc), status_code=status.HTTP_409_CONFLICT)
+        if isinstance(exc, DjangoValidationError):
+            exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+        return super().handle_exception(exc)
+
+
+# Media ------------------------------------------------------------------------------------------------------------
+
+
+class MediaFileSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MediaFile
+        fields = ["id", "name", "size", "mime_type", "sha256", "created_at"]
+        read_only_fields = fields
+
+
+class MediaUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A picture or file for a reminder part.")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List uploaded media"),
+    retrieve=extend_schema(summary="One uploaded media"),
+)
+class MediaFileViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = MediaFileSerializer
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return selectors.media_list()
+
+    @extend_schema(
+        summary="Upload a media (multipart, field `file`)",
+        description="The same bytes uploaded twice give the same id.",
+        request={"multipart/form-data": MediaUploadSerializer},
+        responses={201: MediaFileSerializer, 400: ERRORS[400]},
+    )
+    def create(self, request):
+        data = MediaUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        media = services.media_create(file=upload, name=upload.name, mime_type=upload.content_type or "")
+        return Response(MediaFileSerializer(media).data, status=status.HTTP_201_CREATED)
+
+
+# Reminders --------------------------------------------------------------------------------------------------------
+
+
+class ScheduleSerializer(serializers.Serializer):
+    crontab = serializers.CharField(
+        required=False, help_text="Five fields in the reminder's time zone, e.g. `0 9 * * 1-5`."
+    )
+    at = serializers.DateTimeField(required=False, help_text="One send at this moment (ISO 8601).")
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise ValidationError('Give either {"crontab": "…"} or {"at": "<ISO time>"}.')
+        return attrs
+
+
+class PartSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReminderPart
+        fields = ["order", "text", "media", "caption"]
+        read_only_fields = fields
+
+
+class PartInSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+    media = serializers.PrimaryKeyRelatedField(
+        queryset=MediaFile.objects.all(), required=False, allow_null=True, default=None, help_text="A media id."
+    )
+    caption = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+
+
+class TargetSerializer(serializers.ModelSerializer):
+    chat = serializers.IntegerField(source="chat.telegram_id", help_text="Telegram chat id.")
+    chat_title = serializers.CharField(source="chat.title")
+    topic = serializers.IntegerField(source="topic_id", allow_null=True)
+
+    class Meta:
+        model = ReminderTarget
+        fields = ["chat", "chat_title", "topic"]
+        read_only_fields = fields
+
+
+class TargetInSerializer(serializers.Serializer):
+    chat = serializers.IntegerField(help_text="Telegram chat id of a group the account is in.")
+    topic = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, help_text="Forum topic id; null = General."
+    )
+
+
+class ReminderSerializer(serializers.ModelSerializer):
+    schedule = serializers.SerializerMethodField()
+    parts = PartSerializer(many=True, read_only=True)
+    targets = TargetSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Reminder
+        fields = [
+            "id",
+            "account",
+            "name",
+            "timezone",
+            "window_start_hour",
+            "window_end_hour",
+            "schedule",
+            "enabled",
+            "auto_resume",
+            "parts",
+            "targets",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(ScheduleSerializer(allow_null=True))
+    def get_schedule(self, reminder: Reminder):
+        if reminder.schedule_crontab:
+            return {"crontab": reminder.schedule_crontab}
+        if reminder.schedule_at is not None:
+            return {"at": serializers.DateTimeField().to_representation(reminder.schedule_at)}
+        return None
+
+
+class ReminderWriteSerializer(serializers.Serializer):
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(), help_text="The sending account (its id in /api/accounts/)."
+    )
+    name = serializers.CharField(max_length=200)
+    timezone = serializers.CharField(max_length=64, help_text="IANA name, e.g. Asia/Kuala_Lumpur.")
+    window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
+    window_end_hour = serializers.IntegerField(min_value=1, max_value=24)
+    schedule = ScheduleSerializer(required=False, allow_null=True, help_text="Omit or null for manual sends only.")
+    parts = PartInSerializer(many=True, help_text="In order; each a text, or a media with an optional caption.")
+    targets = TargetInSerializer(many=True)
+    enabled = serializers.BooleanField(default=True)
+    auto_resume = serializers.BooleanField(default=False)
+
+    def validate_targets(self, targets):
+        ids = [target["chat"] for target in targets]
+        chats = {chat.telegram_id: chat for chat in Chat.objects.filter(telegram_id__in=ids)}
+        unknown = [
+            f"targets[{index}]: chat {chat_id} is unknown; refresh the account's chats."
+            for index, chat_id in enumerate(ids)
+            if chat_id not in chats
+        ]
+        if unknown:
+            raise ValidationError(unknown)
+        return [TargetSpec(chat=chats[target["chat"]], topic_id=target.get("topic")) for target in targets]
+
+    def validate_parts(self, parts):
+        # nested fields get no defaults in a partial update
+        return [
+            PartSpec(text=part.get("text", ""), media=part.get("media"), caption=part.get("caption", ""))
+            for part in parts
+        ]
+
+    def spec(self, current: ReminderSpec | None = None) -> ReminderSpec:
+        data = dict(self.validated_data)
+        if "schedule" in data:
+            schedule = data.pop("schedule") or {}
+            data["schedule_crontab"] = schedule.get("crontab", "")
+            data["schedule_at"] = schedule.get("at")
+        return replace(current, **data) if current is not None else ReminderSpec(**data)
+
+
+class EtaInSerializer(serializers.Serializer):
+    targets = serializers.IntegerField(min_value=0, help_text="How many groups.")
+    parts = serializers.IntegerField(min_value=0, help_text="Parts per group.")
+    fire_at = serializers.DateTimeField(required=False, help_text="When it would fire; now when omitted.")
+    timezone = serializers.CharField(max_length=64)
+    window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
+    window_end_hour = serializers.IntegerField(min_value=1, max_value=24)
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(), required=False, help_text="Adds the rate it actually achieved."
+    )
+
+    def validate_timezone(self, value):
+        try:
+            zone(value)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+        return value
+
+    def validate(self, attrs):
+        if attrs["window_start_hour"] >= attrs["window_end_hour"]:
+            raise ValidationError(
+                {
+                    "window_start_hour": "The delivery window must start before it ends: "
+                    f"window_start_hour {attrs['window_start_hour']} ≥ window_end_hour {attrs['window_end_hour']}."
+                }
+            )
+        return attrs
+
+
+class EtaSerializer(serializers.Serializer):
+    duration_minutes = serializers.IntegerField()
+    fire_at = serializers.DateTimeField()
+    finishes_at = serializers.DateTimeField()
+    window_end_at = serializers.DateTimeField(allow_null=True, help_text="Null when fire_at is outside the window.")
+    fits = serializers.BooleanField()
+    label = serializers.CharField(help_text="The pill's text.")
+    rate_per_minute = serializers.IntegerField(help_text="The configured pace the estimate uses.")
+    observed_rate_per_minute = serializers.FloatField(
+        allow_null=True, help_text="What the account achieved over its last runs; null before any."
+    )
+
+
+class ReminderRunSerializer(serializers.ModelSerializer):
+    reminder_name = serializers.CharField(source="reminder.name", read_only=True)
+
+    class Meta:
+        model = ReminderRun
+        fields = [
+            "id",
+            "reminder",
+            "reminder_name",
+            "account",
+            "trigger",
+            "status",
+            "sent",
+            "failed",
+            "skipped",
+            "pending",
+            "total",
+            "error_summary",
+            "fired_at",
+            "window_end_at",
+            "created_at",
+            "finished_at",
+            "can_resume",
+            "can_cancel",
+            "can_retry_failed",
+        ]
+        read_only_fields = fields
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List reminders"),
+    retrieve=extend_schema(summary="One reminder with its parts and groups"),
+    destroy=extend_schema(
+        summary="Delete a reminder, its schedule and its run history", responses={204: None, **ERRORS}
+    ),
+)
+class ReminderViewSet(
+    ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = ReminderSerializer
+
+    def get_queryset(self):
+        return selectors.reminder_list()
+
+    def _response(self, reminder: Reminder, *, status_code=status.HTTP_200_OK) -> Response:
+        return Response(ReminderSerializer(selectors.reminder_get(pk=reminder.pk)).data, status=status_code)
+
+    @extend_schema(
+        summary="Create a reminder (and its beat schedule)",
+        request=ReminderWriteSerializer,
+        responses={201: ReminderSerializer, 400: ERRORS[400]},
+    )
+    def create(self, request):
+        data = ReminderWriteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        reminder = services.reminder_create(spec=data.spec())
+        return self._response(reminder, status_code=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Change a reminder; `parts` and `targets`, when given, replace the old ones",
+        request=ReminderWriteSerializer(partial=True),
+        responses={200: ReminderSerializer, 400: ERRORS[400]},
+    )
+    def partial_update(self, request, pk=None):
+        reminder = self.get_object()
+        data = ReminderWriteSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        spec = data.spec(selectors.reminder_spec(reminder=reminder))
+        return self._response(services.reminder_update(reminder=reminder, spec=spec))
+
+    def perform_destroy(self, instance):
+        services.reminder_delete(reminder=instance)
+
+    @extend_schema(summary="Send now: fire a run", request=None, responses={201: ReminderRunSerializer, **ERRORS})
+    @action(detail=True, methods=["post"])
+    def fire(self, request, pk=None):
+        run = services.reminder_fire(reminder=self.get_object())
+        return Response(ReminderRunSerializer(selectors.reminder_run_get(pk=run.pk)).data, status=201)
+
+    @extend_schema(
+        summary="How long a fan-out takes, and whether it fits in its window (the ETA pill)",
+        description="`ceil(targets × parts / rate)` minutes + 15 %, at least 1; 0 groups take 0.",
+        request=EtaInSerializer,
+        responses={200: EtaSerializer, 400: ERRORS[400]},
+    )
+    @action(detail=False, methods=["post"])
+    def eta(self, request):
+        data = EtaInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        estimate = eta_estimate(
+            targets=values["targets"],
+            parts=values["parts"],
+            fire_at=values.get("fire_at") or clock.now(),
+            tz=zone(values["timezone"]),
+            window_start_hour=values["window_start_hour"],
+            window_end_hour=values["window_end_hour"],
+            rate_per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE,
+        )
+        account = values.get("account")
+        observed = selectors.account_observed_rate(account_id=account.pk) if account else None
+        body = {
+            "duration_minutes": estimate.duration_minutes,
+            "fire_at": estimate.fire_at,
+            "finishes_at": estimate.finishes_at,
+            "window_end_at": estimate.window_end_at,
+            "fits": estimate.fits,
+            "label": estimate.label,
+            "rate_per_minute": estimate.rate_per_minute,
+            "observed_rate_per_minute": observed,
+        }
+        return Response(EtaSerializer(body).data)
+
+
+# Runs -------------------------------------------------------------------------------------------------------------
+
+
+class RunFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    reminder = serializers.IntegerField(required=False)
+    account = serializers.IntegerField(required=False)
+
+
+class RunTargetSerializer(serializers.ModelSerializer):
+    chat = serializers.IntegerField(source="chat.telegram_id")
+    chat_title = serializers.CharField(source="chat.title")
+    topic = serializers.IntegerField(source="topic_id", allow_null=True)
+
+    class Meta:
+        model = ReminderRunTarget
+        fields = ["id", "chat", "chat_title", "topic", "status", "attempts", "latency_ms", "error", "finished_at"]
+        read_only_fields = fields
+
+
+class RunTargetFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ReminderRunTarget._meta.get_field("status").choices, required=False)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List reminder runs", parameters=[RunFilterSerializer]),
+    retrieve=extend_schema(summary="One reminder run with its counters"),
+)
+class ReminderRunViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = ReminderRunSerializer
+
+    def get_queryset(self):
+        if self.action != "list":
+            return selectors.reminder_run_list()
+        filters = RunFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        values = filters.validated_data
+        return selectors.reminder_run_list(
+            status=values.get("status"), reminder_id=values.get("reminder"), account_id=values.get("account")
+        )
+
+    def _response(self, run: ReminderRun) -> Response:
+        return Response(ReminderRunSerializer(selectors.reminder_run_get(pk=run.pk)).data)
+
+    @extend_schema(
+        summary="The run's groups and how each went",
+        parameters=[RunTargetFilterSerializer],
+        responses={200: RunTargetSerializer(many=True)},
+    )
+    @action(detail=True, methods=["get"])
+    def targets(self, request, pk=None):
+        filters = RunTargetFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        targets = selectors.reminder_run_targets(
+            run_id=self.get_object().pk, status=filters.validated_data.get("status")
+        )
+        page = self.paginate_queryset(targets)
+        return self.get_paginated_response(RunTargetSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Resume a paused (or failed) run: only its pending groups are sent",
+        request=None,
+        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        return self._response(services.reminder_run_resume(run=self.get_object()))
+
+    @extend_schema(
+        summary="Cancel a run: pending groups are skipped and the run ends partial",
+        request=None,
+        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        return self._response(services.reminder_run_cancel(run=self.get_object()))
+
+    @extend_schema(
+        summary="Send the failed groups again",
+        request=None,
+        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"], url_path="retry-failed")
+    def retry_failed(self, request, pk=None):
+        return self._response(services.reminder_run_retry_failed(run=self.get_object()))

@@ -1,0 +1,407 @@
+"""The fan-out of one reminder run: one account sends the run's parts to its groups, paced.
+
+`reminder_run_execute` takes the account's advisory lock (one run per account at a time; other
+accounts go in parallel), claims the run, and sends. The sending is async (Telegram I/O, up to
+REMINDER_GROUP_CONCURRENCY groups at once); every database step is a synchronous function called
+through `sync_to_async(thread_sensitive=True)`, so the ORM never runs on the event loop and keeps
+the connection that holds the lock. Per group: the run target is marked `sending`, each part
+waits for a token of the account's Redis bucket and is sent with the random_id stored when the
+run was fired, then the target is marked `sent` or `failed`. A target found `sending` (its worker
+died) is sent again with the same random_ids, so Telegram answers RANDOM_ID_DUPLICATE instead of
+posting twice.
+"""
+
+import asyncio
+import logging
+import random
+import shutil
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import AccountChat
+from accounts.services import account_mark_unusable
+from core import clock, locks
+from core.crypto import unseal
+from core.models import RunStatus
+from core.ratelimit import account_send_bucket
+from core.runs import run_claim, run_finish, run_heartbeat, worker_id
+from reminders import services
+from reminders.models import MediaFile, ReminderRun, ReminderRunTarget, TargetStatus
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    FileReferenceExpired,
+    FileTooLarge,
+    FloodWait,
+    TelegramError,
+    TransientError,
+)
+from telegram.gateway import TelegramGateway, open_gateway
+from telegram.records import ChatRef, MediaHandle
+
+logger = logging.getLogger(__name__)
+
+FANOUT_ACCOUNT = "fanout-account"  # lock namespace: never collides with ingestion's account locks
+BUSY = "busy"  # another run holds the account; the task tries again later
+SLOWMODE_WAIT = "SLOWMODE_WAIT"
+
+# Why a run stops before every target was tried.
+WINDOW = "window"
+ACCOUNT = "account"
+MEDIA = "media"
+ERROR = "error"
+
+
+def db(function):
+    return sync_to_async(function, thread_sensitive=True)
+
+
+class _LeavePending(Exception):
+    """The run is stopping: this target goes back to `pending` (its random_ids make a later resend safe)."""
+
+
+class _TargetFailed(Exception):
+    """This group only: the target is `failed` with this message."""
+
+
+@dataclass(frozen=True)
+class Part:
+    text: str
+    caption: str
+    media: MediaFile | None
+
+
+def reminder_run_execute(*, run_id: int) -> str | None:
+    """Send a queued run; its ending status, BUSY when its account is busy, None when there is nothing to do."""
+    account_id = ReminderRun.objects.filter(pk=run_id).values_list("account_id", flat=True).first()
+    if account_id is None:
+        return None
+    with locks.advisory_lock(namespace=FANOUT_ACCOUNT, name=str(account_id)) as acquired:
+        if not acquired:
+            return BUSY
+        run = run_claim(model=ReminderRun, run_id=run_id) or _take_over(run_id)
+        if run is None:
+            return None  # another delivery already finished it, or it is paused or canceled
+        return Fanout(run=run).execute()
+
+
+def _take_over(run_id: int) -> ReminderRun | None:
+    """A run still `running` while we hold its account's lock has lost its worker: every worker holds that
+    lock while it sends, and a dead process's lock goes with its connection. Resume it here."""
+    run = ReminderRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).first()
+    if run is None:
+        return None
+    now = timezone.now()
+    taken = ReminderRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_id=run.worker_id).update(
+        worker_id=worker_id(),
+        claimed_at=now,
+        heartbeat_at=now,
+        requeue_count=F("requeue_count") + 1,
+        error=f"Taken over from worker {run.worker_id}, which stopped mid-run.",
+    )
+    if not taken:
+        return None
+    logger.warning("Reminder run #%s: taken over from worker %s, which stopped mid-run", run_id, run.worker_id)
+    return ReminderRun.objects.get(pk=run_id)
+
+
+class Fanout:
+    def __init__(self, *, run: ReminderRun):
+        self.run = run
+        self.reminder = run.reminder
+        self.account = run.account
+        self.stop_reason = ""
+        self.stop_error: Exception | None = None
+        self.lost_claim = False
+        self.messages_sent = run.messages_sent
+        self.pause_until = 0.0  # loop time until which Telegram asked this account to wait
+        self.handles: dict[str, MediaHandle] = {}
+        self.upload_locks: dict[str, asyncio.Lock] = {}
+        self.temp_dir: Path | None = None
+        self.parts: list[Part] = []
+        self.gateway: TelegramGateway | None = None
+
+    # Entry point (sync, inside the account lock) ----------------------------------------------------------------
+    def execute(self) -> str | None:
+        started = time.monotonic()
+        error = ""
+        logger.info("Reminder run #%s: sending for %s", self.run.pk, self.account)
+        try:
+            async_to_sync(self._main)()
+        except Exception as exc:
+            logger.exception("Reminder run #%s failed", self.run.pk)
+            self._stop(ERROR, exc)
+            error = f"{exc.__class__.__name__}: {exc}"
+        finally:
+            if self.temp_dir is not None:
+                shutil.rmtree(self.temp_dir, ignore_errors=True)
+        counts = services.target_counts(run_id=self.run.pk)
+        progress = {
+            **counts,
+            "messages_sent": self.messages_sent,
+            "active_seconds": self.run.active_seconds + time.monotonic() - started,
+        }
+        if self.stop_reason == ACCOUNT:
+            account_mark_unusable(account=self.account, error=self.stop_error)
+        status, summary = self._ending(counts, error)
+        if self.lost_claim or not run_finish(
+            run=self.run, status=status, error=error, error_summary=summary, **progress
+        ):
+            # canceled while sending: the canceller set the ending; keep the counters true
+            ReminderRun.objects.filter(pk=self.run.pk).update(**progress)
+            return None
+        logger.info("Reminder run #%s: %s %s", self.run.pk, status, summary)
+        services.reminder_run_notify(run=self.run)
+        return status
+
+    def _ending(self, counts: dict[str, int], error: str) -> tuple[str, str]:
+        run = self.run
+        if self.stop_reason == WINDOW:
+            status = RunStatus.PAUSED if counts["sent"] else RunStatus.FAILED
+            return status, services.summary_window_closed(run=run, counts=counts)
+        if self.stop_reason == ACCOUNT:
+            exc = self.stop_error
+            if isinstance(exc, AuthRequired):
+                reason = f"the session of {self.account} is no longer valid ({exc.rpc}); log it in again."
+            else:
+                reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason)
+        if self.stop_reason == MEDIA:
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}")
+        if self.stop_reason == ERROR:
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{error}.")
+        if counts["failed"] == 0 and counts["pending"] == 0:
+            return RunStatus.SUCCESS, ""
+        status = RunStatus.PARTIAL if counts["sent"] else RunStatus.FAILED
+        return status, services.summary_finished(run=run, counts=counts)
+
+    def _stop(self, reason: str, error: Exception | None = None) -> None:
+        if not self.stop_reason:
+            self.stop_reason, self.stop_error = reason, error
+
+    @property
+    def _aborting(self) -> bool:
+        """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
+        return self.stop_reason in {ACCOUNT, MEDIA}
+
+    # Database steps (sync, called through db()) -------------------------------------------------------------
+    def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
+        targets = list(
+            self.run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING])
+            .select_related("chat")
+            .order_by("pk")
+        )
+        hashes = dict(AccountChat.objects.filter(account=self.account).values_list("chat_id", "access_hash"))
+        media_ids = {part["media"] for part in self.run.parts if part["media"]}
+        media = MediaFile.objects.in_bulk(media_ids) if media_ids else {}
+        self.parts = [
+            Part(text=part["text"], caption=part["caption"], media=media.get(part["media"])) for part in self.run.parts
+        ]
+        missing = sorted(media_ids - media.keys())
+        if missing:
+            self._stop(MEDIA, ValueError(f"media #{missing[0]} of this run was deleted."))
+        return targets, hashes
+
+    def _flush(self) -> None:
+        ReminderRun.objects.filter(pk=self.run.pk).update(
+            **services.target_counts(run_id=self.run.pk), messages_sent=self.messages_sent
+        )
+        if not run_heartbeat(run=self.run):
+            self.lost_claim = True
+
+    def _target_start(self, target: ReminderRunTarget) -> bool:
+        """False when the target was canceled meanwhile."""
+        return bool(
+            ReminderRunTarget.objects.filter(
+                pk=target.pk, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]
+            ).update(status=TargetStatus.SENDING, attempts=F("attempts") + 1)
+        )
+
+    def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
+        finished = None if status == TargetStatus.PENDING else timezone.now()
+        ReminderRunTarget.objects.filter(pk=target.pk).update(
+            status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished
+        )
+
+    # The fan-out ----------------------------------------------------------------------------------------------
+    async def _main(self) -> None:
+        targets, hashes = await db(self._load)()
+        if self.stop_reason:
+            return
+        self.bucket = account_send_bucket(account_id=self.account.pk)
+        queue = deque(targets)
+        async with open_gateway(phone=self.account.phone, session=unseal(self.account.session_sealed)) as gateway:
+            self.gateway = gateway
+            heartbeat = asyncio.create_task(self._heartbeat())
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(min(settings.REMINDER_GROUP_CONCURRENCY, len(queue))):
+                        group.create_task(self._worker(queue, hashes))
+            except BaseExceptionGroup as errors:
+                raise errors.exceptions[0] from None
+            finally:
+                heartbeat.cancel()
+                await asyncio.gather(heartbeat, return_exceptions=True)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(settings.REMINDER_PROGRESS_EVERY_SECONDS)
+            await db(self._flush)()
+
+    async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
+        while queue and not self.stop_reason and not self.lost_claim:
+            if clock.now() >= self.run.window_end_at:
+                self._stop(WINDOW)
+                return
+            await self._deliver(queue.popleft(), hashes)
+
+    async def _deliver(self, target: ReminderRunTarget, hashes: dict[int, int]) -> None:
+        access_hash = hashes.get(target.chat_id)
+        if access_hash is None:
+            error = f"{self.account} is no longer in “{target.chat.title}”; refresh its chats."
+            await db(self._target_end)(target, TargetStatus.FAILED, error)
+            return
+        if not await db(self._target_start)(target):
+            return
+        ref = ChatRef(id=target.chat.telegram_id, access_hash=access_hash, type=target.chat.type)
+        started = time.monotonic()
+        last_sent = 0.0
+        try:
+            for index, part in enumerate(self.parts):
+                if index:
+                    await self._between_parts(target, last_sent)
+                last_sent = await self._send(target, ref, index, part)
+        except _LeavePending:
+            await db(self._target_end)(target, TargetStatus.PENDING)
+            return
+        except _TargetFailed as exc:
+            await db(self._target_end)(target, TargetStatus.FAILED, str(exc))
+            return
+        latency_ms = round((time.monotonic() - started) * 1000)
+        await db(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
+
+    async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
+        """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
+        loop = asyncio.get_running_loop()
+        delay = random.uniform(settings.REMINDER_PART_JITTER_MIN_MS, settings.REMINDER_PART_JITTER_MAX_MS) / 1000
+        if target.chat.slow_mode_seconds:
+            delay = max(delay, last_sent + target.chat.slow_mode_seconds - loop.time())
+        await asyncio.sleep(delay)
+
+    async def _paced(self) -> None:
+        """Wait for a token of the account's budget, and for any FloodWait the account is serving."""
+        await self.bucket.acquire()
+        await self._serve_pause()
+
+    async def _serve_pause(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (delay := self.pause_until - loop.time()) > 0:
+            await asyncio.sleep(delay)
+        if self._aborting:
+            raise _LeavePending
+
+    async def _send(self, target: ReminderRunTarget, ref: ChatRef, index: int, part: Part) -> float:
+        """Send one part (retrying what Telegram says to retry); returns when it went out (loop time)."""
+        reuploaded = False
+        transient = 0
+        while True:
+            await self._paced()
+            media = await self._media(part.media) if part.media else None
+            try:
+                await self.gateway.send_message(
+                    ref,
+                    random_id=target.random_ids[index],
+                    text=part.caption if media else part.text,
+                    media=media,
+                    topic_id=target.topic_id,
+                )
+            except FileReferenceExpired as exc:
+                if media is None or reuploaded:
+                    raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
+                reuploaded = True
+                await self._media_forget(part.media, media)
+            except FloodWait as exc:
+                await self._flood(exc)
+            except TransientError as exc:
+                transient = await self._transient(exc, transient)
+            except (AccountRestricted, AuthRequired) as exc:
+                self._stop(ACCOUNT, exc)
+                raise _LeavePending from exc
+            except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
+                raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
+            else:
+                self.messages_sent += 1
+                return asyncio.get_running_loop().time()
+
+    async def _flood(self, exc: FloodWait) -> None:
+        """Slow mode holds back this group; any other FloodWait the whole account. The window keeps counting."""
+        if clock.now() + timedelta(seconds=exc.seconds) >= self.run.window_end_at:
+            self._stop(WINDOW)
+            raise _LeavePending from exc
+        if exc.rpc == SLOWMODE_WAIT:
+            await asyncio.sleep(exc.seconds)
+            return
+        logger.warning("Reminder run #%s: %s waits %s s (%s)", self.run.pk, self.account, exc.seconds, exc.rpc)
+        loop = asyncio.get_running_loop()
+        self.pause_until = max(self.pause_until, loop.time() + exc.seconds)
+        await asyncio.to_thread(self.bucket.pause, exc.seconds)  # and every other worker of this account
+
+    async def _transient(self, exc: TransientError, attempts: int) -> int:
+        attempts += 1
+        if attempts > settings.REMINDER_TRANSIENT_RETRIES:
+            raise _TargetFailed(f"{exc} (after {attempts} tries)") from exc
+        await asyncio.sleep(0.5 * 2 ** (attempts - 1))
+        return attempts
+
+    # Media: uploaded once per run and reused for every group ------------------------------------------------
+    async def _media(self, media: MediaFile) -> MediaHandle:
+        async with self.upload_locks.setdefault(media.sha256, asyncio.Lock()):
+            if media.sha256 not in self.handles:
+                self.handles[media.sha256] = await self._upload(media)
+            return self.handles[media.sha256]
+
+    async def _media_forget(self, media: MediaFile, stale: MediaHandle) -> None:
+        async with self.upload_locks[media.sha256]:
+            if self.handles.get(media.sha256) is stale:  # another group may have re-uploaded it already
+                del self.handles[media.sha256]
+
+    async def _upload(self, media: MediaFile) -> MediaHandle:
+        if self.temp_dir is None:
+            self.temp_dir = Path(tempfile.mkdtemp(prefix=f"reminder-run-{self.run.pk}-"))
+        path = await asyncio.to_thread(self._local_path, media)
+        transient = 0
+        while True:
+            await self._serve_pause()
+            try:
+                return await self.gateway.upload_media(path=path, file_name=media.name, mime_type=media.mime_type)
+            except FloodWait as exc:
+                await self._flood(exc)
+            except TransientError as exc:
+                transient = await self._transient(exc, transient)
+            except FileTooLarge as exc:
+                self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
+                raise _LeavePending from exc
+            except (AccountRestricted, AuthRequired) as exc:
+                self._stop(ACCOUNT, exc)
+                raise _LeavePending from exc
+            except TelegramError as exc:
+                raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
+
+    def _local_path(self, media: MediaFile) -> str:
+        """A file on disk for the upload: the stored file itself, or a copy from a remote storage."""
+        try:
+            return media.file.path
+        except NotImplementedError:
+            path = self.temp_dir / f"{media.pk}-{Path(media.name).name}"
+            with media.file.open("rb") as source, open(path, "wb") as copy:
+                shutil.copyfileobj(source, copy)
+            return str(path)

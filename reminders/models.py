@@ -1,0 +1,176 @@
+from django.contrib.postgres.fields import ArrayField
+from django.core.validators import MaxValueValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils.timezone import now
+
+from accounts.models import Chat, TelegramAccount
+from core.models import ClaimableRun, RunStatus
+
+
+class MediaFile(models.Model):
+    """A picture or file for reminder parts, kept through Django's storage (local disk or S3)."""
+
+    file = models.FileField(upload_to="reminders/media/%Y/%m/")
+    name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    mime_type = models.CharField(max_length=100)
+    sha256 = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Reminder(models.Model):
+    """Ordered parts sent by one account to many groups, on a schedule, inside a daily delivery window."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="reminders")
+    name = models.CharField(max_length=200)
+    timezone = models.CharField(max_length=64, help_text="IANA name, e.g. Asia/Kuala_Lumpur.")
+    # At most one of the two; neither means manual sends only.
+    schedule_crontab = models.CharField(max_length=120, blank=True, help_text="Five fields, in the reminder's zone.")
+    schedule_at = models.DateTimeField(null=True, blank=True, help_text="One send at this moment.")
+    window_start_hour = models.PositiveSmallIntegerField(default=9, validators=[MaxValueValidator(23)])
+    window_end_hour = models.PositiveSmallIntegerField(default=18, validators=[MaxValueValidator(24)])
+    enabled = models.BooleanField(default=True)
+    auto_resume = models.BooleanField(default=False, help_text="Resume a paused run when the window next opens.")
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=now)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(window_start_hour__lt=F("window_end_hour"), window_end_hour__lte=24),
+                name="reminder_window_hours",
+            ),
+            models.CheckConstraint(
+                condition=Q(schedule_crontab="") | Q(schedule_at__isnull=True), name="reminder_one_schedule"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ReminderPart(models.Model):
+    """A text message, or a media with an optional caption."""
+
+    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="parts")
+    order = models.PositiveSmallIntegerField()
+    text = models.TextField(blank=True)
+    media = models.ForeignKey(MediaFile, null=True, blank=True, on_delete=models.PROTECT, related_name="parts")
+    caption = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["reminder", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["reminder", "order"], name="unique_reminder_part_order"),
+            models.CheckConstraint(
+                condition=(Q(media__isnull=True) & ~Q(text="") & Q(caption="")) | (Q(media__isnull=False) & Q(text="")),
+                name="reminder_part_text_or_media",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reminder} #{self.order}"
+
+
+class ReminderTarget(models.Model):
+    """A group the reminder goes to; in a forum, optionally one topic (None = General)."""
+
+    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="targets")
+    chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
+    topic_id = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reminder", "chat", "topic_id"], name="unique_reminder_target", nulls_distinct=False
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chat}" + (f" / topic {self.topic_id}" if self.topic_id else "")
+
+
+class RunTrigger(models.TextChoices):
+    SCHEDULE = "schedule", "Schedule"
+    MANUAL = "manual", "Send now"
+
+
+class ReminderRun(ClaimableRun):
+    """One firing of a reminder: its parts as they were then, and one ReminderRunTarget per group."""
+
+    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="runs")
+    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="reminder_runs")
+    trigger = models.CharField(max_length=16, choices=RunTrigger.choices, default=RunTrigger.MANUAL)
+    # [{"text", "media", "caption"}, ...] in order: a resumed run sends what was fired, even if edited since.
+    parts = models.JSONField(default=list)
+    total = models.PositiveIntegerField(default=0)
+    sent = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    pending = models.PositiveIntegerField(default=0)
+    messages_sent = models.PositiveIntegerField(default=0, help_text="Parts delivered, for the observed rate.")
+    active_seconds = models.FloatField(default=0, help_text="Time spent sending, summed over resumes.")
+    fired_at = models.DateTimeField(default=now)
+    window_end_at = models.DateTimeField(null=True, blank=True)
+    error_summary = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["account", "status"], name="reminder_run_account_status")]
+
+    def __str__(self) -> str:
+        return f"{self.reminder} run #{self.pk}"
+
+    @property
+    def can_resume(self) -> bool:
+        return self.status in {RunStatus.PAUSED, RunStatus.FAILED} and self.pending > 0
+
+    @property
+    def can_cancel(self) -> bool:
+        return self.status in {RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED} or (
+            self.status == RunStatus.FAILED and self.pending > 0
+        )
+
+    @property
+    def can_retry_failed(self) -> bool:
+        return self.status in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED} and self.failed > 0
+
+
+class TargetStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENDING = "sending", "Sending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Skipped"
+
+
+class ReminderRunTarget(models.Model):
+    run = models.ForeignKey(ReminderRun, on_delete=models.CASCADE, related_name="targets")
+    chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
+    topic_id = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=TargetStatus.choices, default=TargetStatus.PENDING)
+    # One per part, chosen when the run is fired: a send retried after a crash reuses it,
+    # and Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
+    random_ids = ArrayField(models.BigIntegerField())
+    attempts = models.PositiveSmallIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["run", "status"], name="reminder_run_target_status")]
+
+    def __str__(self) -> str:
+        return f"{self.chat} ({self.status})"

@@ -1,0 +1,86 @@
+"""Time rules of reminders: IANA zones, crontab expressions and daily delivery windows.
+
+Windows are built from local wall-clock hours with zoneinfo and compared in UTC: on a DST day
+a 09:00–18:00 window is still 09:00–18:00 on the wall, however many real hours that is.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
+from zoneinfo import ZoneInfo, available_timezones
+
+from celery.schedules import crontab
+
+CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    # the system's tz folder also holds files that are not a place's zone
+    return frozenset(available_timezones()) - {"localtime", "posixrules", "Factory"}
+
+
+def zone(name: str) -> ZoneInfo:
+    """The zone of an IANA name (Asia/Kuala_Lumpur); ValueError for anything else."""
+    if name not in _zone_names():
+        raise ValueError(f"{name!r} is not an IANA time zone (e.g. Europe/Berlin, Asia/Kuala_Lumpur, UTC).")
+    return ZoneInfo(name)
+
+
+def crontab_parse(expression: str) -> crontab:
+    """Five fields: minute hour day-of-month month day-of-week; ValueError says what is wrong."""
+    fields = expression.split()
+    if len(fields) != len(CRONTAB_FIELDS):
+        raise ValueError(f"A crontab has 5 fields (minute hour day month weekday), got {len(fields)}: {expression!r}.")
+    try:
+        return crontab(**dict(zip(CRONTAB_FIELDS, fields, strict=True)))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{expression!r} is not a valid crontab: {exc}") from None
+
+
+def crontab_fields(expression: str) -> dict[str, str]:
+    """The five fields by name, as django-celery-beat's CrontabSchedule stores them."""
+    crontab_parse(expression)
+    return dict(zip(CRONTAB_FIELDS, expression.split(), strict=True))
+
+
+@dataclass(frozen=True)
+class Window:
+    """One day's delivery window, as UTC instants."""
+
+    start_at: datetime
+    end_at: datetime
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start_at <= moment < self.end_at
+
+
+def window_on(day: date, *, tz: ZoneInfo, start_hour: int, end_hour: int) -> Window:
+    """The window of a local calendar day; end hour 24 is the next midnight."""
+    start = datetime.combine(day, time(start_hour), tzinfo=tz)
+    if end_hour == 24:
+        end = datetime.combine(day + timedelta(days=1), time(0), tzinfo=tz)
+    else:
+        end = datetime.combine(day, time(end_hour), tzinfo=tz)
+    # Aware datetimes sharing a tzinfo compare by wall clock; in UTC they compare as instants.
+    return Window(start_at=start.astimezone(UTC), end_at=end.astimezone(UTC))
+
+
+def window_containing(moment: datetime, *, tz: ZoneInfo, start_hour: int, end_hour: int) -> Window | None:
+    """Today's window (in tz) when `moment` is inside it, else None."""
+    window = window_on(moment.astimezone(tz).date(), tz=tz, start_hour=start_hour, end_hour=end_hour)
+    return window if window.contains(moment) else None
+
+
+def window_next_start(moment: datetime, *, tz: ZoneInfo, start_hour: int, end_hour: int) -> datetime:
+    """When the next window opens after `moment` (today's, if it has not opened yet)."""
+    day = moment.astimezone(tz).date()
+    window = window_on(day, tz=tz, start_hour=start_hour, end_hour=end_hour)
+    if moment < window.start_at:
+        return window.start_at
+    return window_on(day + timedelta(days=1), tz=tz, start_hour=start_hour, end_hour=end_hour).start_at
+
+
+def local_hm(moment: datetime, tz: ZoneInfo) -> str:
+    """HH:MM on the wall clock of tz; a window ending at 24 reads 00:00."""
+    return moment.astimezone(tz).strftime("%H:%M")

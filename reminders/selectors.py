@@ -1,0 +1,83 @@
+"""Reads of reminders, their runs and media for pages and the API."""
+
+from django.conf import settings
+from django.db.models import Prefetch, QuerySet
+
+from core.models import RunStatus
+from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
+from reminders.services import PartSpec, ReminderSpec, TargetSpec
+
+
+def reminder_list(*, account_id: int | None = None) -> QuerySet[Reminder]:
+    reminders = Reminder.objects.select_related("account").prefetch_related(
+        Prefetch("parts", queryset=ReminderPart.objects.select_related("media").order_by("order")),
+        Prefetch("targets", queryset=ReminderTarget.objects.select_related("chat").order_by("pk")),
+    )
+    if account_id is not None:
+        reminders = reminders.filter(account_id=account_id)
+    return reminders.order_by("name", "pk")
+
+
+def reminder_get(*, pk: int) -> Reminder:
+    """One reminder with its parts and targets; raises Reminder.DoesNotExist."""
+    return reminder_list().get(pk=pk)
+
+
+def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
+    """What the reminder is now, to change a few fields with dataclasses.replace and pass to reminder_update."""
+    return ReminderSpec(
+        account=reminder.account,
+        name=reminder.name,
+        timezone=reminder.timezone,
+        window_start_hour=reminder.window_start_hour,
+        window_end_hour=reminder.window_end_hour,
+        parts=[
+            PartSpec(text=part.text, media=part.media, caption=part.caption)
+            for part in sorted(reminder.parts.all(), key=lambda part: part.order)
+        ],
+        targets=[TargetSpec(chat=target.chat, topic_id=target.topic_id) for target in reminder.targets.all()],
+        schedule_crontab=reminder.schedule_crontab,
+        schedule_at=reminder.schedule_at,
+        enabled=reminder.enabled,
+        auto_resume=reminder.auto_resume,
+    )
+
+
+def reminder_run_list(
+    *, status: str | None = None, reminder_id: int | None = None, account_id: int | None = None
+) -> QuerySet[ReminderRun]:
+    runs = ReminderRun.objects.select_related("reminder", "account")
+    if status:
+        runs = runs.filter(status=status)
+    if reminder_id is not None:
+        runs = runs.filter(reminder_id=reminder_id)
+    if account_id is not None:
+        runs = runs.filter(account_id=account_id)
+    return runs.order_by("-created_at", "-pk")
+
+
+def reminder_run_get(*, pk: int) -> ReminderRun:
+    return reminder_run_list().get(pk=pk)
+
+
+def reminder_run_targets(*, run_id: int, status: str | None = None) -> QuerySet[ReminderRunTarget]:
+    targets = ReminderRunTarget.objects.filter(run_id=run_id).select_related("chat")
+    return targets.filter(status=status) if status else targets
+
+
+def media_list() -> QuerySet[MediaFile]:
+    return MediaFile.objects.order_by("-created_at", "-pk")
+
+
+def account_observed_rate(*, account_id: int) -> float | None:
+    """Messages a minute this account actually sent over its last runs (FloodWaits and slow mode
+    included); None before its first run."""
+    runs = list(
+        ReminderRun.objects.filter(account_id=account_id, messages_sent__gt=0, active_seconds__gt=0)
+        .exclude(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .order_by("-finished_at", "-pk")
+        .values_list("messages_sent", "active_seconds")[: settings.REMINDER_OBSERVED_RATE_RUNS]
+    )
+    if not runs:
+        return None
+    return round(sum(sent for sent, _ in runs) / sum(seconds for _, seconds in runs) * 60, 1)

@@ -1,0 +1,569 @@
+"""Reminders: create and edit (with their beat schedule), media, firing runs, and the operator's actions on runs."""
+
+import hashlib
+import json
+import logging
+import mimetypes
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django_celery_beat.models import ClockedSchedule, CrontabSchedule, PeriodicTask
+
+from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+from core import clock
+from core.models import RunStatus
+from reminders.models import (
+    MediaFile,
+    Reminder,
+    ReminderPart,
+    ReminderRun,
+    ReminderRunTarget,
+    ReminderTarget,
+    RunTrigger,
+    TargetStatus,
+)
+from reminders.schedule import (
+    crontab_fields,
+    crontab_parse,
+    local_hm,
+    window_containing,
+    window_next_start,
+    window_on,
+    zone,
+)
+from telegram.records import UPLOAD_MAX_BYTES
+
+logger = logging.getLogger(__name__)
+
+FIRE_TASK = "reminders.tasks.reminder_fire"
+TEXT_MAX = 4096  # Telegram's limit for a message
+CAPTION_MAX = 1024  # and for a media caption (non-Premium)
+CANCELED = "canceled by operator"
+
+
+class ReminderStateError(Exception):
+    """The action does not fit the reminder's or run's state; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    text: str = ""
+    media: MediaFile | None = None
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    chat: Chat
+    topic_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ReminderSpec:
+    """Everything a reminder is; create and update take a whole one (see selectors.reminder_spec)."""
+
+    account: TelegramAccount
+    name: str
+    timezone: str
+    window_start_hour: int
+    window_end_hour: int
+    parts: Sequence[PartSpec]
+    targets: Sequence[TargetSpec]
+    schedule_crontab: str = ""
+    schedule_at: datetime | None = None
+    enabled: bool = True
+    auto_resume: bool = False
+
+
+# Media ----------------------------------------------------------------------------------------------------------
+
+
+def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFile:
+    """Store an uploaded file once per content: the same bytes uploaded again return the existing MediaFile."""
+    name = (name or file.name or "media").rsplit("/", 1)[-1][:255]
+    digest, size = hashlib.sha256(), 0
+    for chunk in file.chunks():
+        digest.update(chunk)
+        size += len(chunk)
+    if size == 0:
+        raise ValidationError({"file": "The file is empty."})
+    if size > UPLOAD_MAX_BYTES:
+        raise ValidationError({"file": f"The file is {size} bytes; Telegram accepts at most {UPLOAD_MAX_BYTES}."})
+    sha256 = digest.hexdigest()
+    existing = MediaFile.objects.filter(sha256=sha256).first()
+    if existing is not None:
+        return existing
+    mime_type = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    media = MediaFile(name=name, size=size, mime_type=mime_type[:100], sha256=sha256)
+    file.seek(0)
+    media.file.save(name, file, save=False)
+    try:
+        with transaction.atomic():
+            media.save()
+    except IntegrityError:
+        # the same bytes were stored concurrently: keep theirs
+        media.file.delete(save=False)
+        return MediaFile.objects.get(sha256=sha256)
+    return media
+
+
+# Reminders ------------------------------------------------------------------------------------------------------
+
+
+def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
+    errors: dict[str, list[str]] = {}
+
+    def error(name: str, message: str) -> None:
+        errors.setdefault(name, []).append(message)
+
+    if not spec.name.strip():
+        error("name", "Give the reminder a name.")
+    tz = None
+    try:
+        tz = zone(spec.timezone)
+    except ValueError as exc:
+        error("timezone", str(exc))
+    start, end = spec.window_start_hour, spec.window_end_hour
+    if not 0 <= start <= 23:
+        error("window_start_hour", f"window_start_hour must be an hour from 0 to 23, got {start}.")
+    if not 1 <= end <= 24:
+        error("window_end_hour", f"window_end_hour must be an hour from 1 to 24, got {end}.")
+    if start >= end and "window_start_hour" not in errors:
+        error(
+            "window_start_hour",
+            f"The delivery window must start before it ends: window_start_hour {start} ≥ window_end_hour {end}.",
+        )
+    if spec.schedule_crontab and spec.schedule_at is not None:
+        error("schedule", "Give a crontab or a one-off time, not both.")
+    elif spec.schedule_crontab:
+        try:
+            hours = crontab_parse(spec.schedule_crontab).hour
+        except ValueError as exc:
+            error("schedule", str(exc))
+        else:
+            if not errors.keys() & {"window_start_hour", "window_end_hour"} and not any(
+                start <= hour < end for hour in hours
+            ):
+                error("schedule", f"The crontab never fires inside the delivery window {start:02d}:00–{end:02d}:00.")
+    elif spec.schedule_at is not None and (current is None or spec.schedule_at != current.schedule_at):
+        if spec.schedule_at.tzinfo is None:
+            error("schedule", "The one-off time needs a UTC offset, e.g. 2026-12-01T09:00:00+08:00.")
+        elif spec.schedule_at <= clock.now():
+            error("schedule", "The one-off time has already passed.")
+        elif (
+            tz is not None
+            and not errors.keys() & {"window_start_hour", "window_end_hour"}
+            and window_containing(spec.schedule_at, tz=tz, start_hour=start, end_hour=end) is None
+        ):
+            error(
+                "schedule",
+                f"{local_hm(spec.schedule_at, tz)} ({spec.timezone}) is outside the delivery window "
+                f"{start:02d}:00–{end:02d}:00.",
+            )
+    _validate_parts(spec.parts, error)
+    _validate_targets(spec, error)
+    if errors:
+        raise ValidationError(errors)
+
+
+def _validate_parts(parts: Sequence[PartSpec], error) -> None:
+    if not parts:
+        error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
+    for index, part in enumerate(parts):
+        where = f"parts[{index}]"
+        if part.media is None and not part.text.strip():
+            error("parts", f"{where}: give a text or a media.")
+        elif part.media is not None and part.text:
+            error("parts", f"{where}: a media part carries a caption, not a text.")
+        elif part.media is None and part.caption:
+            error("parts", f"{where}: a caption needs a media.")
+        if len(part.text) > TEXT_MAX:
+            error("parts", f"{where}: the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}.")
+        if len(part.caption) > CAPTION_MAX:
+            error("parts", f"{where}: the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}.")
+
+
+def _validate_targets(spec: ReminderSpec, error) -> None:
+    if not spec.targets:
+        error("targets", "Pick at least one group.")
+        return
+    links = {
+        link.chat_id: link
+        for link in AccountChat.objects.filter(account=spec.account, chat__in=[target.chat for target in spec.targets])
+    }
+    seen = set()
+    for index, target in enumerate(spec.targets):
+        where, chat = f"targets[{index}]", target.chat
+        key = (chat.pk, target.topic_id)
+        if key in seen:
+            error("targets", f"{where}: “{chat.title}” is listed twice.")
+        seen.add(key)
+        link = links.get(chat.pk)
+        if link is None:
+            error(
+                "targets", f"{where}: {spec.account} is not in “{chat.title}” ({chat.telegram_id}); refresh its chats."
+            )
+        elif not link.can_post:
+            error("targets", f"{where}: {spec.account} cannot post in “{chat.title}” ({chat.telegram_id}).")
+        if target.topic_id is not None and not chat.is_forum:
+            error("targets", f"{where}: “{chat.title}” is not a forum; leave the topic empty.")
+        elif target.topic_id is not None and target.topic_id < 1:
+            error("targets", f"{where}: a topic id is a positive number.")
+
+
+def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
+    reminder.account = spec.account
+    reminder.name = spec.name.strip()
+    reminder.timezone = spec.timezone
+    reminder.window_start_hour = spec.window_start_hour
+    reminder.window_end_hour = spec.window_end_hour
+    reminder.schedule_crontab = " ".join(spec.schedule_crontab.split())
+    reminder.schedule_at = spec.schedule_at
+    reminder.enabled = spec.enabled
+    reminder.auto_resume = spec.auto_resume
+    reminder.updated_at = clock.now()
+    reminder.save()
+    reminder.parts.all().delete()
+    ReminderPart.objects.bulk_create(
+        ReminderPart(reminder=reminder, order=order, text=part.text, media=part.media, caption=part.caption)
+        for order, part in enumerate(spec.parts)
+    )
+    reminder.targets.all().delete()
+    ReminderTarget.objects.bulk_create(
+        ReminderTarget(reminder=reminder, chat=target.chat, topic_id=target.topic_id) for target in spec.targets
+    )
+    reminder_schedule_sync(reminder=reminder)
+    return reminder
+
+
+@transaction.atomic
+def reminder_create(*, spec: ReminderSpec) -> Reminder:
+    _validate(spec, current=None)
+    return _save(Reminder(), spec)
+
+
+@transaction.atomic
+def reminder_update(*, reminder: Reminder, spec: ReminderSpec) -> Reminder:
+    """Replace everything the reminder is; runs already fired keep the parts they were fired with."""
+    _validate(spec, current=reminder)
+    return _save(reminder, spec)
+
+
+@transaction.atomic
+def reminder_delete(*, reminder: Reminder) -> None:
+    busy = reminder.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
+    if busy is not None:
+        raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
+    task = reminder.periodic_task
+    reminder.delete()
+    if task is not None:
+        task.delete()
+
+
+def reminder_schedule_sync(*, reminder: Reminder) -> PeriodicTask | None:
+    """Keep the reminder's django-celery-beat PeriodicTask in step with its schedule and `enabled`."""
+    task = reminder.periodic_task
+    if not reminder.schedule_crontab and reminder.schedule_at is None:
+        if task is not None:
+            reminder.periodic_task = None
+            reminder.save(update_fields=["periodic_task"])
+            task.delete()
+        return None
+    if task is None:
+        task = PeriodicTask(name=f"reminder-{reminder.pk}", task=FIRE_TASK)
+    if reminder.schedule_crontab:
+        task.crontab, _ = CrontabSchedule.objects.get_or_create(
+            **crontab_fields(reminder.schedule_crontab), timezone=zone(reminder.timezone)
+        )
+        task.clocked, task.one_off, enabled = None, False, reminder.enabled
+    else:
+        task.clocked, _ = ClockedSchedule.objects.get_or_create(clocked_time=reminder.schedule_at)
+        # a one-off time that has passed must not fire again when the reminder is edited
+        task.crontab, task.one_off = None, True
+        enabled = reminder.enabled and reminder.schedule_at > clock.now()
+    task.args = json.dumps([reminder.pk])
+    task.enabled = enabled
+    task.description = f"Reminder “{reminder.name}” ({reminder.timezone})"
+    task.save()
+    if reminder.periodic_task_id != task.pk:
+        reminder.periodic_task = task
+        reminder.save(update_fields=["periodic_task"])
+    return task
+
+
+# Runs -----------------------------------------------------------------------------------------------------------
+
+
+def _random_id() -> int:
+    return secrets.randbits(63) or 1
+
+
+def _account_problem(account: TelegramAccount) -> str:
+    if not account.is_active:
+        return f"{account} is switched off; switch it on, then Resume from the Activity tab."
+    if account.auth_state != AuthState.AUTHENTICATED:
+        return f"{account} cannot send ({account.get_auth_state_display()}); log it in again, then Resume."
+    return ""
+
+
+def _outside_window_summary(reminder: Reminder, now: datetime, pending: int) -> str:
+    tz = zone(reminder.timezone)
+    today = window_on(
+        now.astimezone(tz).date(), tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
+    )
+    fired = f"Fired at {local_hm(now, tz)} ({reminder.timezone})"
+    if now < today.start_at:
+        where = f"before the delivery window opens at {local_hm(today.start_at, tz)}"
+    else:
+        where = f"after the delivery window closed at {local_hm(today.end_at, tz)}"
+    return (
+        f"{fired}, {where}: nothing was sent, {pending} groups still pending. "
+        "Resume from the Activity tab while the window is open."
+    )
+
+
+def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True) -> ReminderRun:
+    """A run with every target `pending`, in a constant number of queries; queued, or failed when it
+    cannot start (fired outside the window, account unusable)."""
+    now = clock.now()
+    reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
+    parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption"))
+    targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
+    if not parts or not targets:
+        raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
+    tz = zone(reminder.timezone)
+    day = window_on(
+        now.astimezone(tz).date(), tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
+    )
+    summary = _account_problem(reminder.account)
+    if not day.contains(now):
+        summary = _outside_window_summary(reminder, now, len(targets))
+    failed = bool(summary)
+    with transaction.atomic():
+        run = ReminderRun.objects.create(
+            reminder=reminder,
+            account=reminder.account,
+            trigger=trigger,
+            parts=[{"text": p["text"], "media": p["media_id"], "caption": p["caption"]} for p in parts],
+            total=len(targets),
+            pending=len(targets),
+            fired_at=now,
+            window_end_at=day.end_at,
+            status=RunStatus.FAILED if failed else RunStatus.QUEUED,
+            finished_at=now if failed else None,
+            error_summary=summary,
+        )
+        ReminderRunTarget.objects.bulk_create(
+            ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[_random_id() for _ in parts])
+            for chat_id, topic_id in targets
+        )
+        if enqueue and not failed:
+            transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
+    if failed:
+        reminder_run_notify(run=run)
+    return run
+
+
+def reminder_run_enqueue(run_id: int) -> None:
+    from reminders.tasks import reminder_run_execute
+
+    reminder_run_execute.delay(run_id)
+
+
+def target_counts(*, run_id: int) -> dict[str, int]:
+    """Counters from the targets themselves; a target `sending` is still pending."""
+    by_status = dict(ReminderRunTarget.objects.filter(run_id=run_id).values_list("status").annotate(count=Count("pk")))
+    return {
+        "sent": by_status.get(TargetStatus.SENT, 0),
+        "failed": by_status.get(TargetStatus.FAILED, 0),
+        "skipped": by_status.get(TargetStatus.SKIPPED, 0),
+        "pending": by_status.get(TargetStatus.PENDING, 0) + by_status.get(TargetStatus.SENDING, 0),
+    }
+
+
+def reminder_run_counts_refresh(*, run: ReminderRun) -> ReminderRun:
+    counts = target_counts(run_id=run.pk)
+    ReminderRun.objects.filter(pk=run.pk).update(**counts)
+    for name, value in counts.items():
+        setattr(run, name, value)
+    return run
+
+
+def _locked(run: ReminderRun) -> ReminderRun:
+    return ReminderRun.objects.select_for_update(of=("self",)).select_related("reminder", "account").get(pk=run.pk)
+
+
+def _open_window_end(run: ReminderRun) -> datetime:
+    reminder = run.reminder
+    tz = zone(reminder.timezone)
+    now = clock.now()
+    window = window_containing(now, tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour)
+    if window is None:
+        opens = window_next_start(now, tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour)
+        raise ReminderStateError(
+            f"The delivery window is closed; it opens at {local_hm(opens, tz)} ({reminder.timezone}). "
+            "Resume then, or turn on auto-resume."
+        )
+    return window.end_at
+
+
+def _requeue(run: ReminderRun) -> ReminderRun:
+    problem = _account_problem(run.account)
+    if problem:
+        raise ReminderStateError(problem)
+    run.window_end_at = _open_window_end(run)
+    run.status = RunStatus.QUEUED
+    run.worker_id = ""
+    run.finished_at = None
+    run.error = ""
+    run.error_summary = ""
+    run.save(update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at"])
+    reminder_run_counts_refresh(run=run)
+    transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
+    return run
+
+
+@transaction.atomic
+def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
+    """Queue the same run again; only its pending targets are attempted."""
+    run = _locked(run)
+    if run.status not in {RunStatus.PAUSED, RunStatus.FAILED}:
+        raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
+    if not run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).exists():
+        raise ReminderStateError(f"Run #{run.pk} has no pending groups left to send to.")
+    return _requeue(run)
+
+
+@transaction.atomic
+def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
+    """Failed targets become pending again and the run is queued (their random_ids are kept, so a part
+    that did go through before the failure is not posted twice)."""
+    run = _locked(run)
+    if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
+        raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
+    failed = run.targets.filter(status=TargetStatus.FAILED)
+    if not failed.exists():
+        raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
+    _open_window_end(run)  # check before changing anything
+    failed.update(status=TargetStatus.PENDING, error="", finished_at=None)
+    return _requeue(run)
+
+
+def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
+    """Pending targets become skipped ("canceled by operator") and the run partial.
+
+    A running worker notices at its next group and stops; what it has in flight finishes.
+    """
+    with transaction.atomic():
+        run = _locked(run)
+        if run.status not in {RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.FAILED}:
+            raise ReminderStateError(f"Run #{run.pk} is {run.status}; there is nothing left to cancel.")
+        now = clock.now()
+        canceled = run.targets.filter(status=TargetStatus.PENDING).update(
+            status=TargetStatus.SKIPPED, error=CANCELED, finished_at=now
+        )
+        if run.status != RunStatus.RUNNING:
+            # left `sending` by a worker that died: its last part may or may not have gone out
+            canceled += run.targets.filter(status=TargetStatus.SENDING).update(
+                status=TargetStatus.SKIPPED, error=f"{CANCELED} (the send in flight may have gone through)"
+            )
+        if not canceled and run.status == RunStatus.FAILED:
+            raise ReminderStateError(f"Run #{run.pk} has no pending groups to cancel.")
+        reminder_run_counts_refresh(run=run)
+        run.status = RunStatus.PARTIAL
+        run.finished_at = now
+        run.error_summary = (
+            f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
+            + (f", {run.failed} failed." if run.failed else ".")
+        )
+        run.save(update_fields=["status", "finished_at", "error_summary"])
+    reminder_run_notify(run=run)
+    return run
+
+
+def reminder_runs_auto_resume() -> list[int]:
+    """Resume paused runs of auto-resume reminders once a new delivery window has opened."""
+    now = clock.now()
+    resumed = []
+    paused = ReminderRun.objects.filter(
+        status=RunStatus.PAUSED, reminder__auto_resume=True, reminder__enabled=True
+    ).select_related("reminder")
+    for run in paused:
+        reminder = run.reminder
+        window = window_containing(
+            now, tz=zone(reminder.timezone), start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
+        )
+        if window is None or (run.window_end_at is not None and window.end_at <= run.window_end_at):
+            continue
+        try:
+            reminder_run_resume(run=run)
+        except ReminderStateError as exc:
+            logger.warning("Auto-resume of reminder run #%s skipped: %s", run.pk, exc)
+            continue
+        resumed.append(run.pk)
+    return resumed
+
+
+# Summaries and notifications ------------------------------------------------------------------------------------
+
+
+def summary_window_closed(*, run: ReminderRun, counts: dict[str, int]) -> str:
+    reminder = run.reminder
+    tz = zone(reminder.timezone)
+    closed = f"Delivery window closed at {local_hm(run.window_end_at, tz)} ({reminder.timezone})."
+    if not counts["sent"]:
+        text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
+    else:
+        text = (
+            f"{closed} {counts['sent']} of {run.total} groups delivered, {counts['pending']} still pending. "
+            "Resume from the Activity tab."
+        )
+    if counts["failed"]:
+        text += f" {counts['failed']} failed."
+    if reminder.auto_resume:
+        text += " It resumes by itself when the window next opens."
+    return text
+
+
+def summary_finished(*, run: ReminderRun, counts: dict[str, int]) -> str:
+    if not counts["failed"]:
+        return ""
+    return (
+        f"{counts['sent']} of {run.total} groups delivered, {counts['failed']} failed. "
+        "Retry failed from the Activity tab."
+    )
+
+
+def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str) -> str:
+    return (
+        f"Stopped: {reason} {counts['sent']} of {run.total} groups delivered, {counts['pending']} still pending. "
+        "Resume from the Activity tab once it is fixed."
+    )
+
+
+def reminder_run_notification_title(*, run: ReminderRun) -> str:
+    if run.status == RunStatus.PAUSED:
+        return f"Reminder paused — {run.sent} of {run.total} groups delivered. Tap to resume or cancel."
+    if run.status == RunStatus.PARTIAL:
+        return f"Reminder partly delivered — {run.sent} of {run.total} groups."
+    return f"Reminder failed — {run.sent} of {run.total} groups delivered."
+
+
+def reminder_run_notify(*, run: ReminderRun) -> None:
+    """The hook for in-app and browser notifications of a run that needs the operator (paused, partial,
+    failed). It logs until notifications are wired centrally."""
+    if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
+        return
+    logger.warning(
+        "%s [reminder %s, run %s] %s",
+        reminder_run_notification_title(run=run),
+        run.reminder_id,
+        run.pk,
+        run.error_summary,
+    )

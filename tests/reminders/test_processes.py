@@ -1,0 +1,200 @@
+"""Fan-outs in real OS processes and a real Celery worker, against the test database and one sandbox.
+
+Send times come from the sandbox's own record (`sandbox_dump` dates), so they show what Telegram saw.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from core.models import RunStatus
+from reminders.models import ReminderRun
+from reminders.services import PartSpec, reminder_fire
+from tests.core.test_ratelimit import assert_paced
+from tests.reminders.conftest import (
+    SENDER,
+    SENDER_B,
+    account,
+    group_id,
+    groups_world,
+    image,
+    make_reminder,
+)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
+
+PER_MINUTE = 300  # time-scaled: 5 a second
+BURST = 3
+
+
+def worker_env(tmp_path, **extra) -> dict:
+    database = connection.settings_dict
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "REMINDER_MAX_SEND_PER_MINUTE": str(PER_MINUTE),
+        "REMINDER_SEND_BURST": str(BURST),
+        "REMINDER_PART_JITTER_MIN_MS": "0",
+        "REMINDER_PART_JITTER_MAX_MS": "2",
+        **extra,
+    }
+
+
+def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
+    """One OS process per list of runs, all starting at once; their reports."""
+    go_file = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.reminders.fanout_worker", str(go_file), *(str(run.pk) for run in runs)],
+            cwd=settings.BASE_DIR,
+            env=worker_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for runs in run_groups
+    ]
+    time.sleep(2)  # every process has set Django up and waits for the go
+    go_file.touch()
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def send_times(world, groups: range, phone: str = SENDER) -> list[float]:
+    return sorted(
+        datetime.fromisoformat(message["date"]).timestamp()
+        for n in groups
+        for message in world.chat_dump(group_id(n))["messages"]
+        if message["sender"] == phone
+    )
+
+
+def test_two_processes_on_one_account_send_one_after_the_other_at_one_shared_pace(fanout_world, tmp_path):
+    world = fanout_world(groups_world(groups=24))
+    chats = list(account().chats.order_by("telegram_id"))
+    first = reminder_fire(reminder=make_reminder(chats=chats[:12], name="First"), enqueue=False)
+    second = reminder_fire(reminder=make_reminder(chats=chats[12:], name="Second"), enqueue=False)
+
+    reports = run_in_processes(tmp_path, [first], [second])
+
+    assert reports == [{str(first.pk): "success"}, {str(second.pk): "success"}]
+    one, two = send_times(world, range(12)), send_times(world, range(12, 24))
+    assert len(one) == len(two) == 12
+    assert one[-1] < two[0] or two[-1] < one[0], "the account never sent for two runs at once"
+    both = sorted(one + two)
+    assert_paced(both, rate=PER_MINUTE / 60, capacity=BURST, slack=0.75)
+    assert both[-1] - both[0] >= (len(both) - BURST) / (PER_MINUTE / 60) - 0.1, (
+        "the second run did not get a budget of its own"
+    )
+
+
+def test_two_accounts_send_in_parallel(fanout_world, tmp_path):
+    world = fanout_world(groups_world(groups=24, accounts=(SENDER, SENDER_B)))
+    chats = list(account().chats.order_by("telegram_id"))
+    runs = [
+        reminder_fire(reminder=make_reminder(phone=SENDER, chats=chats[:12], name="A"), enqueue=False),
+        reminder_fire(reminder=make_reminder(phone=SENDER_B, chats=chats[12:], name="B"), enqueue=False),
+    ]
+
+    reports = run_in_processes(tmp_path, [runs[0]], [runs[1]])
+
+    assert [list(report.values()) for report in reports] == [["success"], ["success"]]
+    a, b = send_times(world, range(12), SENDER), send_times(world, range(12, 24), SENDER_B)
+    assert len(a) == len(b) == 12
+    for times in (a, b):
+        assert_paced(times, rate=PER_MINUTE / 60, capacity=BURST, slack=0.75)
+    overlap = min(a[-1], b[-1]) - max(a[0], b[0])
+    assert overlap > 0.6 * min(a[-1] - a[0], b[-1] - b[0]), "each account has a budget of its own"
+
+
+def start_celery_worker(tmp_path, **extra_env) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "-Q",
+            "fanout,default",
+            "--concurrency",
+            "1",
+            "--hostname",
+            "fanout-test@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "-l",
+            "info",
+        ],
+        cwd=settings.BASE_DIR,
+        env=worker_env(tmp_path, **extra_env),
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "worker.log", "w"),
+        start_new_session=True,
+    )
+
+
+def purge_queues() -> None:
+    from config.celery_app import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("ingest", "default", "fanout"):
+            conn.default_channel.client.delete(queue)
+
+
+def wait_for(condition, *, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(fanout_world, tmp_path):
+    world = fanout_world(groups_world(groups=30))
+    settings.MEDIA_ROOT = tmp_path / "media"
+    reminder = make_reminder(parts=[PartSpec(text="Hello"), PartSpec(media=image(), caption="Flyer")])
+    purge_queues()
+    worker = start_celery_worker(tmp_path, REMINDER_MAX_SEND_PER_MINUTE="600")
+    try:
+        run = reminder_fire(reminder=reminder)  # enqueued on commit, to the fanout queue
+        wait_for(lambda: len(send_times(world, range(30))) >= 16, timeout=60, what="the first groups")
+        run.refresh_from_db()
+        child = int(run.worker_id.rsplit("-", 2)[1])
+        os.kill(child, signal.SIGKILL)  # the pool process sending the run, not the worker that started it
+        killed_at = len(send_times(world, range(30)))
+
+        run = wait_for(
+            lambda: ReminderRun.objects.filter(pk=run.pk, status=RunStatus.SUCCESS).first(), timeout=90, what="success"
+        )
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+
+    assert killed_at < 60, "the worker died mid-run"
+    assert run.requeue_count == 1 and run.sent == 30, "the redelivered task took the run over and finished it"
+    log = (tmp_path / "worker.log").read_text()
+    assert "taken over from worker" in log
+    for target in run.targets.select_related("chat"):
+        messages = [m for m in world.chat_dump(target.chat.telegram_id)["messages"] if m["sender"] == SENDER]
+        assert [message["random_id"] for message in messages] == target.random_ids, (
+            f"group {target.chat.telegram_id} got {[m['text'] for m in messages]}"
+        )

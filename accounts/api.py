@@ -1,6 +1,8 @@
 """API for Telegram accounts: list, add, log in (send code, then code or 2FA password), refresh chats, delete."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -91,6 +93,7 @@ def service_error_response(exc: Exception) -> Response:
     return error_response(str(exc), status_code=status.HTTP_502_BAD_GATEWAY)
 
 
+@method_decorator(sensitive_post_parameters("password", "code"), name="dispatch")
 @extend_schema_view(
     list=extend_schema(summary="List Telegram accounts", parameters=[AccountFilterSerializer]),
     retrieve=extend_schema(summary="One Telegram account"),
@@ -152,6 +155,7 @@ class AccountViewSet(
         responses={200: AccountSerializer, **ERRORS},
     )
     @action(detail=True, methods=["post"], url_path="sign-in")
+    @method_decorator(sensitive_variables("data"))  # the serializer's repr holds the password
     def sign_in(self, request, pk=None):
         data = SignInSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -2,14 +2,16 @@
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
-from core.crypto import SealBroken, seal, unseal
+from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
 from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import AccountInfo
@@ -62,6 +64,7 @@ def account_add(*, phone: str) -> TelegramAccount:
         raise
 
 
+@sensitive_variables("session")
 def account_send_code(*, account: TelegramAccount) -> TelegramAccount:
     if account.auth_state == AuthState.AUTHENTICATED:
         raise LoginStepError(f"{account.phone} is already logged in.")
@@ -74,6 +77,8 @@ def account_send_code(*, account: TelegramAccount) -> TelegramAccount:
     return account
 
 
+# Error reports (DEBUG off) show these locals as stars, here and in every frame this calls.
+@sensitive_variables("password", "code", "session")
 def account_sign_in(*, account: TelegramAccount, code: str = "", password: str = "") -> TelegramAccount:
     """Complete the code step or the 2FA step; a wrong code or password raises a LoginError.
 
@@ -103,6 +108,7 @@ def account_sign_in(*, account: TelegramAccount, code: str = "", password: str =
     return account_store_login(account=account, info=info, session=session)
 
 
+@sensitive_variables("session")
 def account_store_login(*, account: TelegramAccount, info: AccountInfo, session: str) -> TelegramAccount:
     account.session_sealed = seal(session)
     account.login_code_hash = ""
@@ -179,3 +185,39 @@ def account_mark_unusable(*, account: TelegramAccount, error: TelegramError) -> 
 
 def account_delete(*, account: TelegramAccount) -> None:
     account.delete()
+
+
+@dataclass(frozen=True)
+class ResealReport:
+    resealed: int  # sessions re-encrypted with the newest key
+    were_older: int  # of those, how many an older key had sealed
+    without_session: int
+
+
+def account_sessions_reseal() -> ResealReport:
+    """Re-encrypt every stored session with the newest key (key rotation), all or nothing.
+
+    Refuses, changing nothing, when a session opens with none of the configured keys: removing its key
+    would lose it for good.
+    """
+    with transaction.atomic():
+        accounts = list(TelegramAccount.objects.select_for_update().order_by("pk"))
+        sealed = [account for account in accounts if account.session_sealed]
+        broken = []
+        for account in sealed:
+            try:
+                unseal(account.session_sealed)
+            except SealBroken:
+                broken.append(account.phone)
+        if broken:
+            raise SealBroken(
+                f"{len(broken)} session(s) open with none of the keys in STASHCAST_SESSION_KEYS: {', '.join(broken)}. "
+                "Nothing was re-encrypted. Put back the key that sealed them (anywhere after the newest), "
+                "or log those accounts in again (or delete them), then run this again."
+            )
+        were_older = 0
+        for account in sealed:
+            were_older += not sealed_with_newest_key(account.session_sealed)
+            account.session_sealed = reseal(account.session_sealed)
+        TelegramAccount.objects.bulk_update(sealed, ["session_sealed"], batch_size=500)
+    return ResealReport(resealed=len(sealed), were_older=were_older, without_session=len(accounts) - len(sealed))

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import selectors, services
@@ -97,6 +98,7 @@ def account_send_code(request, pk: int):
     return _after_login_step(request, account)
 
 
+@sensitive_post_parameters("code")
 @login_required
 @require_http_methods(["GET", "POST"])
 def account_code(request, pk: int):
@@ -112,6 +114,7 @@ def account_code(request, pk: int):
     return _dialog(request, "code-dialog", account=account, form=form)
 
 
+@sensitive_post_parameters("password")
 @login_required
 @require_http_methods(["GET", "POST"])
 def account_password(request, pk: int):

@@ -3,6 +3,7 @@
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.views.decorators.debug import sensitive_variables
 
 
 class SealBroken(Exception):
@@ -19,6 +20,7 @@ def _fernet() -> MultiFernet:
         raise ImproperlyConfigured(f"STASHCAST_SESSION_KEYS holds a key that is not a Fernet key: {exc}") from None
 
 
+@sensitive_variables("plaintext")
 def seal(plaintext: str) -> str:
     if not plaintext:
         return ""
@@ -39,3 +41,12 @@ def reseal(token: str) -> str:
     if not token:
         return ""
     return _fernet().rotate(token.encode()).decode()
+
+
+def sealed_with_newest_key(token: str) -> bool:
+    """Whether the newest key (the first of STASHCAST_SESSION_KEYS) opens this value."""
+    try:
+        Fernet(settings.SESSION_ENCRYPTION_KEYS[0]).decrypt(token.encode())
+    except InvalidToken:
+        return False
+    return True

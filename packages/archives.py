@@ -9,6 +9,7 @@ entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -158,7 +159,9 @@ class _Limits:
 
 def _child_main(request: dict) -> dict:
     memory = request["memory_bytes"]
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    # Some systems (macOS) refuse an address-space limit; the time limit still holds there.
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     limits = _Limits(request["max_entries"], request["max_declared_bytes"])
     volumes = [Path(volume) for volume in request["volumes"]]
     try:

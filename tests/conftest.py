@@ -92,3 +92,11 @@ def sandbox_run():
         return asyncio.run(main())
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Rate limits (the API token throttle) count in the cache: every test starts with nothing counted."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
 from config.settings.base import *  # noqa: F403
-from config.settings.base import SESSION_ENCRYPTION_KEYS
+from config.settings.base import REDIS_URL, REST_FRAMEWORK, SESSION_ENCRYPTION_KEYS
 
 DEBUG = False
 # Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does.
@@ -48,3 +48,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+
+# Login throttling sees the client's address, not the proxy's: the proxy must append it to X-Forwarded-For.
+# DJANGO_TRUSTED_PROXIES = how many proxies append to X-Forwarded-For (0 = none: REMOTE_ADDR is the client).
+TRUSTED_PROXIES = envint("DJANGO_TRUSTED_PROXIES", 1, minimum=0)
+REST_FRAMEWORK = {**REST_FRAMEWORK, "NUM_PROXIES": TRUSTED_PROXIES}
+# One cache for every web process, so the token endpoint's rate limit counts them all.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

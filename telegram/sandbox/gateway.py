@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
+from django.views.decorators.debug import sensitive_variables
+
 from telegram.errors import (
     AuthRequired,
     CodeExpired,
@@ -235,6 +237,7 @@ class SandboxGateway:
         self.world.session_set_state(session["token"], "authorized")
         return self._info(account)
 
+    @sensitive_variables("password", "account")  # the world's account row holds the password too
     async def sign_in_password(self, *, password: str) -> AccountInfo:
         account = self._account()
         self._request("sign_in_password", None)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Self
 
+from django.views.decorators.debug import sensitive_variables
 from telethon import TelegramClient, errors, functions, types
 from telethon.sessions import StringSession
 
@@ -94,6 +95,7 @@ class TelethonGateway:
         return self._remember_me(user)
 
     @maps_errors
+    @sensitive_variables("password")
     async def sign_in_password(self, *, password: str) -> AccountInfo:
         user = await self._client.sign_in(password=password)
         return self._remember_me(user)

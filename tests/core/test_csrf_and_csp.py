@@ -133,7 +133,6 @@ def test_htmx_is_configured_for_the_policy(admin_client):
 KNOWN_VIOLATIONS = {
     ("core/dashboard.html", "style attribute"),
     ("core/operations.html", "style attribute"),
-    ("ingestion/runs.html", "style attribute"),
     ("core/notifications.html", "hx-trigger filter (needs eval)"),
 }
 INLINE = {

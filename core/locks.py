@@ -12,6 +12,7 @@ from django.db import connections
 
 ACCOUNT = "account"
 CONTENT_HASH = "content-hash"
+NOTIFICATION = "notification"
 
 
 def lock_key(namespace: str, name: str) -> int:
@@ -30,6 +31,14 @@ def advisory_xact_lock_try(*, namespace: str, name: str, using: str = "default")
     if not connections[using].in_atomic_block:
         raise RuntimeError("advisory_xact_lock_try needs an open transaction (transaction.atomic).")
     return _scalar("SELECT pg_try_advisory_xact_lock(%s)", lock_key(namespace, name), using)
+
+
+def advisory_xact_lock(*, namespace: str, name: str, using: str = "default") -> None:
+    """Waits for the lock, then holds it until the surrounding transaction ends."""
+    if not connections[using].in_atomic_block:
+        raise RuntimeError("advisory_xact_lock needs an open transaction (transaction.atomic).")
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_key(namespace, name)])
 
 
 def advisory_lock_try(*, namespace: str, name: str, using: str = "default") -> bool:

@@ -33,3 +33,44 @@ class ClaimableRun(models.Model):
     @property
     def is_over(self) -> bool:
         return self.status in {RunStatus.SUCCESS, RunStatus.PARTIAL, RunStatus.FAILED}
+
+
+class NotificationSeverity(models.TextChoices):
+    INFO = "info", "Info"
+    WARNING = "warning", "Warning"
+    ERROR = "error", "Error"
+
+
+class Notification(models.Model):
+    """Something the operators should know about, raised by a service (core.notifications).
+
+    One row per (type, subject) and 24 hours: a repeat bumps `count` on the unread row instead of
+    adding one. Read state is shared by the whole team.
+    """
+
+    type = models.CharField(max_length=64)
+    severity = models.CharField(max_length=10, choices=NotificationSeverity.choices)
+    title = models.CharField(max_length=200)
+    message = models.TextField(blank=True)
+    context = models.JSONField(default=dict, blank=True)
+    # What the notification is about, e.g. "channel:12": repeats about the same subject merge.
+    subject = models.CharField(max_length=255)
+    url = models.CharField(max_length=500, blank=True)
+    count = models.PositiveIntegerField(default=1)
+    read_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_raised_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-last_raised_at", "-pk"]
+        indexes = [
+            models.Index(fields=["type", "subject", "-created_at"], name="notification_dedupe"),
+            models.Index(fields=["-last_raised_at"], name="notification_unread", condition=models.Q(read_at=None)),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_read(self) -> bool:
+        return self.read_at is not None

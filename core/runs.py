@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
+from core.notifications import notify_run_reaped
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ def runs_reap(
             run.worker_id = ""
             run.save(update_fields=["status", "finished_at", "error", "requeue_count", "worker_id"])
             logger.warning("Reaped %s #%s: %s", model.__name__, run.pk, run.error)
+            notify_run_reaped(run=run, requeued=run.status == RunStatus.QUEUED)
         if enqueue is not None:
             for run_id in result.requeued:
                 transaction.on_commit(lambda run_id=run_id: enqueue(run_id))

@@ -2,9 +2,10 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from accounts.models import AuthState, Chat, TelegramAccount
+from core.models import Notification
 
 
 @dataclass(frozen=True)
@@ -40,3 +41,19 @@ def dashboard_summary() -> DashboardSummary:
             TelegramAccount.objects.filter(auth_state__in=[AuthState.EXPIRED, AuthState.RESTRICTED])
         ),
     )
+
+
+def notifications_unread_count() -> int:
+    return Notification.objects.filter(read_at__isnull=True).count()
+
+
+def notification_list(*, unread_only: bool = False) -> QuerySet[Notification]:
+    """Newest first (by when they were last raised)."""
+    notifications = Notification.objects.all()
+    return notifications.filter(read_at__isnull=True) if unread_only else notifications
+
+
+def notification_panel(*, limit: int) -> list[Notification]:
+    """The bell's drop-down: unread first, then the most recently raised."""
+    unread = ExpressionWrapper(Q(read_at__isnull=True), output_field=BooleanField())
+    return list(Notification.objects.order_by(unread.desc(), "-last_raised_at", "-pk")[:limit])

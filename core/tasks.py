@@ -3,6 +3,8 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from core import health
+from core.notifications import notifications_purge as purge_read_notifications
 from core.runs import run_kinds, runs_reap
 
 
@@ -18,3 +20,14 @@ def runs_reap_all() -> dict[str, dict[str, list[int]]]:
         )
         report[kind.model._meta.label] = {"requeued": result.requeued, "failed": result.failed}
     return report
+
+
+@shared_task(ignore_result=True)
+def beat_heartbeat() -> None:
+    """Sent by beat every BEAT_HEARTBEAT_SECONDS; /healthz reads the tick (core.health)."""
+    health.beat_tick()
+
+
+@shared_task
+def notifications_purge() -> int:
+    return purge_read_notifications(older_than=timedelta(days=settings.NOTIFICATION_RETENTION_DAYS))

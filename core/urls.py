@@ -11,4 +11,13 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("operations/", views.operations, name="operations"),
+    path("notifications/", views.notification_list, name="notifications"),
+    path("notifications/bell/", views.notification_bell, name="notifications-bell"),
+    path("notifications/panel/", views.notification_panel, name="notifications-panel"),
+    path("notifications/read-all/", views.notifications_read_all, name="notifications-mark-all-read"),
+    path("notifications/<int:pk>/read/", views.notification_read, name="notifications-mark-read"),
+    # For machines: Prometheus (login or token) and health checks (no login).
+    path("metrics", views.prometheus_metrics, name="metrics-prometheus"),
+    path("healthz", views.healthz, name="healthz"),
 ]

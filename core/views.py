@@ -1,9 +1,157 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.paginator import Paginator
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from rest_framework.authtoken.models import Token
 
-from core.selectors import dashboard_summary
+from core import health, metrics, notifications, selectors
+from core.api import metrics_token_matches
+from core.models import Notification
+from core.prometheus import MetricsCollector
+
+NOTIFICATIONS_PAGE = "core/notifications.html"
+NOTIFICATIONS_PER_PAGE = 50
+PANEL_SIZE = 8
 
 
 @login_required
 def dashboard(request):
-    return render(request, "core/dashboard.html", {"summary": dashboard_summary()})
+    return render(
+        request,
+        "core/dashboard.html",
+        {"summary": selectors.dashboard_summary(), "metrics": metrics.metrics_collect()},
+    )
+
+
+@login_required
+def operations(request):
+    """Runs, queues, accounts, packages and skipped packages; the body refreshes itself every 15 s."""
+    context = {
+        "metrics": metrics.metrics_collect(),
+        "health": health.health_check(),
+        "alert_queue_backlog": settings.ALERT_QUEUE_BACKLOG,
+        "stale_after": settings.WORK_STALE_AFTER_SECONDS,
+    }
+    if request.htmx:
+        return render(request, "core/operations.html#operations-body", context)
+    return render(request, "core/operations.html", context)
+
+
+# Notifications ------------------------------------------------------------------------------------------
+
+
+def _next_url(request, default: str) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return default
+
+
+@login_required
+def notification_list(request):
+    unread_only = request.GET.get("unread") == "1"
+    page = Paginator(selectors.notification_list(unread_only=unread_only), NOTIFICATIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        NOTIFICATIONS_PAGE,
+        {"page": page, "unread_only": unread_only, "notifications_unread": selectors.notifications_unread_count()},
+    )
+
+
+@login_required
+@require_GET
+def notification_bell(request):
+    """The unread count in the navigation; polled every 30 s."""
+    return render(
+        request, f"{NOTIFICATIONS_PAGE}#bell-count", {"notifications_unread": selectors.notifications_unread_count()}
+    )
+
+
+@login_required
+@require_GET
+def notification_panel(request):
+    """The bell's drop-down: the latest notifications, unread first."""
+    return _panel_response(request)
+
+
+@login_required
+@require_POST
+def notification_read(request, pk: int):
+    notification = notifications.notification_mark_read(notification=get_object_or_404(Notification, pk=pk))
+    if not request.htmx:
+        return redirect(_next_url(request, "notifications"))
+    # The item in its read state, and the bell's new count out of band.
+    item = render_to_string(f"{NOTIFICATIONS_PAGE}#notification-item", {"notification": notification}, request)
+    count = render_to_string(
+        f"{NOTIFICATIONS_PAGE}#bell-count",
+        {"notifications_unread": selectors.notifications_unread_count(), "oob_count": True},
+        request,
+    )
+    return HttpResponse(item + count)
+
+
+@login_required
+@require_POST
+def notifications_read_all(request):
+    notifications.notifications_mark_all_read()
+    if not request.htmx:
+        return redirect(_next_url(request, "notifications"))
+    return _panel_response(request)
+
+
+def _panel_response(request):
+    return render(
+        request,
+        f"{NOTIFICATIONS_PAGE}#bell-panel",
+        {
+            "panel_items": selectors.notification_panel(limit=PANEL_SIZE),
+            "notifications_unread": selectors.notifications_unread_count(),
+            "oob_count": True,
+        },
+    )
+
+
+# Machine endpoints --------------------------------------------------------------------------------------
+
+
+def _machine_authorized(request) -> bool:
+    """`Authorization: Bearer <METRICS_TOKEN>` or `Authorization: Token <an operator's API token>`."""
+    authorization = request.headers.get("Authorization", "")
+    keyword, _, credential = authorization.partition(" ")
+    if keyword == "Token" and credential.strip():
+        return Token.objects.filter(key=credential.strip(), user__is_active=True).exists()
+    return metrics_token_matches(authorization)
+
+
+@never_cache
+@require_GET
+def prometheus_metrics(request):
+    """Prometheus text exposition; a logged-in session, an API token or METRICS_TOKEN."""
+    if not (request.user.is_authenticated or _machine_authorized(request)):
+        response = HttpResponse(
+            "Authentication required: log in, or send Authorization: Bearer <METRICS_TOKEN>.\n",
+            status=401,
+            content_type="text/plain",
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="stashcast"'
+        return response
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsCollector(metrics.metrics_collect()))
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    """No login, for monitors: 503 when the database or Redis is down, or beat has not ticked for
+    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check)."""
+    report = health.health_check(beat_required=request.GET.get("beat") != "optional")
+    return JsonResponse(report.as_dict(), status=200 if report.healthy else 503)

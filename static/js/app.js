@@ -17,10 +17,49 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
-// HTMX ignores failed requests by default; the operator must not be left wondering.
+// HTMX ignores failed requests by default; the operator must not be left wondering. Background polls
+// (marked data-background: the bell's count, the Operations page) fail quietly and try again later.
+const isBackground = (event) => event.detail.elt?.hasAttribute?.("data-background");
 document.addEventListener("htmx:responseError", (event) => {
+  if (isBackground(event)) return;
   window.alert(`Stashcast answered with an error (${event.detail.xhr.status}). Reload the page and try again.`);
 });
-document.addEventListener("htmx:sendError", () => {
+document.addEventListener("htmx:sendError", (event) => {
+  if (isBackground(event)) return;
   window.alert("Stashcast could not be reached. Check that it is running, then try again.");
+});
+
+// Bars and charts take their size from data attributes: the Content-Security-Policy blocks style="…",
+// not styles set from a script file.
+htmx.onLoad((root) => {
+  const all = (selector) => [...(root.matches(selector) ? [root] : []), ...root.querySelectorAll(selector)];
+  for (const bar of all("[data-bar-width]")) bar.style.width = `${Number(bar.dataset.barWidth)}%`;
+  for (const bar of all("[data-bar-height]")) bar.style.height = `${Number(bar.dataset.barHeight)}%`;
+  for (const part of all("[data-bar-grow]")) part.style.flexGrow = String(Number(part.dataset.barGrow));
+});
+
+// Drop-downs (<details data-dropdown>, e.g. the notification bell) say "dropdown:open" when opened (what
+// they load then is in hx-trigger; a filter like toggle[open] would need eval, which the policy forbids),
+// and close on a click elsewhere or Escape.
+document.addEventListener(
+  "toggle",
+  (event) => {
+    const dropdown = event.target;
+    if (dropdown.matches?.("details[data-dropdown]") && dropdown.open) {
+      dropdown.dispatchEvent(new CustomEvent("dropdown:open"));
+    }
+  },
+  true, // toggle does not bubble
+);
+document.addEventListener("click", (event) => {
+  for (const dropdown of document.querySelectorAll("details[data-dropdown][open]")) {
+    if (!dropdown.contains(event.target)) dropdown.open = false;
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  for (const dropdown of document.querySelectorAll("details[data-dropdown][open]")) {
+    dropdown.open = false;
+    dropdown.querySelector("summary")?.focus();
+  }
 });

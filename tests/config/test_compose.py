@@ -10,7 +10,7 @@ import yaml
 from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SERVICES = ("web", "worker", "beat", "flower")
+APP_SERVICES = ("web", "worker-ingest", "worker-fanout", "worker", "beat", "flower")
 
 
 def _compose_command() -> list[str] | None:
@@ -90,15 +90,27 @@ def test_compose_runs_every_process_from_one_production_image():
     assert "pg_isready" in str(services["postgres"]["healthcheck"]["test"])
     assert "ping" in services["redis"]["healthcheck"]["test"]
     images = {services[name]["image"] for name in APP_SERVICES}
-    assert len(images) == 1, f"web, worker, beat and flower must share one image, not {images}"
+    assert len(images) == 1, f"web, the workers, beat and flower must share one image, not {images}"
     for name in APP_SERVICES:
         assert services[name]["environment"]["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
         assert "media:/data/media" in services[name]["volumes"]
     assert "DatabaseScheduler" in services["beat"]["command"]
-    assert "-E" in services["worker"]["command"].split()
     web = " ".join(services["web"]["command"])
     assert web.index("migrate") < web.index("gunicorn")
-    assert "/login/" in "".join(services["web"]["healthcheck"]["test"])
+    assert "/healthz" in "".join(services["web"]["healthcheck"]["test"])
+
+
+def test_each_queue_has_its_own_worker_service_to_scale():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    consumers = {}
+    for name in ("worker-ingest", "worker-fanout", "worker"):
+        command = services[name]["command"].split()
+        assert "-E" in command, f"{name} must send task events for Flower"
+        for queue in command[command.index("-Q") + 1].split(","):
+            consumers.setdefault(queue, []).append(name)
+        # `--scale` needs containers without a fixed name or host port.
+        assert "container_name" not in services[name] and "ports" not in services[name]
+    assert consumers == {"ingest": ["worker-ingest"], "fanout": ["worker-fanout"], "default": ["worker"]}
 
 
 def test_compose_config_is_valid(compose, project):

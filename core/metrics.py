@@ -1,0 +1,398 @@
+"""Operations metrics and alerts: real counts from the database and the broker, nothing cached.
+
+Runs are counted for every kind registered with core.runs.run_kind_register (ingestion runs, reminder
+runs, ...). The Celery backlog is the length of each queue's list on the Redis broker: tasks waiting
+for a worker (tasks a worker has taken are not in it).
+"""
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import redis
+from django.conf import settings
+from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F, Min, Q
+from django.db.models.functions import TruncDate
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import AuthState, TelegramAccount
+from core import health
+from core.models import Notification, RunStatus
+from core.runs import run_kinds
+from ingestion.models import Channel, SkippedPackage, SkipReason
+from packages.models import Package
+
+QUEUES = ("ingest", "fanout", "default")
+# kombu's Redis transport keeps a queue's prioritised messages in lists named queue + SEP + priority.
+_PRIORITY_SEP = "\x06\x16"
+_PRIORITY_STEPS = (3, 6, 9)
+AVERAGE_WINDOW = timedelta(hours=24)
+PACKAGES_DAYS = 14
+# How many names an alert spells out before "and N more".
+ALERT_NAMES = 5
+
+
+@dataclass(frozen=True)
+class RunKindMetrics:
+    key: str  # "ingestion_run"
+    label: str  # "Ingestion runs"
+    queued: int
+    running: int
+    stuck: int
+    paused: int
+    finished_24h: int
+    failed_24h: int
+    average_seconds_24h: float | None
+    longest_running_seconds: float | None
+    oldest_queued_seconds: float | None
+
+
+@dataclass(frozen=True)
+class QueueBacklog:
+    name: str
+    waiting: int
+
+
+@dataclass(frozen=True)
+class StateCount:
+    state: str
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class DayCount:
+    day: date
+    count: int
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    reason: str
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Alert:
+    key: str
+    severity: str  # "warning" | "error"
+    title: str
+    message: str
+    url: str = ""
+
+
+@dataclass
+class Metrics:
+    generated_at: datetime
+    runs: list[RunKindMetrics]
+    queues: list[QueueBacklog] | None  # None: the broker did not answer
+    broker_error: str
+    accounts_by_state: list[StateCount]
+    packages_per_day: list[DayCount]
+    skipped_by_reason: list[ReasonCount]
+    notifications_unread: int
+    beat: health.BeatStatus | None
+    alerts: list[Alert] = field(default_factory=list)
+
+    @property
+    def packages_max_per_day(self) -> int:
+        return max((item.count for item in self.packages_per_day), default=0)
+
+    @property
+    def runs_running(self) -> int:
+        return sum(kind.running for kind in self.runs)
+
+    @property
+    def runs_queued(self) -> int:
+        return sum(kind.queued for kind in self.runs)
+
+    @property
+    def runs_stuck(self) -> int:
+        return sum(kind.stuck for kind in self.runs)
+
+    @property
+    def queues_waiting(self) -> int:
+        return sum(queue.waiting for queue in self.queues or [])
+
+    @property
+    def queue_max(self) -> int:
+        return max((queue.waiting for queue in self.queues or []), default=0)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(item.count for item in self.skipped_by_reason)
+
+
+def _seconds(value: timedelta | None) -> float | None:
+    return None if value is None else round(value.total_seconds(), 1)
+
+
+def _age(now: datetime, since: datetime | None) -> float | None:
+    return None if since is None else round(max(0.0, (now - since).total_seconds()), 1)
+
+
+def run_kind_metrics(*, now: datetime) -> list[RunKindMetrics]:
+    """One aggregate query per kind of run."""
+    since = now - AVERAGE_WINDOW
+    stale = now - timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS)
+    ended = Q(finished_at__gte=since)
+    results = []
+    for kind in run_kinds():
+        model = kind.model
+        numbers = model.objects.filter(
+            Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED]) | ended
+        ).aggregate(
+            queued=Count("pk", filter=Q(status=RunStatus.QUEUED)),
+            running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
+            stuck=Count(
+                "pk", filter=Q(status=RunStatus.RUNNING) & (Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True))
+            ),
+            paused=Count("pk", filter=Q(status=RunStatus.PAUSED)),
+            finished=Count("pk", filter=ended & ~Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])),
+            failed=Count("pk", filter=ended & Q(status=RunStatus.FAILED)),
+            average=Avg(
+                ExpressionWrapper(F("finished_at") - F("claimed_at"), output_field=DurationField()),
+                filter=ended & Q(claimed_at__isnull=False) & ~Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]),
+            ),
+            running_since=Min("claimed_at", filter=Q(status=RunStatus.RUNNING)),
+            queued_since=Min("created_at", filter=Q(status=RunStatus.QUEUED)),
+        )
+        verbose = str(model._meta.verbose_name)
+        results.append(
+            RunKindMetrics(
+                key=verbose.replace(" ", "_"),
+                label=str(model._meta.verbose_name_plural).capitalize(),
+                queued=numbers["queued"],
+                running=numbers["running"],
+                stuck=numbers["stuck"],
+                paused=numbers["paused"],
+                finished_24h=numbers["finished"],
+                failed_24h=numbers["failed"],
+                average_seconds_24h=_seconds(numbers["average"]),
+                longest_running_seconds=_age(now, numbers["running_since"]),
+                oldest_queued_seconds=_age(now, numbers["queued_since"]),
+            )
+        )
+    return results
+
+
+def queue_backlog(client: redis.Redis | None = None) -> list[QueueBacklog]:
+    """Tasks waiting in each Celery queue on the broker. Raises redis.RedisError when it is down."""
+    client = client or health.broker_client()
+    pipe = client.pipeline(transaction=False)
+    for queue in QUEUES:
+        pipe.llen(queue)
+        for step in _PRIORITY_STEPS:
+            pipe.llen(f"{queue}{_PRIORITY_SEP}{step}")
+    lengths = pipe.execute()
+    per_queue = len(_PRIORITY_STEPS) + 1
+    return [
+        QueueBacklog(name=queue, waiting=sum(lengths[index * per_queue : (index + 1) * per_queue]))
+        for index, queue in enumerate(QUEUES)
+    ]
+
+
+def accounts_by_state() -> list[StateCount]:
+    counts = dict(TelegramAccount.objects.values_list("auth_state").annotate(count=Count("pk")).order_by())
+    return [StateCount(state=value, label=label, count=counts.get(value, 0)) for value, label in AuthState.choices]
+
+
+def packages_per_day(*, now: datetime, days: int = PACKAGES_DAYS) -> list[DayCount]:
+    """Packages ingested per day (UTC), the last `days` days including today, oldest first."""
+    today = timezone.localdate(now)
+    first = today - timedelta(days=days - 1)
+    start = timezone.make_aware(datetime.combine(first, datetime.min.time()))
+    counts = dict(
+        Package.objects.filter(created_at__gte=start)
+        .annotate(day=TruncDate("created_at"))
+        .values_list("day")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    days_shown = [first + timedelta(days=offset) for offset in range(days)]
+    return [DayCount(day=day, count=counts.get(day, 0)) for day in days_shown]
+
+
+def skipped_by_reason() -> list[ReasonCount]:
+    counts = dict(SkippedPackage.objects.values_list("reason").annotate(count=Count("pk")).order_by())
+    return [
+        ReasonCount(reason=value, label=label, count=counts[value])
+        for value, label in SkipReason.choices
+        if counts.get(value)
+    ]
+
+
+def metrics_collect() -> Metrics:
+    now = timezone.now()
+    queues, broker_error, beat = None, "", None
+    try:
+        queues = queue_backlog()
+        beat = health.beat_status()
+    except redis.RedisError as exc:
+        broker_error = f"{exc.__class__.__name__}: {exc}"
+    metrics = Metrics(
+        generated_at=now,
+        runs=run_kind_metrics(now=now),
+        queues=queues,
+        broker_error=broker_error,
+        accounts_by_state=accounts_by_state(),
+        packages_per_day=packages_per_day(now=now),
+        skipped_by_reason=skipped_by_reason(),
+        notifications_unread=Notification.objects.filter(read_at__isnull=True).count(),
+        beat=beat,
+    )
+    metrics.alerts = alerts_for(metrics)
+    return metrics
+
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:ALERT_NAMES])
+    return shown if len(items) <= ALERT_NAMES else f"{shown} and {len(items) - ALERT_NAMES} more"
+
+
+def format_duration(seconds: float | None) -> str:
+    """Seconds as the operator reads them: "45 s", "12 min", "2 h 05 min"; "—" for none."""
+    if seconds is None:
+        return "—"
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+
+
+def alerts_for(metrics: Metrics) -> list[Alert]:
+    """What needs the operator now, worst first. Thresholds: ALERT_PROCESSING_SECONDS, ALERT_QUEUE_BACKLOG."""
+    alerts: list[Alert] = []
+    operations = reverse("operations")
+    if metrics.queues is None:
+        alerts.append(
+            Alert(
+                key="broker-down",
+                severity="error",
+                title="Redis (the Celery broker) does not answer",
+                message=f"No task can be queued or run until it is back. {metrics.broker_error}",
+                url=operations,
+            )
+        )
+    limit = settings.ALERT_PROCESSING_SECONDS
+    for kind in metrics.runs:
+        if kind.longest_running_seconds is not None and kind.longest_running_seconds > limit:
+            alerts.append(
+                Alert(
+                    key=f"processing-{kind.key}",
+                    severity="warning",
+                    title=f"{kind.label}: one has been running for {format_duration(kind.longest_running_seconds)}",
+                    message=f"Above the {format_duration(limit)} alert threshold (ALERT_PROCESSING_SECONDS).",
+                    url=operations,
+                )
+            )
+        elif kind.average_seconds_24h is not None and kind.average_seconds_24h > limit:
+            alerts.append(
+                Alert(
+                    key=f"processing-{kind.key}",
+                    severity="warning",
+                    title=f"{kind.label} take {format_duration(kind.average_seconds_24h)} on average (24 h)",
+                    message=f"Above the {format_duration(limit)} alert threshold (ALERT_PROCESSING_SECONDS).",
+                    url=operations,
+                )
+            )
+        if kind.stuck:
+            alerts.append(
+                Alert(
+                    key=f"stuck-{kind.key}",
+                    severity="warning",
+                    title=f"{kind.label}: {kind.stuck} stuck (no heartbeat for {settings.WORK_STALE_AFTER_SECONDS} s)",
+                    message="The reaper re-queues them within a minute; if they stay, check the workers in Flower.",
+                    url=operations,
+                )
+            )
+    for queue in metrics.queues or []:
+        if queue.waiting > settings.ALERT_QUEUE_BACKLOG:
+            alerts.append(
+                Alert(
+                    key=f"backlog-{queue.name}",
+                    severity="warning",
+                    title=f"{queue.waiting} tasks waiting in the {queue.name} queue",
+                    message=(
+                        f"Above the alert threshold of {settings.ALERT_QUEUE_BACKLOG} (ALERT_QUEUE_BACKLOG). "
+                        f"Add workers for it: docker compose up --scale worker-{queue.name}=N."
+                        if queue.name != "default"
+                        else f"Above the alert threshold of {settings.ALERT_QUEUE_BACKLOG} (ALERT_QUEUE_BACKLOG). "
+                        "Check that a worker consumes it."
+                    ),
+                    url=operations,
+                )
+            )
+    unusable = list(
+        TelegramAccount.objects.filter(
+            is_active=True, auth_state__in=[AuthState.RESTRICTED, AuthState.EXPIRED]
+        ).order_by("auth_state", "phone")
+    )
+    restricted = [str(account) for account in unusable if account.auth_state == AuthState.RESTRICTED]
+    expired = [str(account) for account in unusable if account.auth_state == AuthState.EXPIRED]
+    accounts_url = reverse("accounts:list")
+    if restricted:
+        alerts.append(
+            Alert(
+                key="accounts-restricted",
+                severity="error",
+                title=(
+                    f"Account {restricted[0]} is restricted by Telegram"
+                    if len(restricted) == 1
+                    else f"{len(restricted)} accounts are restricted by Telegram"
+                ),
+                message=f"{_names(restricted)}: stopped until the restriction is lifted.",
+                url=accounts_url,
+            )
+        )
+    if expired:
+        alerts.append(
+            Alert(
+                key="accounts-expired",
+                severity="error",
+                title=(
+                    f"Account {expired[0]} needs a new login"
+                    if len(expired) == 1
+                    else f"{len(expired)} accounts need a new login"
+                ),
+                message=f"{_names(expired)}: the Telegram session expired or was revoked. Log in again.",
+                url=accounts_url,
+            )
+        )
+    unreachable = list(
+        Channel.objects.filter(is_active=True).exclude(last_error="").select_related("chat").order_by("chat__title")
+    )
+    if unreachable:
+        only = unreachable[0] if len(unreachable) == 1 else None
+        alerts.append(
+            Alert(
+                key="channels-unreachable",
+                severity="warning",
+                title=(
+                    f"Channel {only.title} is unreachable" if only else f"{len(unreachable)} channels are unreachable"
+                ),
+                message=only.last_error if only else _names([channel.title for channel in unreachable]) + ".",
+                url=reverse("ingestion:channel-detail", args=[only.pk]) if only else reverse("ingestion:channels"),
+            )
+        )
+    # Only a beat that ticked and stopped: "never ticked" is a fresh install (or a test run); /healthz covers it.
+    if metrics.beat is not None and metrics.beat.down and metrics.beat.age_seconds is not None:
+        alerts.append(
+            Alert(
+                key="beat-late",
+                severity="error",
+                title="Celery beat stopped ticking",
+                message=(
+                    f"Last tick {format_duration(metrics.beat.age_seconds)} ago. Nothing scheduled runs (ingestion "
+                    "cycles, reminders, the reaper) until beat and a worker on the default queue are back."
+                ),
+                url=operations,
+            )
+        )
+    order = {"error": 0, "warning": 1}
+    return sorted(alerts, key=lambda alert: order.get(alert.severity, 2))

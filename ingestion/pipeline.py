@@ -235,6 +235,8 @@ class IngestionCycle:
                     continue
                 try:
                     await self._scan_channel(reader, channel_map, ref, writer, last_id)
+                    if channel_map.channel.last_error:
+                        await db(self._channel_ok)(channel_map)
                 except (TargetForbidden, NotFound, TransientError) as exc:
                     # One unreachable channel does not stop the others; it is retried next cycle.
                     await db(self._channel_error)(channel_map, str(exc))
@@ -313,6 +315,11 @@ class IngestionCycle:
             ),
             destination_id=destination.pk,
         )
+
+    def _channel_ok(self, channel_map: AccountChannelMap) -> None:
+        """Reachable again: the Channels page and the alerts stop showing the old error."""
+        channel_map.channel.last_error = ""
+        channel_map.channel.save(update_fields=["last_error"])
 
     def _channel_error(self, channel_map: AccountChannelMap, error: str) -> None:
         channel = channel_map.channel
@@ -570,7 +577,10 @@ class IngestionCycle:
                 if existing is not None:
                     await db(self._duplicate)(existing, document_ids, target, archive_set.items)
                     return Outcome(kind="duplicate", package=existing)
-                dest_ids, part_names = await self._upload(writer, archive_set.items, paths, folder, content_hash)
+                hashes = [volume_hash for _, _, volume_hash in volumes]
+                dest_ids, part_names = await self._upload(
+                    writer, archive_set.items, paths, hashes, folder, content_hash
+                )
                 package = await db(self._stub)(target, archive_set, content_hash, raws, writer, dest_ids, part_names)
             await self.tick(current_step="indexing")
             await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
@@ -647,27 +657,45 @@ class IngestionCycle:
         return message.document
 
     async def _upload(
-        self, writer: Writer, items: list[DocumentMessage], paths: list[Path], folder: Path, content_hash
+        self,
+        writer: Writer,
+        items: list[DocumentMessage],
+        paths: list[Path],
+        hashes: list[str],
+        folder: Path,
+        content_hash: str,
     ):
-        """Each volume in order; one above the writer's limit goes as byte-split parts."""
+        """Each volume in order; one above the writer's limit goes as byte-split parts, checked before upload."""
         gateway = await self._gateway(writer.account)
         plan = package_services.upload_plan(
             volumes=[(item.document.name, item.document.size) for item in items],
             limit=writer.account.upload_limit_bytes,
         )
+        part_paths = {}
+        for volume_index, source in enumerate(paths):
+            parts = [part for part in plan if part.volume_index == volume_index]
+            if len(parts) == 1:
+                part_paths[parts[0]] = source
+                continue
+            await self.tick(current_step="splitting")
+            try:
+                written = await asyncio.to_thread(
+                    package_services.volume_split,
+                    source=source,
+                    parts=parts,
+                    folder=folder,
+                    expected_sha256=hashes[volume_index],
+                )
+            except package_services.SplitMismatch as exc:
+                await db(notifications.notify_split_mismatch)(
+                    file_name=items[volume_index].document.name, error=str(exc)
+                )
+                raise SetFailed(SkipReason.UPLOAD_FAILED, f"Splitting failed: {exc}") from exc
+            part_paths.update(zip(parts, written, strict=True))
         await self.tick(current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan))
         dest_ids = []
         for index, part in enumerate(plan):
-            path = paths[part.volume_index]
-            if part.length != items[part.volume_index].document.size:
-                path = folder / package_services.disk_name(part.name)
-                try:
-                    await asyncio.to_thread(
-                        package_services.part_write, source=paths[part.volume_index], part=part, target=path
-                    )
-                except package_services.SplitMismatch as exc:
-                    await db(notifications.notify_split_mismatch)(file_name=part.name, error=str(exc))
-                    raise
+            path = part_paths[part]
             message_id = await self._upload_part(writer, gateway, path, part, random_id_for(content_hash, index))
             dest_ids.append(message_id)
             if path.parent == folder:

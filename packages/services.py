@@ -184,9 +184,8 @@ class SplitMismatch(Exception):
     """The split parts do not re-join to the original bytes."""
 
 
-def part_write(*, source: Path, part: UploadPart, target: Path) -> str:
-    """Copy one byte range into its own file; returns the SHA-256 of what was written."""
-    digest = hashlib.sha256()
+def part_write(*, source: Path, part: UploadPart, target: Path, digest=None) -> None:
+    """Copy one byte range into its own file, feeding what was written to `digest`."""
     remaining = part.length
     with open(source, "rb") as reader, open(target, "wb") as writer:
         reader.seek(part.offset)
@@ -195,9 +194,29 @@ def part_write(*, source: Path, part: UploadPart, target: Path) -> str:
             if not chunk:
                 raise SplitMismatch(f"{source.name} ended {remaining} bytes early while writing {part.name}")
             writer.write(chunk)
-            digest.update(chunk)
+            if digest is not None:
+                digest.update(chunk)
             remaining -= len(chunk)
-    return digest.hexdigest()
+
+
+def volume_split(*, source: Path, parts: list[UploadPart], folder: Path, expected_sha256: str) -> list[Path]:
+    """Write a volume's parts and prove that they re-join (`cat`) to the volume's bytes."""
+    digest = hashlib.sha256()
+    written = []
+    try:
+        for part in parts:
+            target = folder / disk_name(part.name)
+            part_write(source=source, part=part, target=target, digest=digest)
+            written.append(target)
+        if digest.hexdigest() != expected_sha256:
+            raise SplitMismatch(
+                f"the parts of {source.name} re-join to SHA-256 {digest.hexdigest()}, not {expected_sha256}"
+            )
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return written
 
 
 def package_find(*, content_hash: str = "", document_ids: list[int] | None = None, source=None) -> Package | None:

@@ -5,11 +5,12 @@ from django.urls import reverse
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from core.models import Notification, RunStatus
-from ingestion.models import AccountChannelMap, Channel, MapRole
+from ingestion.models import AccountChannelMap, Channel, MapRole, SkippedPackage, SkipReason
 from ingestion.recovery import packages_check_destination
 from packages import services as package_services
 from packages.models import Package
 from tests.ingestion.conftest import DESTINATION, READER, SOURCE, run_cycle, world
+from tests.ingestion.test_pipeline import uploads
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +39,13 @@ def test_a_channel_that_became_private_raises_one_notification_per_day(ingest_wo
     assert "CHANNEL_PRIVATE" in notification.message or "private" in notification.message
     assert notification.url == reverse("ingestion:channel-detail", args=[channel.pk])
     assert notification.count == 2, "the second cycle bumps the same notification"
+
+    AccountChat.objects.filter(account__phone=READER, chat__telegram_id=SOURCE).update(access_hash=0)
+    from accounts.services import account_refresh_chats
+
+    account_refresh_chats(account=TelegramAccount.objects.get(phone=READER))
+    assert run_cycle().status == RunStatus.SUCCESS
+    assert Channel.objects.get(pk=channel.pk).last_error == "", "reachable again: the error is cleared"
 
 
 def test_a_restricted_account_raises_a_notification(ingest_world):
@@ -88,22 +96,30 @@ def test_a_destination_that_refuses_uploads_raises_a_notification(ingest_world):
     assert "dragon.zip" in notification.message
 
 
-def test_a_split_that_goes_wrong_raises_a_notification(ingest_world, monkeypatch):
+def test_a_split_that_does_not_rejoin_is_skipped_with_a_notification(ingest_world, monkeypatch):
     limits = {"upload_max_bytes": 100_000, "premium_upload_max_bytes": 400_000}
     big = {"id": 11, "document": {"name": "big.bin.zip", "size": 250_000, "seed": 5}}
     ingest_world(world(messages=[big], limits=limits))
+    plan = package_services.upload_plan
 
-    def short_read(*, source, part, target):
-        raise package_services.SplitMismatch(f"{source.name} ended 10 bytes early while writing {part.name}")
+    def overlapping_parts(*, volumes, limit):
+        # An off-by-one in the byte ranges: part 2 starts one byte early.
+        parts = plan(volumes=volumes, limit=limit)
+        second = parts[1]
+        parts[1] = package_services.UploadPart(second.name, second.volume_index, second.offset - 1, second.length)
+        return parts
 
-    monkeypatch.setattr(package_services, "part_write", short_read)
+    monkeypatch.setattr(package_services, "upload_plan", overlapping_parts)
 
     run = run_cycle()
 
-    assert run.status == RunStatus.FAILED
+    assert run.status == RunStatus.SUCCESS and run.skipped == 1
+    assert not uploads(), "nothing is uploaded from parts that do not re-join"
+    skipped = SkippedPackage.objects.get()
+    assert skipped.reason == SkipReason.UPLOAD_FAILED and "re-join" in skipped.error_message
     notification = Notification.objects.get(type="split_mismatch")
-    assert notification.title == "Splitting big.bin.zip.001 for upload went wrong"
-    assert "ended 10 bytes early" in notification.message
+    assert notification.title == "Splitting big.bin.zip for upload went wrong"
+    assert "re-join" in notification.message
 
 
 def test_an_upload_gone_from_the_destination_raises_a_notification(ingest_world, sandbox):

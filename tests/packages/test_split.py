@@ -1,7 +1,9 @@
 import hashlib
 import os
 
-from packages.services import part_write, upload_plan
+import pytest
+
+from packages.services import SplitMismatch, UploadPart, part_write, upload_plan, volume_split
 
 
 def test_volumes_within_the_limit_go_as_they_are():
@@ -30,3 +32,19 @@ def test_parts_rejoin_with_cat_to_the_original_bytes(tmp_path):
         assert target.stat().st_size <= 300_000
         joined.update(target.read_bytes())
     assert joined.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_split_is_checked_against_the_volume_hash(tmp_path):
+    source = tmp_path / "big.bin"
+    data = os.urandom(250_000)
+    source.write_bytes(data)
+    parts = upload_plan(volumes=[("big.bin", len(data))], limit=100_000)
+    written = volume_split(
+        source=source, parts=parts, folder=tmp_path, expected_sha256=hashlib.sha256(data).hexdigest()
+    )
+    assert b"".join(path.read_bytes() for path in written) == data
+
+    shifted = [parts[0], UploadPart(parts[1].name, 0, parts[1].offset - 1, parts[1].length), parts[2]]
+    with pytest.raises(SplitMismatch, match="re-join"):
+        volume_split(source=source, parts=shifted, folder=tmp_path, expected_sha256=hashlib.sha256(data).hexdigest())
+    assert not (tmp_path / parts[0].name).exists(), "parts that do not re-join are removed"

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.utils.functional import SimpleLazyObject
 
+from core.roles import is_operator
 from core.selectors import notifications_unread_count
 
 
@@ -10,4 +11,5 @@ def navigation(request):
     if user is not None and user.is_authenticated:
         # Counted only when a page shows the bell.
         context["notifications_unread"] = SimpleLazyObject(notifications_unread_count)
+        context["is_operator"] = is_operator(user)
     return context

@@ -100,3 +100,16 @@ def _fresh_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def ingest_world(sandbox):
+    """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
+    from telegram.sandbox.authorize import sandbox_authorize
+
+    def load(data):
+        loaded = sandbox(data)
+        sandbox_authorize()
+        return loaded
+
+    return load

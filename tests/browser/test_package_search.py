@@ -4,12 +4,10 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_skipped_retry import log_in, off_the_page_thread
-from tests.ingestion import conftest as ingestion
 from tests.ingestion.conftest import run_cycle, world
 
 pytestmark = pytest.mark.browser
 
-ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
 MESSAGES = [
     {
         "id": 11,

@@ -7,12 +7,10 @@ from django.db import connections
 from playwright.sync_api import expect
 
 from ingestion.models import SkippedPackage, SkipReason
-from tests.ingestion import conftest as ingestion
 from tests.ingestion.conftest import run_cycle, world
 
 pytestmark = pytest.mark.browser
 
-ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
 MESSAGES = [
     {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 40_000}]}},
     {"id": 12, "document": {"name": "pebble.stl", "size": 50, "seed": 1}},

@@ -1,5 +1,3 @@
-import pytest
-
 from accounts.models import TelegramAccount
 from core.runs import run_claim
 from ingestion.models import IngestionRun
@@ -51,19 +49,6 @@ def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, for
     if limits:
         data["limits"] = limits
     return data
-
-
-@pytest.fixture
-def ingest_world(sandbox):
-    """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
-    from telegram.sandbox.authorize import sandbox_authorize
-
-    def load(data):
-        loaded = sandbox(data)
-        sandbox_authorize()
-        return loaded
-
-    return load
 
 
 def run_cycle(phone: str = READER) -> IngestionRun:

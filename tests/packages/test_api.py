@@ -4,12 +4,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from packages.models import MetadataStatus, Package
-from tests.ingestion import conftest as ingestion
 from tests.ingestion.conftest import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
-ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
 MESSAGES = [
     {
         "id": 11,

@@ -23,11 +23,8 @@ from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
 from packages.services import disk_name
 from telegram.sandbox.world import World
-from tests.ingestion import conftest as ingestion
 from tests.ingestion.conftest import SOURCE, run_cycle, world
 from tests.packages import hostile
-
-ingest_world = ingestion.ingest_world  # the fixture, shared with the ingestion tests
 
 RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 MIB = 1024**2

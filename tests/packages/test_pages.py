@@ -4,10 +4,7 @@ import pytest
 from django.urls import reverse
 
 from packages.models import MetadataStatus, Package, PackageFile
-from tests.ingestion import conftest as ingestion
 from tests.ingestion.conftest import run_cycle, world
-
-ingest_world = ingestion.ingest_world  # the fixture, from the ingestion tests' conftest
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,124 @@
+"""Every URL of the project, walked as nobody, as a viewer and as an operator."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
+from tests.ingestion.conftest import run_cycle, world
+
+pytestmark = pytest.mark.django_db
+
+# Open to everyone on purpose.
+PUBLIC = {"/login/", "/healthz", "/api/auth/token/"}
+# A viewer may always end (or start) a session.
+SESSION = {"/login/", "/logout/"}
+
+
+def walk(patterns=None, prefix=""):
+    for entry in patterns if patterns is not None else get_resolver().url_patterns:
+        if isinstance(entry, URLResolver):
+            yield from walk(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern)
+
+
+def concrete(pattern: str) -> str | None:
+    """A URL for a pattern, with 1 for every id; None for format-suffix duplicates."""
+    if "format" in pattern:
+        return None
+    url = re.sub(r"\(\?P<\w+>[^)]*\)", "1", pattern)
+    url = re.sub(r"<(?:int:)?\w+>", "1", url)
+    url = re.sub(r"<(?:str|slug|path|uuid):\w+>", "x", url)
+    url = url.replace("^", "").replace("$", "").replace("\\", "")
+    return "/" + url.lstrip("/")
+
+
+URLS = sorted({url for url in map(concrete, walk()) if url and not url.startswith("/admin/")})
+
+
+@pytest.fixture
+def people(ingest_world, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    messages = [{"id": 7, "document": {"name": "a.zip", "archive": [{"path": "a.stl", "size": 5}]}}]
+    ingest_world(world(messages=messages))
+    run_cycle()  # rows with id 1 exist for most kinds
+    users = get_user_model()
+    viewer = users.objects.create_user("viewer", password="x")
+    operator = users.objects.create_user("operator", password="x")
+    operator.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    clients = {}
+    for name, user in (("viewer", viewer), ("operator", operator)):
+        clients[name] = Client()
+        clients[name].force_login(user)
+    return clients
+
+
+def test_the_walk_covers_the_whole_project():
+    assert len(URLS) > 60
+    for expected in ("/accounts/", "/channels/", "/packages/", "/skipped/", "/api/accounts/", "/api/packages/"):
+        assert expected in URLS
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_nobody_gets_in_without_logging_in(client, url):
+    if url in PUBLIC or url == "/logout/":
+        return
+    for method in ("get", "post"):
+        response = getattr(client, method)(url)
+        if url.startswith("/api/") or url == "/metrics":
+            # 405: a GET-only endpoint refuses the method before anything else
+            assert response.status_code in {401, 403, 405}, f"{method.upper()} {url}: {response.status_code}"
+        else:
+            assert response.status_code == 302, f"{method.upper()} {url}: {response.status_code}"
+            assert response["Location"].startswith("/login/"), f"{method.upper()} {url} → {response['Location']}"
+
+
+def test_every_url_as_viewer_and_operator(people):
+    problems = []
+    for url in URLS:
+        viewer_get = people["viewer"].get(url)
+        if viewer_get.status_code >= 500 or viewer_get.status_code == 403:
+            problems.append(f"viewer GET {url}: {viewer_get.status_code}")
+        if url in SESSION:
+            continue
+        for method in ("post", "put", "patch", "delete"):
+            refused = getattr(people["viewer"], method)(url, content_type="application/json")
+            if refused.status_code != 403 or VIEWER_MESSAGE not in refused.content.decode():
+                problems.append(f"viewer {method.upper()} {url}: {refused.status_code}")
+        operator_post = people["operator"].post(url)
+        if operator_post.status_code >= 500 or VIEWER_MESSAGE in operator_post.content.decode():
+            problems.append(f"operator POST {url}: {operator_post.status_code}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_viewer_token_reads_but_does_not_write(people):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=get_user_model().objects.get(username="viewer"))
+    api = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+
+    assert api.get("/api/packages/").status_code == 200
+    refused = api.post("/api/ingestion/trigger/", {}, content_type="application/json")
+    assert refused.status_code == 403 and refused.json()["message"] == VIEWER_MESSAGE
+
+
+def test_pages_tell_a_viewer_and_hide_the_controls(people):
+    page = people["viewer"].get("/skipped/").content.decode()
+    assert "signed in as a viewer" in page and 'class="is-viewer"' in page
+    assert "signed in as a viewer" not in people["operator"].get("/skipped/").content.decode()
+
+
+def test_create_login_makes_operators_and_viewers(capsys):
+    call_command("create_login", "alice", "--role", "operator")
+    call_command("create_login", "bob", "--role", "viewer")
+    users = get_user_model().objects
+    assert users.get(username="alice").groups.filter(name=OPERATORS_GROUP).exists()
+    assert not users.get(username="bob").groups.exists()
+    assert "Operator login created: alice / " in capsys.readouterr().out

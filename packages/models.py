@@ -1,7 +1,20 @@
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
+from django.db.models import F, Func, TextField, Value
 from django.utils import timezone
+
+
+def words_of(field: str) -> SearchVector:
+    """The words of a name or path ("red-dragon/Body.stl" → red, dragon, body, stl) for word-prefix search.
+
+    The same expression backs the GIN indexes below and the searches in selectors.py.
+    """
+    separated = Func(
+        F(field), Value(r"[^[:alnum:]]+"), Value(" "), Value("g"), function="regexp_replace", output_field=TextField()
+    )
+    return SearchVector(separated, config="simple")
 
 
 class MetadataStatus(models.TextChoices):
@@ -52,6 +65,7 @@ class Package(models.Model):
         ordering = ["-created_at"]
         indexes = [
             GinIndex(fields=["telegram_document_ids"], name="package_document_ids"),
+            GinIndex(words_of("file_name"), name="package_name_words"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -74,6 +88,7 @@ class PackageFile(models.Model):
 
     class Meta:
         ordering = ["path"]
+        indexes = [GinIndex(words_of("path"), name="package_file_path_words")]
 
     def __str__(self) -> str:
         return self.path

@@ -1,29 +1,51 @@
 """Reads of packages for pages and the API: search over names and archive listings, the file tree."""
 
+import re
 from dataclasses import dataclass, field
 
+from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from ingestion.models import TopicProgress
-from packages.models import Package, PackageFile
+from packages.models import Package, PackageFile, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
 
 
-def package_search(*, query: str = "") -> QuerySet[Package]:
-    """Packages whose file name, or a path inside whose archive, contains `query`; newest first.
+def _words_query(query: str) -> SearchQuery | None:
+    """Every word of the query as a word prefix ("drag bod" finds red-dragon/body.stl); None when the
+    query has characters the word index does not see, so the caller falls back to a substring match."""
+    if not query.isascii():
+        return None
+    words = re.findall(r"[A-Za-z0-9]+", query)
+    if not words:
+        return None
+    return SearchQuery(" & ".join(f"{word.lower()}:*" for word in words), search_type="raw", config="simple")
 
-    A package found by its listing carries `matched_files` (up to MATCHES_SHOWN of the paths that matched).
+
+def package_search(*, query: str = "") -> QuerySet[Package]:
+    """Packages whose file name, or a path inside whose archive, matches `query`; newest first.
+
+    Words match word prefixes through GIN indexes (a million listed files answer in milliseconds);
+    a query with other characters falls back to a substring match. A package found by its listing
+    carries `matched_files` (up to MATCHES_SHOWN of the paths that matched).
     """
     packages = Package.objects.order_by("-created_at", "-pk")
     query = query.strip()
     if not query:
         return packages
-    matching = PackageFile.objects.filter(path__icontains=query).order_by("path")
-    return packages.filter(
-        Q(file_name__icontains=query) | Q(Exists(matching.filter(package=OuterRef("pk"))))
-    ).prefetch_related(Prefetch("files", queryset=matching[:MATCHES_SHOWN], to_attr="matched_files"))
+    words = _words_query(query)
+    if words is None:
+        matching = PackageFile.objects.filter(path__icontains=query)
+        by_name = Q(file_name__icontains=query)
+    else:
+        matching = PackageFile.objects.annotate(words=words_of("path")).filter(words=words)
+        by_name = Q(pk__in=Package.objects.annotate(words=words_of("file_name")).filter(words=words).values("pk"))
+    matching = matching.order_by("path")
+    return packages.filter(by_name | Q(Exists(matching.filter(package=OuterRef("pk"))))).prefetch_related(
+        Prefetch("files", queryset=matching[:MATCHES_SHOWN], to_attr="matched_files")
+    )
 
 
 def package_get(*, pk: int) -> Package:

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
@@ -59,8 +60,14 @@ def channel_row(channel: Channel) -> ChannelRow:
     )
 
 
-def channel_rows() -> list[ChannelRow]:
-    return [channel_row(channel) for channel in channel_list()]
+CHANNELS_PER_PAGE = 50
+
+
+def channel_rows_page(*, page_number) -> Page:
+    """One page of the Channels page's rows (an operator may be in a thousand chats)."""
+    page = Paginator(channel_list(), CHANNELS_PER_PAGE).get_page(page_number)
+    page.object_list = [channel_row(channel) for channel in page.object_list]
+    return page
 
 
 def channel_maps(*, channel: Channel) -> QuerySet[AccountChannelMap]:

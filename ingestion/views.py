@@ -64,11 +64,18 @@ def _channel_row(request, pk: int, *, notice: str = "", notice_is_error: bool = 
     return render(request, f"{CHANNELS}#channel-row", context)
 
 
+def _channels_context(request) -> dict:
+    return {
+        "rows": selectors.channel_rows_page(page_number=request.GET.get("page")),
+        "has_destination": services.destination_get() is not None,
+    }
+
+
 @login_required
 @require_GET
 def channel_list(request):
     services.channels_for_known_chats()
-    return render(request, CHANNELS, {"rows": selectors.channel_rows()})
+    return render(request, CHANNELS, _channels_context(request))
 
 
 @login_required
@@ -150,11 +157,11 @@ def channel_make_destination(request, pk: int):
                 messages.success(request, f"{row.channel.title} is the destination now.")
                 return redirect("ingestion:channels")
             # The dialog closes, and every row is redrawn: the old destination changed too.
-            return render(request, f"{CHANNELS}#channel-rows-replaced", {"rows": selectors.channel_rows()})
+            return render(request, f"{CHANNELS}#channel-rows-replaced", _channels_context(request))
     context = {"row": row, "form": form, "current": services.destination_get(), "dialog": "destination-dialog"}
     if request.htmx:
         return render(request, f"{CHANNELS}#destination-dialog", context)
-    return render(request, CHANNELS, {"rows": selectors.channel_rows(), **context})
+    return render(request, CHANNELS, {**_channels_context(request), **context})
 
 
 @login_required

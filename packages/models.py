@@ -1,16 +1,13 @@
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func, TextField, Value
 from django.utils import timezone
 
 
 def words_of(field: str) -> SearchVector:
-    """The words of a name or path ("red-dragon/Body.stl" → red, dragon, body, stl) for word-prefix search.
-
-    The same expression backs the GIN indexes below and the searches in selectors.py.
-    """
+    """The words of a name or path ("red-dragon/Body.stl" → red, dragon, body, stl) for word-prefix search."""
     separated = Func(
         F(field), Value(r"[^[:alnum:]]+"), Value(" "), Value("g"), function="regexp_replace", output_field=TextField()
     )
@@ -48,6 +45,8 @@ class Package(models.Model):
     dest_part_names = ArrayField(models.CharField(max_length=500), default=list)
     dest_checked_at = models.DateTimeField(null=True, blank=True)
     file_count = models.PositiveIntegerField(default=0)
+    # The words of the file name and of every listed path (packages.services.package_search_words_update).
+    search_words = SearchVectorField(null=True, editable=False)
     metadata_status = models.CharField(
         max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
     )
@@ -65,7 +64,7 @@ class Package(models.Model):
         ordering = ["-created_at"]
         indexes = [
             GinIndex(fields=["telegram_document_ids"], name="package_document_ids"),
-            GinIndex(words_of("file_name"), name="package_name_words"),
+            GinIndex(fields=["search_words"], name="package_search_words"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -88,7 +87,6 @@ class PackageFile(models.Model):
 
     class Meta:
         ordering = ["path"]
-        indexes = [GinIndex(words_of("path"), name="package_file_path_words")]
 
     def __str__(self) -> str:
         return self.path

@@ -15,7 +15,7 @@ MATCHES_SHOWN = 3
 
 def _words_query(query: str) -> SearchQuery | None:
     """Every word of the query as a word prefix ("drag bod" finds red-dragon/body.stl); None when the
-    query has characters the word index does not see, so the caller falls back to a substring match."""
+    query has characters the word vector does not hold, so the caller falls back to a substring match."""
     if not query.isascii():
         return None
     words = re.findall(r"[A-Za-z0-9]+", query)
@@ -27,9 +27,10 @@ def _words_query(query: str) -> SearchQuery | None:
 def package_search(*, query: str = "") -> QuerySet[Package]:
     """Packages whose file name, or a path inside whose archive, matches `query`; newest first.
 
-    Words match word prefixes through GIN indexes (a million listed files answer in milliseconds);
-    a query with other characters falls back to a substring match. A package found by its listing
-    carries `matched_files` (up to MATCHES_SHOWN of the paths that matched).
+    Words match word prefixes through one GIN-indexed word vector per package, so a search over a
+    million listed files answers in milliseconds; a query with other characters falls back to a
+    substring match. A package found by its listing carries `matched_files` (up to MATCHES_SHOWN
+    of the paths that matched).
     """
     packages = Package.objects.order_by("-created_at", "-pk")
     query = query.strip()
@@ -38,13 +39,13 @@ def package_search(*, query: str = "") -> QuerySet[Package]:
     words = _words_query(query)
     if words is None:
         matching = PackageFile.objects.filter(path__icontains=query)
-        by_name = Q(file_name__icontains=query)
+        found = packages.filter(Q(file_name__icontains=query) | Q(Exists(matching.filter(package=OuterRef("pk")))))
     else:
+        # Only the shown packages' paths are matched one by one, for the "found inside" lines.
         matching = PackageFile.objects.annotate(words=words_of("path")).filter(words=words)
-        by_name = Q(pk__in=Package.objects.annotate(words=words_of("file_name")).filter(words=words).values("pk"))
-    matching = matching.order_by("path")
-    return packages.filter(by_name | Q(Exists(matching.filter(package=OuterRef("pk"))))).prefetch_related(
-        Prefetch("files", queryset=matching[:MATCHES_SHOWN], to_attr="matched_files")
+        found = packages.filter(search_words=words)
+    return found.prefetch_related(
+        Prefetch("files", queryset=matching.order_by("path")[:MATCHES_SHOWN], to_attr="matched_files")
     )
 
 

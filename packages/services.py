@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from packages.archives import ListingError, list_archive
@@ -245,7 +245,24 @@ def package_remember_documents(*, package: Package, document_ids: list[int]) -> 
 
 def package_stub_create(**fields) -> Package:
     """Phase one, written right after the upload: enough to never upload again."""
-    return Package.objects.create(metadata_status=MetadataStatus.PENDING, **fields)
+    package = Package.objects.create(metadata_status=MetadataStatus.PENDING, **fields)
+    package_search_words_update(package=package)
+    return package
+
+
+# A tsvector holds at most 1 MB: the words of this much of a listing are searchable.
+SEARCH_TEXT_LIMIT = 200_000
+
+
+def package_search_words_update(*, package: Package) -> None:
+    """Index the words of the package's name and listed paths, in one row, for a fast search."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace("
+            "left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile "
+            "WHERE package_id = %s), ''), %s), '[^[:alnum:]]+', ' ', 'g')) WHERE id = %s",
+            [package.pk, SEARCH_TEXT_LIMIT, package.pk],
+        )
 
 
 def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Package:
@@ -276,6 +293,7 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
         package.metadata_status = MetadataStatus.COMPLETE
         package.metadata_error = _unsafe_entries_note(entries)
         package.save(update_fields=["file_count", "metadata_status", "metadata_error"])
+        package_search_words_update(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
     return package
 

@@ -411,3 +411,18 @@ def test_retry_all_with_an_unknown_reason_changes_nothing(admin_client, too_larg
 
     assert "Unknown reason" in html.content.decode()
     assert SkippedPackage.objects.exists()
+
+
+def test_the_channels_page_is_paginated(admin_client):
+    from accounts.models import Chat
+    from ingestion.models import Channel
+
+    for number in range(60):
+        chat = Chat.objects.create(telegram_id=70_000 + number, title=f"Chan {number:02d}", type="channel")
+        Channel.objects.create(chat=chat)
+
+    first = admin_client.get("/channels/").content.decode()
+    second = admin_client.get("/channels/?page=2").content.decode()
+
+    assert "Page 1 of 2" in first and "Chan 49" in first and "Chan 50" not in first
+    assert "Chan 59" in second and "No destination yet" in second

@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from packages.models import MetadataStatus, Package, PackageFile
+from packages.services import package_search_words_update
 from tests.ingestion.conftest import run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -117,6 +118,7 @@ def test_pages_of_results_keep_the_search(admin_client, ingested):
             content_hash=f"{number:064x}", file_name=f"orc-{number:02d}.zip", file_size=10, archive_type="zip"
         )
         PackageFile.objects.create(package=package, path=f"orcs/orc-{number:02d}.stl", size=10)
+        package_search_words_update(package=package)
 
     first = results(admin_client, "orcs/")
     assert "30 packages match" in first and "Page 1 of 2" in first

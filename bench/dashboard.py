@@ -1,0 +1,155 @@
+"""Page speed at scale: 100,000 packages, 1,000,000 listed files, 10,000 skipped packages,
+100,000 reminder run targets. Prints p50/p95 and database queries of each dashboard page and of a
+file-path search, through Django's test client (goals: p95 ≤ 150 ms a page, search ≤ 100 ms, a
+bounded number of queries a page).
+
+    .venv/bin/python -m bench.dashboard [--requests 20]
+"""
+
+import argparse
+import statistics
+import time
+
+from bench.harness import bench_django
+
+PACKAGES = 100_000
+FILES_PER_PACKAGE = 10
+SKIPPED = 10_000
+RUNS = 100
+GROUPS = 1_000  # RUNS × GROUPS run targets
+
+
+def seed() -> None:
+    from django.db import connection
+    from django.utils import timezone
+
+    from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+    from ingestion.models import AccountChannelMap, Channel, IngestionRun, SkippedPackage
+    from packages.models import Package
+    from reminders.models import Reminder, ReminderRun
+
+    now = timezone.now()
+    account = TelegramAccount.objects.create(phone="+15550000001", auth_state=AuthState.AUTHENTICATED)
+    chats = Chat.objects.bulk_create(
+        Chat(telegram_id=10_000 + n, title=f"Chat {n}", type="supergroup" if n % 2 else "channel")
+        for n in range(GROUPS + 20)
+    )
+    AccountChat.objects.bulk_create(
+        AccountChat(account=account, chat=chat, access_hash=n) for n, chat in enumerate(chats)
+    )
+    channels = Channel.objects.bulk_create(Channel(chat=chat, is_active=True) for chat in chats[:20])
+    AccountChannelMap.objects.bulk_create(AccountChannelMap(account=account, channel=channel) for channel in channels)
+    IngestionRun.objects.bulk_create(IngestionRun(account=account, status="success") for _ in range(500))
+    for start in range(0, PACKAGES, 10_000):
+        Package.objects.bulk_create(
+            Package(
+                content_hash=f"{n:064x}",
+                file_name=f"creator-{n % 700}/model {n}.zip",
+                file_size=n * 1000,
+                archive_type="zip",
+                source_channel=channels[n % 20],
+                source_message_id=n,
+                dest_message_ids=[n],
+                file_count=FILES_PER_PACKAGE,
+                metadata_status="complete",
+                created_at=now - timezone.timedelta(minutes=n),
+            )
+            for n in range(start, start + 10_000)
+        )
+    words = ["dragon", "tower", "goblin", "tile", "bust", "wing", "base", "sword", "shield", "tree"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32) "
+            "SELECT p.id, 'creator-' || (p.id %% 700) || '/' || (%s::text[])[1 + (p.id + g) %% 10] || '-' || p.id "
+            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g "
+            "FROM packages_package p CROSS JOIN generate_series(1, %s) g",
+            [words, FILES_PER_PACKAGE],
+        )
+        # What package_search_words_update does for each package, in one statement.
+        cursor.execute(
+            "UPDATE packages_package p SET search_words = to_tsvector('simple', regexp_replace("
+            "p.file_name || ' ' || f.paths, '[^[:alnum:]]+', ' ', 'g')) FROM (SELECT package_id, "
+            "string_agg(path, ' ') AS paths FROM packages_packagefile GROUP BY package_id) f WHERE f.package_id = p.id"
+        )
+        cursor.execute("ANALYZE")
+    SkippedPackage.objects.bulk_create(
+        SkippedPackage(
+            channel=channels[n % 20],
+            message_id=1_000_000 + n,
+            account=account,
+            file_name=f"skipped {n}.zip",
+            reason=["DOWNLOAD_FAILED", "MISSING_PART", "SIZE_LIMIT"][n % 3],
+            error_message="bench",
+        )
+        for n in range(SKIPPED)
+    )
+    reminder = Reminder.objects.create(account=account, name="Weekly drop", timezone="UTC")
+    ReminderRun.objects.bulk_create(
+        ReminderRun(reminder=reminder, account=account, status="success", total=GROUPS, sent=GROUPS)
+        for _ in range(RUNS)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO reminders_reminderruntarget (run_id, chat_id, status, random_ids, attempts, error) "
+            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, '' FROM reminders_reminderrun r "
+            "CROSS JOIN (SELECT id FROM accounts_chat ORDER BY id LIMIT %s) c",
+            [GROUPS],
+        )
+        cursor.execute("ANALYZE")
+
+
+def measure(client, url: str, requests: int) -> tuple[float, float, int, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for _ in range(2):
+        client.get(url)  # warm caches and connections
+    timings = []
+    for _ in range(requests):
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            response = client.get(url)
+            timings.append((time.perf_counter() - started) * 1000)
+    timings.sort()
+    p95 = timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
+    return statistics.median(timings), p95, len(queries), response.status_code
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=20)
+    args = parser.parse_args()
+    bench_django("dashboard")
+    started = time.monotonic()
+    seed()
+    print(f"seeded in {time.monotonic() - started:.0f} s")
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(get_user_model().objects.create_superuser("bench", password="x"))
+    pages = [
+        ("dashboard", "/"),
+        ("operations", "/operations/"),
+        ("accounts", "/accounts/"),
+        ("channels", "/channels/"),
+        ("ingestion runs", "/ingestion/runs/"),
+        ("packages", "/packages/"),
+        ("skipped", "/skipped/"),
+        ("reminders", "/reminders/"),
+        ("activity", "/activity/"),
+        ("notifications", "/notifications/"),
+    ]
+    searches = [
+        ("search: one word", "/packages/?q=dragon"),
+        ("search: two word prefixes", "/packages/?q=gob+part_7"),
+        ("search: a rare path", "/packages/?q=sword-4242"),
+    ]
+    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'queries':>8} {'status':>7}")
+    for label, url in pages + searches:
+        p50, p95, queries, status = measure(client, url, args.requests)
+        print(f"{label:<28} {p50:>8.1f} {p95:>8.1f} {queries:>8} {status:>7}")
+
+
+if __name__ == "__main__":
+    main()

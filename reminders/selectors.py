@@ -1,11 +1,18 @@
 """Reads of reminders, their runs and media for pages and the API."""
 
-from django.conf import settings
-from django.db.models import Prefetch, QuerySet
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from accounts.models import Chat
 from core.models import RunStatus
 from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
+from reminders.schedule import crontab_parse
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
+from telegram.records import GROUP, SUPERGROUP
 
 
 def reminder_list(*, account_id: int | None = None) -> QuerySet[Reminder]:
@@ -81,3 +88,61 @@ def account_observed_rate(*, account_id: int) -> float | None:
     if not runs:
         return None
     return round(sum(sent for sent, _ in runs) / sum(seconds for _, seconds in runs) * 60, 1)
+
+
+# Pages ------------------------------------------------------------------------------------------------------------
+
+
+def account_target_chats(*, account_id: int, include_ids: Iterable[int] = ()) -> QuerySet[Chat]:
+    """The groups and supergroups an account can post in (what a reminder may target), by title; plus
+    `include_ids` (a reminder's current groups), so an edit page still shows them."""
+    postable = Q(
+        account_links__account_id=account_id,
+        account_links__can_post=True,
+        type__in=[GROUP, SUPERGROUP],
+    )
+    return Chat.objects.filter(postable | Q(pk__in=list(include_ids))).distinct().order_by("title", "pk")
+
+
+def reminder_last_runs(*, reminder_ids: Iterable[int]) -> dict[int, ReminderRun]:
+    """The newest run of each reminder, by reminder id (one query)."""
+    runs = (
+        ReminderRun.objects.filter(reminder_id__in=list(reminder_ids))
+        .order_by("reminder_id", "-created_at", "-pk")
+        .distinct("reminder_id")
+    )
+    return {run.reminder_id: run for run in runs}
+
+
+def reminder_run_filter(*, statuses: Sequence[str] = (), reminder_id: int | None = None) -> QuerySet[ReminderRun]:
+    """Runs in any of `statuses` (all when empty), newest first."""
+    runs = reminder_run_list(reminder_id=reminder_id)
+    return runs.filter(status__in=statuses) if statuses else runs
+
+
+def reminder_run_status_counts(*, reminder_id: int | None = None) -> dict[str, int]:
+    runs = ReminderRun.objects.all()
+    if reminder_id is not None:
+        runs = runs.filter(reminder_id=reminder_id)
+    return dict(runs.values_list("status").annotate(count=Count("pk")).order_by())
+
+
+def reminder_next_fire_at(*, crontab: str, tz: ZoneInfo, after: datetime) -> datetime | None:
+    """The first moment after `after` that the crontab fires in zone `tz` (as celery-beat reads it: day of
+    month and weekday must both match); None when it never does within five years or the crontab is invalid."""
+    try:
+        spec = crontab_parse(crontab)
+    except ValueError:
+        return None
+    start = after.astimezone(tz).date()
+    for offset in range(366 * 5):
+        day = start + timedelta(days=offset)
+        weekday = (day.weekday() + 1) % 7  # cron counts from Sunday = 0
+        if day.month not in spec.month_of_year or day.day not in spec.day_of_month or weekday not in spec.day_of_week:
+            continue
+        for hour in sorted(spec.hour):
+            for minute in sorted(spec.minute):
+                moment = datetime.combine(day, time(hour, minute), tzinfo=tz).astimezone(UTC)
+                if moment > after:
+                    return moment
+    return None

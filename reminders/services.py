@@ -567,3 +567,12 @@ def reminder_run_notify(*, run: ReminderRun) -> None:
         run.pk,
         run.error_summary,
     )
+
+
+# Pages --------------------------------------------------------------------------------------------------------------
+
+
+def reminder_validate(*, spec: ReminderSpec, current: Reminder | None = None) -> None:
+    """The checks of reminder_create / reminder_update without saving: the compose wizard checks each
+    step before the next. Raises ValidationError keyed by field, as they do."""
+    _validate(spec, current=current)

@@ -1,0 +1,410 @@
+"""The reminder form, shared by the compose wizard (Message → Groups → When → Review) and the edit pages
+(one section each).
+
+Parts and groups are lists the operator edits in place, so they are read from the POST by hand: one
+`part` per row, in order, with `part-<n>-kind`, `-text`, `-media`, `-caption` and `-file`; the chosen
+groups as `targets` (chat ids) with an optional `topic-<chat id>`. The rest is an ordinary Django form.
+The rules are the services' (reminder_validate): their errors land under the field they name.
+"""
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cache
+from zoneinfo import available_timezones
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+
+from accounts.models import Chat, TelegramAccount
+from reminders import selectors, services
+from reminders.models import MediaFile, Reminder
+from reminders.schedule import zone
+from reminders.services import PartSpec, ReminderSpec, TargetSpec
+
+STEPS = (("message", "Message"), ("groups", "Groups"), ("when", "When"), ("review", "Review"))
+STEP_KEYS = tuple(key for key, _ in STEPS)
+SECTIONS = ("message", "groups", "when")  # the steps that hold fields; review only shows them
+# The section of each field, and of each key of the services' ValidationError.
+SECTION_OF = {
+    "name": "message",
+    "account": "message",
+    "parts": "message",
+    "targets": "groups",
+    "timezone": "when",
+    "window_start_hour": "when",
+    "window_end_hour": "when",
+    "schedule": "when",
+    "crontab": "when",
+    "at": "when",
+    "enabled": "when",
+    "auto_resume": "when",
+}
+TEXT, MEDIA = "text", "media"
+CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
+CRONTAB_PRESETS = (
+    ("0 9 * * *", "Every day at 09:00"),
+    ("0 9 * * 1-5", "Weekdays at 09:00"),
+    ("0 10 * * 1", "Mondays at 10:00"),
+    ("0 12 * * 6,0", "Weekends at 12:00"),
+    ("0 9,15 * * *", "Twice a day, 09:00 and 15:00"),
+    ("0 9 1 * *", "The 1st of each month at 09:00"),
+)
+DEFAULT_CRONTAB = CRONTAB_PRESETS[0][0]
+AT_FORMAT = "%Y-%m-%dT%H:%M"  # what <input type="datetime-local"> sends
+PART_ERROR = re.compile(r"^parts\[(\d+)\]: (.*)$", re.S)
+TARGET_ERROR = re.compile(r"^targets\[\d+\]: (.*)$", re.S)
+ACTION_ON_PART = re.compile(r"^(remove|up|down)-(\d+)$")
+
+
+@cache
+def zone_choices() -> list[tuple[str, str]]:
+    names = []
+    for name in sorted(available_timezones()):
+        try:
+            zone(name)
+        except ValueError:
+            continue
+        names.append((name, name.replace("_", " ")))
+    return names
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def account_label(account: TelegramAccount) -> str:
+    label = f"{account.display_name} ({account.phone})" if account.display_name else account.phone
+    return label if account.is_authenticated_account else f"{label} — {account.get_auth_state_display().lower()}"
+
+
+class AccountChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: TelegramAccount) -> str:
+        return account_label(obj)
+
+
+@dataclass
+class PartRow:
+    """One part as the operator is editing it: a text, or a media (uploaded or still to upload) + caption."""
+
+    kind: str = TEXT
+    text: str = ""
+    media: MediaFile | None = None
+    caption: str = ""
+    upload: UploadedFile | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GroupRow:
+    chat: Chat
+    selected: bool = False
+    topic: str = ""  # as typed; blank is the forum's General topic
+
+
+def _hours(first: int, last: int) -> list[tuple[int, str]]:
+    return [(hour, "24:00 (midnight)" if hour == 24 else f"{hour:02d}:00") for hour in range(first, last + 1)]
+
+
+class ReminderForm(forms.Form):
+    name = forms.CharField(
+        label="Name",
+        max_length=200,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. Weekly promo", "autocomplete": "off"}),
+    )
+    account = AccountChoiceField(
+        queryset=TelegramAccount.objects.order_by("display_name", "phone"),
+        required=False,
+        label="Send from",
+        empty_label="Choose an account",
+        help_text="The Telegram account that posts it; the groups are the ones it is in.",
+        widget=forms.Select(attrs={"class": "select"}),
+    )
+    timezone = forms.CharField(label="Time zone", widget=forms.Select(attrs={"class": "select"}))
+    window_start_hour = forms.TypedChoiceField(
+        label="Window opens", coerce=int, choices=_hours(0, 23), widget=forms.Select(attrs={"class": "select"})
+    )
+    window_end_hour = forms.TypedChoiceField(
+        label="Window closes", coerce=int, choices=_hours(1, 24), widget=forms.Select(attrs={"class": "select"})
+    )
+    schedule = forms.ChoiceField(
+        label="Schedule",
+        choices=[(CRONTAB, "Repeat"), (ONCE, "Once"), (MANUAL, "Only when I press Send now")],
+        widget=forms.RadioSelect,
+    )
+    crontab = forms.CharField(
+        label="Crontab",
+        max_length=120,
+        required=False,
+        help_text="minute hour day month weekday, in the reminder's time zone",
+        widget=forms.TextInput(attrs={"class": "mono", "autocomplete": "off", "spellcheck": "false"}),
+    )
+    at = forms.CharField(label="Send at", required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    enabled = forms.BooleanField(label="On: it sends by itself on its schedule", required=False)
+    auto_resume = forms.BooleanField(
+        label="Auto-resume: a paused run goes on by itself when the window next opens", required=False
+    )
+
+    def __init__(self, data=None, files=None, *, sections=SECTIONS, reminder: Reminder | None = None, initial=None):
+        self.reminder = reminder
+        self.current = selectors.reminder_spec(reminder=reminder) if reminder is not None else None
+        if initial is None and self.current is not None:
+            initial = self._initial_from(self.current)
+        super().__init__(data, files, initial=initial)
+        self.sections = tuple(sections)
+        for name in list(self.fields):
+            if SECTION_OF[name] not in self.sections or (name == "account" and reminder is not None):
+                del self.fields[name]
+        if "timezone" in self.fields:
+            self.fields["timezone"].widget.choices = zone_choices()
+        self.sender = self._sender()
+        self.part_rows = self._part_rows()
+        self.group_rows = self._group_rows()
+        self.part_errors: list[str] = []
+        self.target_errors: list[str] = []
+
+    # Reading what was posted --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _initial_from(spec: ReminderSpec) -> dict:
+        tz = zone(spec.timezone)
+        schedule = CRONTAB if spec.schedule_crontab else ONCE if spec.schedule_at else MANUAL
+        return {
+            "name": spec.name,
+            "timezone": spec.timezone,
+            "window_start_hour": spec.window_start_hour,
+            "window_end_hour": spec.window_end_hour,
+            "schedule": schedule,
+            "crontab": spec.schedule_crontab or DEFAULT_CRONTAB,
+            "at": spec.schedule_at.astimezone(tz).strftime(AT_FORMAT) if spec.schedule_at else "",
+            "enabled": spec.enabled,
+            "auto_resume": spec.auto_resume,
+        }
+
+    def _sender(self) -> TelegramAccount | None:
+        if self.reminder is not None:
+            return self.reminder.account
+        value = self.data.get("account", "") if self.is_bound else self.initial.get("account")
+        if isinstance(value, TelegramAccount):
+            return value
+        value = str(value or "")
+        return TelegramAccount.objects.filter(pk=value).first() if value.isdigit() else None
+
+    def _part_rows(self) -> list[PartRow]:
+        if "message" not in self.sections or not self.is_bound:
+            if self.current is None:
+                return [PartRow()]
+            return [
+                PartRow(kind=MEDIA if part.media else TEXT, text=part.text, media=part.media, caption=part.caption)
+                for part in self.current.parts
+            ]
+        keys = self.data.getlist("part")
+        media_ids = [self.data.get(f"part-{key}-media", "") for key in keys]
+        media = MediaFile.objects.in_bulk([int(pk) for pk in media_ids if pk.isdigit()])
+        rows = []
+        for key, media_id in zip(keys, media_ids, strict=True):
+            kind = MEDIA if self.data.get(f"part-{key}-kind") == MEDIA else TEXT
+            text = self.data.get(f"part-{key}-text", "").replace("\r\n", "\n")
+            caption = self.data.get(f"part-{key}-caption", "").replace("\r\n", "\n")
+            row = PartRow(kind=kind, text=text if kind == TEXT else "", caption=caption if kind == MEDIA else "")
+            if kind == MEDIA:
+                row.media = media.get(int(media_id)) if media_id.isdigit() else None
+                row.upload = self.files.get(f"part-{key}-file") if self.files else None
+            rows.append(row)
+        return rows
+
+    def _group_rows(self) -> list[GroupRow]:
+        if "groups" not in self.sections or self.sender is None:
+            return []
+        current = {target.chat.pk: target.topic_id for target in self.current.targets} if self.current else {}
+        if not self.is_bound:
+            return [
+                GroupRow(chat=chat, selected=chat.pk in current, topic=str(current.get(chat.pk) or ""))
+                for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
+            ]
+        selected = {int(pk) for pk in self.data.getlist("targets") if pk.isdigit()}
+        return [
+            GroupRow(chat=chat, selected=chat.pk in selected, topic=self.data.get(f"topic-{chat.pk}", "").strip())
+            for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
+        ]
+
+    # Actions on the parts -----------------------------------------------------------------------------------------
+
+    def apply(self, action: str) -> None:
+        """Store the chosen files, then add, remove or move a part as the button pressed says."""
+        for row in self.part_rows:
+            if row.upload is None:
+                continue
+            try:
+                row.media = services.media_create(
+                    file=row.upload, name=row.upload.name, mime_type=row.upload.content_type or ""
+                )
+            except ValidationError as exc:
+                row.errors.extend(exc.messages)
+            row.upload = None
+        rows = self.part_rows
+        if action == "add-text":
+            rows.append(PartRow(kind=TEXT))
+        elif action == "add-media":
+            rows.append(PartRow(kind=MEDIA))
+        elif match := ACTION_ON_PART.match(action):
+            verb, index = match.group(1), int(match.group(2))
+            if index >= len(rows):
+                return
+            if verb == "remove":
+                rows.pop(index)
+            elif verb == "up" and index > 0:
+                rows[index - 1], rows[index] = rows[index], rows[index - 1]
+            elif verb == "down" and index + 1 < len(rows):
+                rows[index], rows[index + 1] = rows[index + 1], rows[index]
+
+    # What it amounts to -------------------------------------------------------------------------------------------
+
+    def _cleaned(self, name: str, default):
+        """A field's clean value; a value that did not clean (its error is shown) or a field not on
+        this page falls back to the current reminder's, else `default`."""
+        if not self.is_bound:
+            return self.initial.get(name, default)
+        self.is_valid()
+        return self.cleaned_data.get(name, default)
+
+    def schedule_at(self) -> datetime | None:
+        """The one-off time typed in the reminder's own zone; None when it cannot be read (yet)."""
+        raw = (self._cleaned("at", "") or "").strip()
+        try:
+            tz = zone(self._cleaned("timezone", ""))
+            return datetime.strptime(raw, AT_FORMAT).replace(tzinfo=tz)
+        except ValueError:
+            return None
+
+    def part_specs(self) -> list[PartSpec]:
+        return [
+            PartSpec(text=row.text, media=row.media, caption=row.caption)
+            if row.kind == MEDIA
+            else PartSpec(text=row.text)
+            for row in self.part_rows
+        ]
+
+    def target_specs(self) -> list[TargetSpec]:
+        targets = []
+        for row in self.group_rows:
+            if not row.selected:
+                continue
+            topic = int(row.topic) if row.topic.isdigit() and int(row.topic) > 0 else None
+            targets.append(TargetSpec(chat=row.chat, topic_id=topic))
+        return targets
+
+    def spec(self) -> ReminderSpec | None:
+        """What the operator has entered so far, for the services; None until there is an account."""
+        if self.sender is None:
+            return None
+        spec = self.current or ReminderSpec(
+            account=self.sender, name="", timezone="UTC", window_start_hour=9, window_end_hour=18, parts=[], targets=[]
+        )
+        changes = {}
+        if "message" in self.sections:
+            changes.update(name=self._cleaned("name", ""), account=self.sender, parts=self.part_specs())
+        if "groups" in self.sections:
+            changes.update(targets=self.target_specs())
+        if "when" in self.sections:
+            kind = self._cleaned("schedule", MANUAL)
+            changes.update(
+                timezone=self._cleaned("timezone", spec.timezone),
+                window_start_hour=self._cleaned("window_start_hour", spec.window_start_hour),
+                window_end_hour=self._cleaned("window_end_hour", spec.window_end_hour),
+                schedule_crontab=" ".join(self._cleaned("crontab", "").split()) if kind == CRONTAB else "",
+                schedule_at=self.schedule_at() if kind == ONCE else None,
+                enabled=self._cleaned("enabled", spec.enabled),
+                auto_resume=self._cleaned("auto_resume", spec.auto_resume),
+            )
+        return replace(spec, **changes)
+
+    # Checking -----------------------------------------------------------------------------------------------------
+
+    def check(self, sections=None) -> bool:
+        """The services' rules for these sections (all of this page's by default); True when they hold."""
+        sections = tuple(sections or self.sections)
+        self.is_valid()
+        if "message" in sections and self.sender is None and "account" in self.fields:
+            self.add_error("account", "Choose the account that sends it.")
+        if "message" in sections:
+            for row in self.part_rows:
+                if row.errors:
+                    continue
+                if row.kind == MEDIA and row.media is None:
+                    row.errors.append("Choose a picture or file to upload.")
+                elif row.kind == TEXT and not row.text.strip():
+                    row.errors.append("Write the text, or remove this part.")
+        if "groups" in sections:
+            for row in self.group_rows:
+                if row.selected and row.topic and not (row.topic.isdigit() and int(row.topic) > 0):
+                    self.target_errors.append(f"“{row.chat.title}”: the topic is a number (its id); blank is General.")
+        if "when" in sections and "schedule" in self.cleaned_data:
+            kind = self.cleaned_data["schedule"]
+            if kind == CRONTAB and not self.cleaned_data.get("crontab", "").strip():
+                self.add_error("schedule", "Pick a preset or write a crontab, e.g. 0 9 * * 1-5.")
+            elif kind == ONCE and self.schedule_at() is None and not self.has_error("timezone"):
+                self.add_error("schedule", "Pick the day and time to send it.")
+        spec = self.spec()
+        if spec is not None:
+            try:
+                services.reminder_validate(spec=spec, current=self.reminder)
+            except ValidationError as exc:
+                self.add_service_errors(exc, sections)
+        return not self.has_errors_in(sections)
+
+    def add_service_errors(self, exc: ValidationError, sections=None) -> None:
+        """Put each of the services' messages where the operator sees it: under its field, on its part row,
+        or above the form when its field is not on this page."""
+        sections = tuple(sections or SECTIONS)
+        messages = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}
+        for key, texts in messages.items():
+            section = SECTION_OF.get(key)
+            if section is not None and section not in sections:
+                continue
+            if section is None or section not in self.sections:
+                for text in texts:
+                    self.add_error(None, text)
+            elif key == "parts":
+                for text in texts:
+                    match = PART_ERROR.match(text)
+                    index = int(match.group(1)) if match else None
+                    if index is not None and index < len(self.part_rows):
+                        row = self.part_rows[index]
+                        if not row.errors:  # "choose a file" says more than the services' "give a text or a media"
+                            row.errors.append(_sentence(match.group(2)))
+                    else:
+                        self.part_errors.append(text)
+            elif key == "targets":
+                for text in texts:
+                    match = TARGET_ERROR.match(text)
+                    self.target_errors.append(_sentence(match.group(1)) if match else text)
+            elif key in self.fields and not self.has_error(key):
+                self.add_error(key, texts)
+
+    def section_has_errors(self, section: str) -> bool:
+        if any(SECTION_OF.get(name) == section for name in self.errors):
+            return True
+        if section == "message":
+            return bool(self.part_errors) or any(row.errors for row in self.part_rows)
+        if section == "groups":
+            return bool(self.target_errors)
+        return False
+
+    def has_errors_in(self, sections) -> bool:
+        return bool(self.non_field_errors()) or any(self.section_has_errors(section) for section in sections)
+
+    def first_section_with_errors(self) -> str | None:
+        return next((section for section in self.sections if self.section_has_errors(section)), None)
+
+    # For the template ---------------------------------------------------------------------------------------------
+
+    @property
+    def selected_count(self) -> int:
+        return sum(row.selected for row in self.group_rows)
+
+    @property
+    def crontab_presets(self):
+        return CRONTAB_PRESETS

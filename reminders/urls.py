@@ -1,0 +1,25 @@
+from django.urls import path
+
+from reminders import views
+
+app_name = "reminders"
+
+urlpatterns = [
+    path("reminders/", views.reminder_list, name="list"),
+    path("reminders/new/", views.reminder_compose, name="compose"),
+    path("reminders/eta/", views.reminder_eta, name="eta"),
+    path("reminders/<int:pk>/", views.reminder_detail, name="detail"),
+    path("reminders/<int:pk>/edit/message/", views.reminder_edit, {"section": "message"}, name="edit-message"),
+    path("reminders/<int:pk>/edit/groups/", views.reminder_edit, {"section": "groups"}, name="edit-groups"),
+    path("reminders/<int:pk>/edit/when/", views.reminder_edit, {"section": "when"}, name="edit-when"),
+    path("reminders/<int:pk>/enabled/", views.reminder_set_enabled, name="enabled"),
+    path("reminders/<int:pk>/send-now/", views.reminder_send_now, name="send-now"),
+    path("reminders/<int:pk>/delete/", views.reminder_delete, name="delete"),
+    path("activity/", views.activity, name="activity"),
+    path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),
+    path("activity/runs/<int:pk>/row/", views.run_row, name="activity-run-row"),
+    path("activity/runs/<int:pk>/panel/", views.run_panel, name="activity-run-panel"),
+    path("activity/runs/<int:pk>/resume/", views.run_resume, name="activity-resume"),
+    path("activity/runs/<int:pk>/cancel/", views.run_cancel, name="activity-cancel"),
+    path("activity/runs/<int:pk>/retry-failed/", views.run_retry_failed, name="activity-retry-failed"),
+]

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.browser
 
 def test_operator_adds_a_premium_account(live_server, transactional_db, sandbox, django_user_model, page, artifacts):
     sandbox(WORLD)
-    django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
 
     page.goto(f"{live_server.url}/")
     page.screenshot(path=artifacts / "login.png")

@@ -31,7 +31,7 @@ def off_the_page_thread(function):
 
 
 def log_in(page, url: str, django_user_model) -> None:
-    django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
     page.goto(f"{url}/login/")
     page.get_by_label("Username").fill("operator")
     page.get_by_label("Password").fill("s3cret-pass")

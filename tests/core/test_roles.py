@@ -83,6 +83,8 @@ def test_nobody_gets_in_without_logging_in(client, url):
 def test_every_url_as_viewer_and_operator(people):
     problems = []
     for url in URLS:
+        if url in PUBLIC:
+            continue  # the same for everyone (/healthz may say 503 when beat is not running)
         viewer_get = people["viewer"].get(url)
         if viewer_get.status_code >= 500 or viewer_get.status_code == 403:
             problems.append(f"viewer GET {url}: {viewer_get.status_code}")

@@ -399,11 +399,6 @@ def test_the_eta_never_fails_on_what_is_half_typed(operator, fanout_world):
     assert "No estimate yet" in eta(operator, targets=[])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Django refuses a POST of more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1000) fields with a 400; "
-    "config/settings must raise it for reminders to 1,000+ groups (then drop this marker).",
-)
 def test_a_form_with_more_than_a_thousand_groups_ticked_goes_through(operator, fanout_world):
     fanout_world(groups_world(groups=2))
     many = [str(pk) for pk in chat_pks()] + [str(10_000_000 + n) for n in range(1_200)]  # unknown ids are ignored

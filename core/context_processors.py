@@ -2,7 +2,7 @@ from django.conf import settings
 from django.utils.functional import SimpleLazyObject
 
 from core.roles import is_operator
-from core.selectors import notifications_unread_count
+from core.selectors import notification_latest_unread, notifications_unread_count
 
 
 def navigation(request):
@@ -11,5 +11,6 @@ def navigation(request):
     if user is not None and user.is_authenticated:
         # Counted only when a page shows the bell.
         context["notifications_unread"] = SimpleLazyObject(notifications_unread_count)
+        context["notifications_latest"] = SimpleLazyObject(notification_latest_unread)
         context["is_operator"] = is_operator(user)
     return context

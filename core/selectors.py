@@ -47,6 +47,11 @@ def notifications_unread_count() -> int:
     return Notification.objects.filter(read_at__isnull=True).count()
 
 
+def notification_latest_unread() -> Notification | None:
+    """What the browser announces when it is new (the bell carries it)."""
+    return Notification.objects.filter(read_at__isnull=True).order_by("-last_raised_at", "-pk").first()
+
+
 def notification_list(*, unread_only: bool = False) -> QuerySet[Notification]:
     """Newest first (by when they were last raised)."""
     notifications = Notification.objects.all()

@@ -70,9 +70,11 @@ def notification_list(request):
 @require_GET
 def notification_bell(request):
     """The unread count in the navigation; polled every 30 s."""
-    return render(
-        request, f"{NOTIFICATIONS_PAGE}#bell-count", {"notifications_unread": selectors.notifications_unread_count()}
-    )
+    context = {
+        "notifications_unread": selectors.notifications_unread_count(),
+        "notifications_latest": selectors.notification_latest_unread(),
+    }
+    return render(request, f"{NOTIFICATIONS_PAGE}#bell-count", context)
 
 
 @login_required

@@ -13,11 +13,13 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import Count
+from django.urls import reverse
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, PeriodicTask
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core import clock
 from core.models import RunStatus
+from core.notifications import notification_raise
 from reminders.models import (
     MediaFile,
     Reminder,
@@ -556,16 +558,20 @@ def reminder_run_notification_title(*, run: ReminderRun) -> str:
 
 
 def reminder_run_notify(*, run: ReminderRun) -> None:
-    """The hook for in-app and browser notifications of a run that needs the operator (paused, partial,
-    failed). It logs until notifications are wired centrally."""
+    """A run that needs the operator (paused, partial, failed) raises a notification: the bell, and a
+    browser notification that opens the reminder's page."""
     if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
         return
-    logger.warning(
-        "%s [reminder %s, run %s] %s",
-        reminder_run_notification_title(run=run),
-        run.reminder_id,
-        run.pk,
-        run.error_summary,
+    title = reminder_run_notification_title(run=run)
+    logger.warning("%s [reminder %s, run %s] %s", title, run.reminder_id, run.pk, run.error_summary)
+    notification_raise(
+        type=f"reminder_run_{run.status}",
+        severity="warning" if run.status == RunStatus.PAUSED else "error",
+        title=title,
+        message=run.error_summary or title,
+        subject=f"reminder-run:{run.pk}",
+        url=reverse("reminders:detail", args=[run.reminder_id]),
+        context={"reminder": run.reminder_id, "run": run.pk, "sent": run.sent, "total": run.total},
     )
 
 

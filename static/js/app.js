@@ -63,3 +63,34 @@ document.addEventListener("keydown", (event) => {
     dropdown.querySelector("summary")?.focus();
   }
 });
+
+// Browser notifications: once allowed (from the bell's panel), a notification newer than the last one
+// announced pops up, and clicking it opens its page (a paused reminder: Resume or Cancel there).
+const ANNOUNCED = "stashcast:announced";
+function announceLatest() {
+  const count = document.getElementById("bell-count");
+  if (!count || !("Notification" in window)) return;
+  const key = count.dataset.latestKey || "none";
+  const announced = localStorage.getItem(ANNOUNCED);
+  localStorage.setItem(ANNOUNCED, key);
+  // The first page in this browser only remembers where things are; it announces nothing old.
+  if (announced === null || announced === key || key === "none" || Notification.permission !== "granted") return;
+  const shown = new Notification(count.dataset.latestTitle, { body: count.dataset.latestBody, tag: key });
+  shown.addEventListener("click", () => {
+    window.focus();
+    window.location.href = count.dataset.latestUrl;
+  });
+}
+document.addEventListener("DOMContentLoaded", announceLatest);
+document.addEventListener("htmx:afterSettle", announceLatest);
+document.addEventListener("htmx:afterSettle", () => {
+  const offer = document.querySelector("[data-browser-notifications]");
+  if (offer && "Notification" in window && Notification.permission === "default") offer.hidden = false;
+});
+document.addEventListener("click", (event) => {
+  const offer = event.target.closest?.("[data-browser-notifications]");
+  if (!offer) return;
+  Notification.requestPermission().then(() => {
+    offer.hidden = true;
+  });
+});

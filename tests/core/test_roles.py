@@ -52,7 +52,7 @@ def people(ingest_world, settings, tmp_path):
     users = get_user_model()
     viewer = users.objects.create_user("viewer", password="x")
     operator = users.objects.create_user("operator", password="x")
-    operator.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    operator.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
     clients = {}
     for name, user in (("viewer", viewer), ("operator", operator)):
         clients[name] = Client()

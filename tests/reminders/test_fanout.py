@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import AuthState
 from core import locks
-from core.models import RunStatus
+from core.models import Notification, RunStatus
 from core.runs import run_claim
 from core.tasks import runs_reap_all
 from reminders import fanout
@@ -165,6 +165,9 @@ def test_the_window_closing_pauses_the_run_with_the_rest_pending(fanout_world, a
     )
     assert run.targets.filter(status=TargetStatus.PENDING, attempts=0).count() == 6
     assert sum(len(posts(world, group_id(n))) for n in range(10)) == 4
+    notification = Notification.objects.get(subject=f"reminder-run:{run.pk}")
+    assert notification.title == "Reminder paused — 4 of 10 groups delivered. Tap to resume or cancel."
+    assert notification.url == f"/reminders/{reminder.pk}/" and notification.severity == "warning"
 
 
 def test_resume_sends_only_the_pending_groups(fanout_world, at):

@@ -169,3 +169,18 @@ def test_package_detail_shows_why_a_listing_is_unavailable(admin_client, ingeste
 
 def test_an_unknown_package_is_404(admin_client):
     assert admin_client.get(reverse("packages:detail", args=[999999])).status_code == 404
+
+
+def test_a_complete_listing_with_unsafe_entries_warns_on_its_page(admin_client):
+    package = Package.objects.create(
+        content_hash="c" * 64,
+        file_name="sneaky.zip",
+        file_size=1,
+        archive_type="zip",
+        metadata_status=MetadataStatus.COMPLETE,
+        metadata_error="1 of 2 entries point outside the archive (../, an absolute path or a link).",
+    )
+
+    html = admin_client.get(reverse("packages:detail", args=[package.pk])).content.decode()
+
+    assert "Careful:" in html and "point outside the archive" in html

@@ -48,7 +48,7 @@ def test_the_match_shows_the_paths_that_matched(packages):
 def test_the_word_search_uses_the_gin_index(packages):
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        sql, params = package_search(query="dragon").query.sql_with_params()
+        sql, params = package_search(query="dragon").order_by().query.sql_with_params()
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("SET enable_seqscan = on")

@@ -1,0 +1,105 @@
+"""What the end-to-end journeys share: numbered screenshots, a superuser login, and a real Celery worker."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+from playwright.sync_api import expect
+
+from tests.ingestion.test_celery_workers import purge_queues
+
+# A worker has started when the ingestion cycle it queues for itself at startup is over: from then on, the
+# only runs are the ones the journey asks for.
+STARTUP_DONE = re.compile(r"Task ingestion\.tasks\.ingestion_cycle_start\[[^\]]+\] succeeded")
+
+
+class Shots:
+    """Full-page screenshots named `<journey>-<NN>-<step>.png`, numbered in the order they are taken."""
+
+    def __init__(self, page, folder: Path, journey: str):
+        self.page, self.folder, self.journey = page, folder, journey
+        self.taken = 0
+
+    def __call__(self, step: str) -> None:
+        self.taken += 1
+        # Scrolled up first, or the sticky top bar is drawn where the page was scrolled to.
+        self.page.evaluate("window.scrollTo(0, 0)")
+        self.page.screenshot(path=self.folder / f"{self.journey}-{self.taken:02d}-{step}.png", full_page=True)
+
+
+def log_in_as_superuser(page, url: str, django_user_model, shot: Shots) -> None:
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
+    page.goto(f"{url}/")
+    expect(page.get_by_label("Username")).to_be_visible()  # the console sends strangers to its login page
+    shot("login")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+class Worker:
+    def __init__(self, process: subprocess.Popen, log: Path):
+        self.process, self.log = process, log
+
+    def wait_until_started(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if STARTUP_DONE.search(self.log.read_text()):
+                return
+            if self.process.poll() is not None:
+                raise AssertionError(f"The Celery worker exited ({self.process.returncode}):\n{self.tail()}")
+            time.sleep(0.2)
+        raise AssertionError(f"The Celery worker did not finish starting in {timeout:.0f} s:\n{self.tail()}")
+
+    def tail(self) -> str:
+        return self.log.read_text()[-4000:]
+
+
+@contextmanager
+def celery_worker(tmp_path: Path, *, queues: str = "ingest,default,fanout"):
+    """One real worker process on the live test database and the test Redis database, stopped on the way out.
+
+    The sandbox world, media and staging folders are this test's (settings.SANDBOX_PATH, MEDIA_ROOT and
+    INGEST_STAGING_DIR must be set before), so the worker and the pages see the same Telegram and files.
+    """
+    purge_queues()  # nothing left by an earlier test reaches this worker
+    database = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "INGEST_STAGING_DIR": str(settings.INGEST_STAGING_DIR),
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process; a worker runs without it
+    log = tmp_path / "worker.log"
+    command = [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", queues]
+    command += ["--concurrency", "1", "--hostname", "journey@%h", "--without-mingle", "--without-gossip", "-l", "info"]
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        yield Worker(process, log)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -467,6 +467,7 @@ def command_run(stack: Stack) -> int:
         if _telegram_backend(env) == "sandbox" and not _sandbox_loaded(Path(env["SANDBOX_PATH"])):
             if DEMO_WORLD.exists():
                 _manage(["sandbox_load", str(DEMO_WORLD), "--authorize"], env)
+                _manage(["demo_reminders"], env)
             else:
                 print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
 

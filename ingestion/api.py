@@ -115,6 +115,12 @@ class ChannelUpdateSerializer(serializers.Serializer):
     )
 
 
+class ReaderSerializer(serializers.Serializer):
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(), help_text="The account's id in /api/accounts/."
+    )
+
+
 class ChannelFilterSerializer(serializers.Serializer):
     is_active = serializers.BooleanField(required=False, allow_null=True, default=None)
 
@@ -151,6 +157,32 @@ class ChannelViewSet(ServiceErrorsMixin, mixins.ListModelMixin, mixins.RetrieveM
         data = ChannelUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.channel_update(channel=channel, **data.validated_data)
+        return Response(ChannelSerializer(selectors.channel_get(pk=channel.pk)).data)
+
+    @extend_schema(
+        summary="Let an account read this channel (it must be a member)",
+        request=ReaderSerializer,
+        responses={200: ChannelSerializer, 400: BAD_REQUEST},
+    )
+    @action(detail=True, methods=["post"])
+    def readers(self, request, pk=None):
+        channel = self.get_object()
+        data = ReaderSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.channel_link_account(channel=channel, account=data.validated_data["account"])
+        return Response(ChannelSerializer(selectors.channel_get(pk=channel.pk)).data)
+
+    @extend_schema(
+        summary="Stop an account reading this channel",
+        request=ReaderSerializer,
+        responses={200: ChannelSerializer, 400: BAD_REQUEST},
+    )
+    @action(detail=True, methods=["post"], url_path="readers/remove")
+    def readers_remove(self, request, pk=None):
+        channel = self.get_object()
+        data = ReaderSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.channel_unlink_account(channel=channel, account=data.validated_data["account"])
         return Response(ChannelSerializer(selectors.channel_get(pk=channel.pk)).data)
 
 

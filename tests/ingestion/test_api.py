@@ -334,3 +334,24 @@ def test_the_openapi_schema_is_valid_and_has_the_ingestion_endpoints(tmp_path):
         "/api/skipped-packages/retry-all/:",
     ]:
         assert f"  {path}" in text, path
+
+
+def test_readers_are_linked_and_unlinked_through_the_api(admin_client):
+    from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+    from ingestion.models import Channel
+
+    account = TelegramAccount.objects.create(phone="+15550000077", auth_state=AuthState.AUTHENTICATED)
+    chat = Chat.objects.create(telegram_id=88_001, title="Linkable", type="channel")
+    stranger = Chat.objects.create(telegram_id=88_002, title="Not a member", type="channel")
+    AccountChat.objects.create(account=account, chat=chat, access_hash=1)
+    channel, elsewhere = Channel.objects.create(chat=chat), Channel.objects.create(chat=stranger)
+
+    linked = admin_client.post(f"/api/channels/{channel.pk}/readers/", {"account": account.pk})
+    refused = admin_client.post(f"/api/channels/{elsewhere.pk}/readers/", {"account": account.pk})
+    unknown = admin_client.post(f"/api/channels/{channel.pk}/readers/", {"account": 999_999})
+
+    assert linked.status_code == 200 and linked.json()["readers"] == [account.pk]
+    assert refused.status_code == 400 and "is not in Not a member" in refused.json()["message"]
+    assert unknown.status_code == 400 and unknown.json()["message"].startswith("account:")
+    removed = admin_client.post(f"/api/channels/{channel.pk}/readers/remove/", {"account": account.pk})
+    assert removed.status_code == 200 and removed.json()["readers"] == []

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
@@ -128,6 +129,35 @@ def runs_reap(
             for run_id in result.requeued:
                 transaction.on_commit(lambda run_id=run_id: enqueue(run_id))
     return result
+
+
+def runs_resend_forgotten(
+    *, model: type[ClaimableRun], older_than: timedelta, enqueue: Callable[[int], None]
+) -> list[int]:
+    """Send the task again for runs queued long ago, in case the broker lost it (a flushed Redis).
+
+    Harmless when the first task still waits: whichever delivery comes second finds nothing to claim.
+    For a queued run, heartbeat_at remembers when its task was last sent again.
+    """
+    now = timezone.now()
+    cutoff = now - older_than
+    with transaction.atomic():
+        forgotten = list(
+            model.objects.select_for_update(skip_locked=True)
+            .filter(status=RunStatus.QUEUED, created_at__lt=cutoff)
+            .filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=cutoff))
+            .values_list("pk", flat=True)
+        )
+        model.objects.filter(pk__in=forgotten).update(heartbeat_at=now)
+        for run_id in forgotten:
+            logger.warning(
+                "%s #%s has waited in the queue since before %s; sending its task again.",
+                model.__name__,
+                run_id,
+                cutoff,
+            )
+            transaction.on_commit(lambda run_id=run_id: enqueue(run_id))
+    return forgotten
 
 
 @dataclass(frozen=True)

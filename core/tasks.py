@@ -5,7 +5,7 @@ from django.conf import settings
 
 from core import health
 from core.notifications import notifications_purge as purge_read_notifications
-from core.runs import run_kinds, runs_reap
+from core.runs import run_kinds, runs_reap, runs_resend_forgotten
 
 
 @shared_task
@@ -18,7 +18,12 @@ def runs_reap_all() -> dict[str, dict[str, list[int]]]:
             max_requeues=settings.WORK_MAX_REQUEUES,
             enqueue=kind.enqueue,
         )
-        report[kind.model._meta.label] = {"requeued": result.requeued, "failed": result.failed}
+        resent = runs_resend_forgotten(
+            model=kind.model,
+            older_than=timedelta(seconds=settings.WORK_RESEND_QUEUED_AFTER_SECONDS),
+            enqueue=kind.enqueue,
+        )
+        report[kind.model._meta.label] = {"requeued": result.requeued, "failed": result.failed, "resent": resent}
     return report
 
 

@@ -184,6 +184,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 WORK_HEARTBEAT_SECONDS = envint("WORK_HEARTBEAT_SECONDS", 15, minimum=1)
 WORK_STALE_AFTER_SECONDS = envint("WORK_STALE_AFTER_SECONDS", 300, minimum=5)
 WORK_MAX_REQUEUES = envint("WORK_MAX_REQUEUES", 3, minimum=0)
+# A run still queued after this long gets its task sent again (the broker may have lost it).
+WORK_RESEND_QUEUED_AFTER_SECONDS = envint("WORK_RESEND_QUEUED_AFTER_SECONDS", 1800, minimum=60)
 
 # Telegram
 TELEGRAM_API_ID = envint("TELEGRAM_API_ID", 0)

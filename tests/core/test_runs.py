@@ -77,3 +77,19 @@ def test_reap_requeues_stale_runs_then_fails_them(django_capture_on_commit_callb
     assert (stale.status, stale.requeue_count, stale.worker_id) == (RunStatus.QUEUED, 1, "")
     assert worn_out.status == RunStatus.FAILED and "gone-2-1" in worn_out.error
     assert alive.status == RunStatus.RUNNING
+
+
+def test_runs_queued_long_ago_get_their_task_sent_again_once_a_period(django_capture_on_commit_callbacks):
+    from core.runs import runs_resend_forgotten
+
+    old = ProbeRun.objects.create(created_at=timezone.now() - timedelta(hours=2))
+    ProbeRun.objects.create()  # queued a moment ago: its task is surely still on its way
+    ProbeRun.objects.create(created_at=timezone.now() - timedelta(hours=2), status=RunStatus.RUNNING)
+    sent = []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert runs_resend_forgotten(model=ProbeRun, older_than=timedelta(minutes=30), enqueue=sent.append) == [old.pk]
+        assert runs_resend_forgotten(model=ProbeRun, older_than=timedelta(minutes=30), enqueue=sent.append) == []
+
+    assert sent == [old.pk]
+    assert ProbeRun.objects.get(pk=old.pk).status == RunStatus.QUEUED

@@ -11,10 +11,9 @@ from django.utils import timezone
 from accounts.models import AccountChat, AuthState
 from accounts.services import account_gateway_call
 from core.runs import runs_reap
-from ingestion.models import AccountChannelMap, IngestionRun, MapRole, TopicProgress
+from ingestion.models import AccountChannelMap, IngestionRun, MapRole
 from ingestion.notifications import notify_destination_messages_gone
-from ingestion.scanning import scan_state_reset
-from ingestion.services import destination_get, ingestion_run_enqueue
+from ingestion.services import channel_rewind, destination_get, ingestion_run_enqueue
 from packages.models import MetadataStatus, Package
 from packages.services import package_metadata_backfill
 from telegram.errors import TelegramError
@@ -109,12 +108,9 @@ def package_requeue_upload(*, package: Package) -> None:
     logger.warning("Destination message of %s is gone; it will be uploaded again.", package.file_name)
     with transaction.atomic():
         if package.source_channel_id and package.source_message_id:
-            below = package.source_message_id - 1
-            maps = AccountChannelMap.objects.filter(channel_id=package.source_channel_id, role=MapRole.READER)
-            maps.filter(last_processed_message_id__gt=below).update(last_processed_message_id=below)
-            topics = TopicProgress.objects.filter(map__in=maps, last_processed_message_id__gt=below)
-            if package.source_topic_id is not None:
-                topics = topics.filter(topic_id=package.source_topic_id)
-            topics.update(last_processed_message_id=below)
-            scan_state_reset(channel_id=package.source_channel_id, below=below)
+            channel_rewind(
+                channel_id=package.source_channel_id,
+                below=package.source_message_id - 1,
+                topic_id=package.source_topic_id,
+            )
         package.delete()

@@ -5,7 +5,7 @@ import random
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Min
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
@@ -194,30 +194,37 @@ def skipped_package_resolve(*, channel: Channel, message_id: int) -> None:
     SkippedPackage.objects.filter(channel=channel, message_id=message_id).delete()
 
 
+def channel_rewind(*, channel_id: int, below: int, topic_id: int | None = None) -> None:
+    """Move the channel's reading watermarks back to `below` (one topic's, or every topic's), so the
+    next cycle scans from there whatever its idle rules say."""
+    maps = AccountChannelMap.objects.filter(channel_id=channel_id, role=MapRole.READER)
+    maps.filter(last_processed_message_id__gt=below).update(last_processed_message_id=below)
+    topics = TopicProgress.objects.filter(map__in=maps, last_processed_message_id__gt=below)
+    if topic_id is not None:
+        topics = topics.filter(topic_id=topic_id)
+    topics.update(last_processed_message_id=below)
+    scan_state_reset(channel_id=channel_id, below=below)
+
+
 def skipped_package_retry(*, skipped: SkippedPackage) -> None:
     """Delete the row and rewind the watermarks to just below it, so the next cycle tries again."""
-    below = skipped.message_id - 1
     with transaction.atomic():
-        maps = AccountChannelMap.objects.filter(channel=skipped.channel, role=MapRole.READER)
-        maps.filter(last_processed_message_id__gt=below).update(last_processed_message_id=below)
-        topics = TopicProgress.objects.filter(map__in=maps, last_processed_message_id__gt=below)
-        if skipped.topic_id is not None:
-            topics = topics.filter(topic_id=skipped.topic_id)
-        topics.update(last_processed_message_id=below)
-        scan_state_reset(channel_id=skipped.channel_id, below=below)
+        channel_rewind(channel_id=skipped.channel_id, below=skipped.message_id - 1, topic_id=skipped.topic_id)
         skipped.delete()
 
 
 def skipped_packages_retry_all(*, reason: str = "") -> int:
+    """Retry every skipped package (of one reason): one rewind per channel and topic, not per row."""
     if reason and reason not in SkipReason.values:
         raise ValidationError({"reason": f"Unknown reason {reason!r}; use one of {', '.join(SkipReason.values)}."})
-    rows = SkippedPackage.objects.select_related("channel")
+    rows = SkippedPackage.objects.all()
     if reason:
         rows = rows.filter(reason=reason)
-    count = 0
-    for skipped in rows:
-        skipped_package_retry(skipped=skipped)
-        count += 1
+    with transaction.atomic():
+        lowest = rows.values("channel_id", "topic_id").annotate(first=Min("message_id"))
+        for group in lowest:
+            channel_rewind(channel_id=group["channel_id"], below=group["first"] - 1, topic_id=group["topic_id"])
+        count, _ = rows.delete()
     return count
 
 

@@ -257,3 +257,25 @@ def test_scan_state_is_visible_on_the_channel_page_and_in_the_api(ingest_world, 
     assert state["consecutive_empty_scans"] == 2 and state["in_backoff"] is True
     assert state["scanned_through_message_id"] == 7 and state["last_scanned_at"]
     assert "Backing off" in page and "2 empty in a row" in page
+
+
+def test_retry_all_rewinds_each_channel_to_below_its_lowest_row_in_a_bounded_number_of_queries(
+    ingest_world, settings, django_assert_max_num_queries
+):
+    from ingestion.services import skipped_packages_retry_all
+
+    settings.INGEST_MAX_PACKAGE_BYTES = 3000
+    huge = [{"id": 7 + n, "document": {"name": f"huge{n}.zip", "size": 5000, "seed": n}} for n in range(30)]
+    ingest_world(world(messages=huge))
+    run_cycle()
+    assert SkippedPackage.objects.count() == 30 and watermark_of_source() == 36
+
+    with django_assert_max_num_queries(12):
+        assert skipped_packages_retry_all(reason="SIZE_LIMIT") == 30
+
+    assert watermark_of_source() == 6 and not SkippedPackage.objects.exists()
+    assert AccountChannelMap.objects.get(channel__chat__telegram_id=SOURCE).last_scanned_at is None
+
+
+def watermark_of_source() -> int:
+    return AccountChannelMap.objects.get(channel__chat__telegram_id=SOURCE).last_processed_message_id

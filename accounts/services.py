@@ -128,14 +128,6 @@ def _apply_info(account: TelegramAccount, info: AccountInfo) -> None:
     account.last_seen_at = timezone.now()
 
 
-def account_refresh_profile(*, account: TelegramAccount) -> TelegramAccount:
-    """Re-read get_me (premium can change between logins)."""
-    info = account_gateway_call(account=account, action=lambda gateway: gateway.get_me())
-    _apply_info(account, info)
-    account.save()
-    return account
-
-
 def account_refresh_chats(*, account: TelegramAccount) -> int:
     """Store the channels and groups this account is in; returns how many."""
     chats = account_gateway_call(account=account, action=lambda gateway: gateway.list_chats())

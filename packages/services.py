@@ -112,16 +112,6 @@ def _raw_file_reuse(raw: RawFile, staged_path: Path) -> RawFile:
     return raw
 
 
-def raw_file_restore(*, raw: RawFile, staged_path: Path) -> RawFile:
-    """Put bytes back into a raw file whose object was purged."""
-    with open(staged_path, "rb") as staged:
-        raw.object.save(f"{raw.hash[:2]}/{raw.hash}/{disk_name(raw.file_name)}", _StagedFile(staged), save=False)
-    raw.purged_at = None
-    raw.expires_at = max(raw.expires_at or timezone.now(), timezone.now() + SHORT_RETENTION)
-    raw.save(update_fields=["object", "purged_at", "expires_at"])
-    return raw
-
-
 def raw_files_purge(*, now=None) -> int:
     """Delete the stored objects of expired raw files; the rows stay as a record."""
     now = now or timezone.now()

@@ -49,7 +49,7 @@ from telegram.errors import (
     TargetForbidden,
     TransientError,
 )
-from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, TOPICS_PAGE, TelegramGateway, open_gateway
+from telegram.gateway import LAST_MESSAGE_BATCH, TOPICS_PAGE, TelegramGateway, open_gateway
 from telegram.records import GENERAL_TOPIC_ID, ChatRef, DocumentMessage
 
 logger = logging.getLogger(__name__)
@@ -463,15 +463,15 @@ class IngestionCycle:
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         """Every document message above min_id, ascending (channel-wide in a forum)."""
         found: dict[int, DocumentMessage] = {}
-        max_id = 0
-        while True:
-            page = await self._call(lambda max_id=max_id: reader.search_documents(ref, min_id=min_id, max_id=max_id))
-            for message in page:
+        offset_id: int | None = 0
+        while offset_id is not None:
+            page = await self._call(
+                lambda offset_id=offset_id: reader.search_documents(ref, min_id=min_id, offset_id=offset_id)
+            )
+            for message in page.messages:
                 if message.document is not None:
                     found[message.id] = message
-            if len(page) < HISTORY_PAGE:
-                break
-            max_id = min(message.id for message in page)
+            offset_id = page.next_offset_id
         return [found[message_id] for message_id in sorted(found)]
 
     def _capped_skips(self, target: ScanTarget, first_ids: list[int]) -> set[int]:
@@ -741,15 +741,17 @@ class IngestionCycle:
             )
 
     async def _find_uploaded(self, gateway: TelegramGateway, ref: ChatRef, part) -> int | None:
-        max_id = 0
+        offset_id: int | None = 0
         for _ in range(10):
-            page = await self._call(lambda max_id=max_id: gateway.search_documents(ref, min_id=0, max_id=max_id))
-            for message in page:
+            page = await self._call(
+                lambda offset_id=offset_id: gateway.search_documents(ref, min_id=0, offset_id=offset_id)
+            )
+            for message in page.messages:
                 if message.document and message.document.name == part.name and message.document.size == part.length:
                     return message.id
-            if len(page) < HISTORY_PAGE:
+            offset_id = page.next_offset_id
+            if offset_id is None:
                 return None
-            max_id = min(message.id for message in page)
         return None
 
     def _stub(self, target: ScanTarget, archive_set: ArchiveSet, content_hash, raws, writer: Writer, dest_ids, names):

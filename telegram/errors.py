@@ -63,6 +63,12 @@ class PhoneInvalid(LoginError):
     retryable = False
 
 
+class LoginRefused(LoginError):
+    """Telegram will not send a login code now (a payment or a login email first, too many tries)."""
+
+    retryable = False
+
+
 class CodeInvalid(LoginError):
     """The login code is wrong."""
 

@@ -8,6 +8,7 @@ A gateway serves one account and lives inside one `asyncio.run`:
 Every method raises only the errors of `telegram.errors`.
 """
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, Self
 
@@ -19,11 +20,13 @@ from telegram.records import (
     ChatRef,
     DocumentInfo,
     DocumentMessage,
+    DocumentPage,
     MediaHandle,
     SentMessage,
     TopicInfo,
 )
 
+SANDBOX_API_ID, SANDBOX_API_HASH = 1, "sandbox"  # the sandbox server takes any application
 PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
 LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
 TOPICS_PAGE = 100
@@ -63,10 +66,11 @@ class TelegramGateway(Protocol):
         """One page (TOPICS_PAGE) of a forum's topics, ascending by id, after offset_topic_id."""
 
     async def search_documents(
-        self, chat: ChatRef, *, min_id: int, max_id: int = 0, topic_id: int | None = None
-    ) -> list[DocumentMessage]:
-        """One request: up to HISTORY_PAGE messages with documents, id in (min_id, max_id),
-        newest first (max_id 0 = no upper bound); topic_id narrows to one forum topic."""
+        self, chat: ChatRef, *, min_id: int, offset_id: int = 0, topic_id: int | None = None
+    ) -> DocumentPage:
+        """One request: a page of messages with documents, ids in (min_id, offset_id), newest first
+        (offset_id 0 = from the newest); topic_id narrows to one forum topic. A short page is not the
+        end: go on from `next_offset_id` until it is None."""
 
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         """Fresh copies (fresh file references) of messages; None for those gone."""
@@ -103,13 +107,19 @@ class TelegramGateway(Protocol):
 
 
 def open_gateway(*, phone: str, session: str = "") -> TelegramGateway:
-    """The gateway of the configured backend for one account."""
-    if settings.TELEGRAM_BACKEND == "telethon":
-        from telegram.telethon.gateway import TelethonGateway
+    """The Telethon gateway of one account, on Telegram or on the sandbox server (TELEGRAM_BACKEND)."""
+    from telegram.telethon.gateway import TelethonGateway
 
+    if settings.TELEGRAM_BACKEND == "telethon":
         return TelethonGateway(
             phone=phone, session=session, api_id=settings.TELEGRAM_API_ID, api_hash=settings.TELEGRAM_API_HASH
         )
-    from telegram.sandbox.gateway import SandboxGateway
+    from telegram.sandbox.sender import SandboxClient
 
-    return SandboxGateway(phone=phone, session=session, path=settings.SANDBOX_PATH)
+    return TelethonGateway(
+        phone=phone,
+        session=session,
+        api_id=SANDBOX_API_ID,
+        api_hash=SANDBOX_API_HASH,
+        client_factory=functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=phone),
+    )

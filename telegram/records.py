@@ -80,6 +80,14 @@ class DocumentMessage:
 
 
 @dataclass(frozen=True)
+class DocumentPage:
+    """One page of a search, newest first; `next_offset_id` continues it (None: nothing older is left)."""
+
+    messages: list[DocumentMessage]
+    next_offset_id: int | None
+
+
+@dataclass(frozen=True)
 class SentMessage:
     chat_id: int
     id: int | None  # None when Telegram answered RANDOM_ID_DUPLICATE: sent before

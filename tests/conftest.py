@@ -76,17 +76,18 @@ def design_world() -> dict:
 
 @pytest.fixture
 def sandbox_run():
-    """Run `action(gateway)` on a SandboxGateway of `phone` in its own event loop; returns its result.
+    """Run `action(gateway)` on the Telethon gateway of `phone`, connected to the sandbox server of
+    `world`, in its own event loop; returns its result.
 
     Usage: sandbox_run(world, "+15550000001", lambda gateway: gateway.get_me()). The gateway is
     logged in (a fresh session from the world) unless `session` is given.
     """
-    from telegram.sandbox.gateway import SandboxGateway
+    from telegram.gateway import open_gateway
 
     def run(world, phone: str, action, *, session: str | None = None):
         async def main():
             session_ = world.session_issue(phone) if session is None else session
-            async with SandboxGateway(phone=phone, session=session_, path=world.path) as gateway:
+            async with open_gateway(phone=phone, session=session_) as gateway:
                 return await action(gateway)
 
         return asyncio.run(main())

@@ -5,16 +5,17 @@ it lets `after` matching requests through, then fails the next `times` of them. 
 counters live in the world database, so every process of a stack shares them.
 """
 
-from telegram.errors import (
-    AccountRestricted,
-    FileReferenceExpired,
-    FloodWait,
-    TargetForbidden,
-    TransientError,
-)
-
-OPS = ("download", "upload", "send", "history", "any")
+OPS = ("download", "upload", "send", "history", "connect", "any")
 ERRORS = ("flood_wait", "file_reference_expired", "network", "peer_flood", "write_forbidden", "crash")
+
+
+class RpcAnswer(Exception):
+    """An error Telegram answers a request with (error_code, error_message), e.g. (420, "FLOOD_WAIT_5")."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(f"{code} {message}")
+        self.code = code
+        self.message = message
 
 
 class SandboxCrash(BaseException):
@@ -54,15 +55,15 @@ def fault_parse(spec: dict) -> dict:
 
 
 def fault_error(*, error: str, seconds: int) -> BaseException:
-    """The exception a firing fault raises, as the real adapter would map Telegram's error."""
+    """What a firing fault does to the request: Telegram's error answer, a dropped connection, or a crash."""
     if error == "flood_wait":
-        return FloodWait(seconds, rpc="FLOOD_WAIT")
+        return RpcAnswer(420, f"FLOOD_WAIT_{seconds}")
     if error == "file_reference_expired":
-        return FileReferenceExpired(rpc="FILE_REFERENCE_EXPIRED")
+        return RpcAnswer(400, "FILE_REFERENCE_EXPIRED")
     if error == "network":
-        return TransientError("Sandbox network failure.", rpc="RPC_CALL_FAIL")
+        return ConnectionError("Sandbox network failure: the connection dropped.")
     if error == "peer_flood":
-        return AccountRestricted(rpc="PEER_FLOOD")
+        return RpcAnswer(400, "PEER_FLOOD")
     if error == "write_forbidden":
-        return TargetForbidden(rpc="CHAT_WRITE_FORBIDDEN")
+        return RpcAnswer(403, "CHAT_WRITE_FORBIDDEN")
     return SandboxCrash("Sandbox fault: the process crashes here.")

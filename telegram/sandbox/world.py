@@ -19,16 +19,19 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from telegram.errors import FloodWait
+from telethon.crypto import AuthKey
+from telethon.sessions import StringSession
+
 from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, GROUP, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
 from telegram.sandbox import content
-from telegram.sandbox.faults import FaultError, fault_error, fault_parse
+from telegram.sandbox.faults import FaultError, fault_parse
 
 DB_NAME = "world.sqlite3"
 BLOBS_DIR = "blobs"
 BASE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # a world message is dated BASE_DATE + its id in seconds
 DOCUMENT_ID_BASE = 5_000_000_000
-FILE_REFERENCE_TTL_SECONDS = 3600
+DC_ADDRESSES = {1: "149.154.175.53", 2: "149.154.167.51", 3: "149.154.175.100", 4: "149.154.167.91", 5: "91.108.56.130"}
+DC_PORT = 443
 PHOTO_SIZE = 2048
 READ_CHUNK = 1024 * 1024
 
@@ -37,15 +40,27 @@ SCHEMA = (
     """CREATE TABLE accounts (
         phone TEXT PRIMARY KEY, user_id INTEGER NOT NULL, first_name TEXT NOT NULL, last_name TEXT NOT NULL,
         username TEXT NOT NULL, premium INTEGER NOT NULL, code TEXT NOT NULL, password TEXT,
-        bandwidth_bytes_per_s INTEGER)""",
-    "CREATE TABLE sessions (token TEXT PRIMARY KEY, phone TEXT NOT NULL, state TEXT NOT NULL, phone_code_hash TEXT)",
+        bandwidth_bytes_per_s INTEGER, dc_id INTEGER NOT NULL, banned INTEGER NOT NULL, login TEXT NOT NULL,
+        flood_above_per_minute INTEGER, link_free_at REAL NOT NULL DEFAULT 0)""",
+    # A session is an MTProto authorization key (by its id), bound to an account once logged in.
+    """CREATE TABLE auth_keys (
+        key_id TEXT PRIMARY KEY, dc_id INTEGER NOT NULL, phone TEXT, state TEXT NOT NULL,
+        phone_code_hash TEXT, srp_id INTEGER, srp_b TEXT)""",
+    """CREATE TABLE connections (
+        id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, phone TEXT NOT NULL, pid INTEGER NOT NULL,
+        pid_started TEXT NOT NULL)""",
+    """CREATE TABLE session_stats (
+        phone TEXT PRIMARY KEY, duplicated INTEGER NOT NULL DEFAULT 0, max_processes INTEGER NOT NULL DEFAULT 0)""",
+    "CREATE TABLE sends (phone TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE TABLE flood_waits (phone TEXT PRIMARY KEY, count INTEGER NOT NULL)",
     """CREATE TABLE chats (
         id INTEGER PRIMARY KEY, title TEXT NOT NULL, type TEXT NOT NULL, forum INTEGER NOT NULL,
         slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT)""",
     """CREATE TABLE chat_members (
         chat_id INTEGER NOT NULL, phone TEXT NOT NULL, admin INTEGER NOT NULL, PRIMARY KEY (chat_id, phone))""",
     """CREATE TABLE topics (
-        chat_id INTEGER NOT NULL, id INTEGER NOT NULL, title TEXT NOT NULL, PRIMARY KEY (chat_id, id))""",
+        chat_id INTEGER NOT NULL, id INTEGER NOT NULL, title TEXT NOT NULL, closed INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (chat_id, id))""",
     # A document is a range of a source: a whole blob, one volume of it, or a seeded range.
     """CREATE TABLE documents (
         id INTEGER PRIMARY KEY, name TEXT NOT NULL, size INTEGER NOT NULL, mime_type TEXT NOT NULL, sha256 TEXT,
@@ -58,11 +73,51 @@ SCHEMA = (
     """CREATE TABLE faults (
         id INTEGER PRIMARY KEY, op TEXT NOT NULL, error TEXT NOT NULL, account TEXT, chat INTEGER, message INTEGER,
         seconds INTEGER NOT NULL, times INTEGER NOT NULL, after INTEGER NOT NULL, seen INTEGER NOT NULL DEFAULT 0)""",
+    # `connecting`: requests a client makes while connecting (InitConnection, GetUsers, GetState, ...)
     """CREATE TABLE calls (
-        phone TEXT NOT NULL, method TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (phone, method))""",
+        phone TEXT NOT NULL, method TEXT NOT NULL, connecting INTEGER NOT NULL, count INTEGER NOT NULL,
+        PRIMARY KEY (phone, method, connecting))""",
 )
-TABLES = ("meta", "accounts", "sessions", "chats", "chat_members", "topics", "documents", "messages", "faults", "calls")
-ACCOUNT_FIELDS = ("first_name", "last_name", "username", "premium", "code", "password", "bandwidth_bytes_per_s")
+TABLES = (
+    "meta",
+    "accounts",
+    "auth_keys",
+    "connections",
+    "session_stats",
+    "sends",
+    "flood_waits",
+    "chats",
+    "chat_members",
+    "topics",
+    "documents",
+    "messages",
+    "faults",
+    "calls",
+)
+ACCOUNT_FIELDS = (
+    "first_name",
+    "last_name",
+    "username",
+    "premium",
+    "code",
+    "password",
+    "bandwidth_bytes_per_s",
+    "dc_id",
+    "banned",
+    "login",
+    "flood_above_per_minute",
+)
+LOGIN_ANSWERS = ("code", "payment_required", "email_setup_required")
+DC_IDS = tuple(DC_ADDRESSES)
+DEFAULT_DC_ID = 2  # where Telethon connects first
+# Telegram's quirks, each off unless the world file turns it on (under "quirks", or "limits" for the two limits).
+QUIRKS = {
+    "short_search_pages": False,  # search answers fewer messages than asked for, mid-history too
+    "search_min_id_near_top": False,  # min_id/max_id near the top of history make search answer nothing
+    "auth_key_duplicated": False,  # one session used from two OS processes at once is revoked
+    "random_id_memory_seconds": 0,  # 0: a random_id is remembered for ever
+    "file_reference_ttl_seconds": 3600,
+}
 
 
 class WorldError(ValueError):
@@ -71,6 +126,14 @@ class WorldError(ValueError):
 
 class WorldMissing(WorldError):
     """No world has been loaded at this path."""
+
+
+class SlowModeWait(Exception):
+    """A sender posts again sooner than the chat's slow mode allows."""
+
+    def __init__(self, seconds: int):
+        super().__init__(f"slow mode: wait {seconds} s")
+        self.seconds = seconds
 
 
 def clock() -> float:
@@ -85,8 +148,25 @@ def chat_access_hash(*, phone: str, chat_id: int, type: str) -> int:
     """
     if type == GROUP:
         return 0
-    digest = hashlib.sha256(f"{phone}:{chat_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 2  # positive and well inside a signed 64-bit column
+    return int.from_bytes(hashlib.sha256(f"chat:{phone}:{chat_id}".encode()).digest()[:8], "big", signed=True)
+
+
+def _process_started(pid: int) -> str:
+    """When a process started (Linux: its start time in ticks), so a reused pid is not taken for it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _process_alive(pid: int, started: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _process_started(pid) == started
 
 
 def iso_date(timestamp: float) -> str:
@@ -249,6 +329,13 @@ def _accounts(data: dict) -> list[dict]:
             raise WorldError(f"account {phone} is listed twice")
         phones.add(phone)
         bandwidth = spec.get("bandwidth_bytes_per_s")
+        flood_above = spec.get("flood_above_per_minute")
+        login = spec.get("login", "code")
+        if login not in LOGIN_ANSWERS:
+            raise WorldError(f"account {phone}: 'login' must be one of {', '.join(LOGIN_ANSWERS)}, got {login!r}")
+        dc_id = spec.get("dc", DEFAULT_DC_ID)
+        if dc_id not in DC_IDS:
+            raise WorldError(f"account {phone}: 'dc' must be one of {DC_IDS}, got {dc_id!r}")
         accounts.append(
             {
                 "phone": phone,
@@ -262,6 +349,12 @@ def _accounts(data: dict) -> list[dict]:
                 "bandwidth_bytes_per_s": None
                 if bandwidth is None
                 else _int(bandwidth, f"account {phone}: 'bandwidth_bytes_per_s'", minimum=1),
+                "dc_id": dc_id,
+                "banned": bool(spec.get("banned", False)),
+                "login": login,
+                "flood_above_per_minute": None
+                if flood_above is None
+                else _int(flood_above, f"account {phone}: 'flood_above_per_minute'", minimum=1),
             }
         )
     return accounts
@@ -287,11 +380,13 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
     if role is not None and not isinstance(role, str):
         raise WorldError(f'{where}: \'role\' must be a string such as "source" or "destination"')
     forum = bool(spec.get("forum", False))
-    topics = {}
+    topics, closed = {}, set()
     # Only forums have topics in Telegram: a non-forum chat's topics (and its messages' topics) are ignored.
     for topic in (spec.get("topics") or []) if forum else []:
         topic_id = _int(topic.get("id") if isinstance(topic, dict) else None, f"{where}: topic 'id'", minimum=1)
         topics[topic_id] = str(topic.get("title") or f"Topic {topic_id}")
+        if topic.get("closed"):
+            closed.add(topic_id)
     if forum:
         topics.setdefault(GENERAL_TOPIC_ID, "General")
     return {
@@ -304,6 +399,7 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
         "role": role,
         "members": {phone: False for phone in members} | {phone: True for phone in admins},
         "topics": topics,
+        "closed_topics": closed,
         "messages": spec.get("messages") or [],
     }
 
@@ -352,6 +448,10 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
     limits = data.get("limits") or {}
+    quirks = data.get("quirks") or {}
+    network = data.get("network") or {}
+    if not all(isinstance(block, dict) for block in (limits, quirks, network)):
+        raise WorldError("'limits', 'quirks' and 'network' must be objects")
     meta = {
         "version": 1,
         "upload_max_bytes": _int(
@@ -362,12 +462,15 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             "limits.premium_upload_max_bytes",
             minimum=1,
         ),
-        "file_reference_ttl_seconds": _int(
-            limits.get("file_reference_ttl_seconds", FILE_REFERENCE_TTL_SECONDS),
-            "limits.file_reference_ttl_seconds",
-            minimum=1,
-        ),
+        "rtt_ms": _int(network.get("rtt_ms", 0), "network.rtt_ms"),
+        "connection_bytes_per_s": _int(network.get("connection_bytes_per_s", 0), "network.connection_bytes_per_s"),
     }
+    for key, default in QUIRKS.items():
+        value = quirks.get(key, limits.get(key, default))
+        if isinstance(default, bool):
+            meta[key] = bool(value)
+        else:
+            meta[key] = _int(value, f"quirks.{key}", minimum=1 if default else 0)
     accounts = _accounts(data)
     chat_ids: set[int] = set()
     chats = [_chat(spec, {account["phone"] for account in accounts}, chat_ids) for spec in data.get("chats") or []]
@@ -394,7 +497,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             for account in accounts:
                 conn.execute(
                     "INSERT INTO accounts VALUES (:phone, :user_id, :first_name, :last_name, :username, :premium,"
-                    " :code, :password, :bandwidth_bytes_per_s)",
+                    " :code, :password, :bandwidth_bytes_per_s, :dc_id, :banned, :login, :flood_above_per_minute, 0)",
                     account,
                 )
             for chat in chats:
@@ -408,8 +511,11 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
                     [(chat["id"], phone, admin) for phone, admin in chat["members"].items()],
                 )
                 conn.executemany(
-                    "INSERT INTO topics VALUES (?, ?, ?)",
-                    [(chat["id"], topic_id, title) for topic_id, title in chat["topics"].items()],
+                    "INSERT INTO topics VALUES (?, ?, ?, ?)",
+                    [
+                        (chat["id"], topic_id, title, topic_id in chat["closed_topics"])
+                        for topic_id, title in chat["topics"].items()
+                    ],
                 )
                 for row in messages[chat["id"]]:
                     document_id = _document_insert(conn, row["document"]) if row["document"] else None
@@ -516,14 +622,14 @@ class World:
         row = self._one("SELECT admin FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
         return None if row is None else ("admin" if row["admin"] else "member")
 
-    def topics(self, chat_id: int, *, after: int = 0, limit: int = 100) -> list[dict]:
+    def topics(self, chat_id: int, *, after: int = 0, limit: int | None = 100) -> list[dict]:
         """Topics after id `after`, ascending, each with `top_message_id` (its last message, 0 when empty)."""
         rows = self.conn.execute(
-            "SELECT topics.id, topics.title, COALESCE(MAX(messages.id), 0) AS top_message_id FROM topics"
-            " LEFT JOIN messages ON messages.chat_id = topics.chat_id AND messages.topic = topics.id"
+            "SELECT topics.id, topics.title, topics.closed, COALESCE(MAX(messages.id), 0) AS top_message_id"
+            " FROM topics LEFT JOIN messages ON messages.chat_id = topics.chat_id AND messages.topic = topics.id"
             " AND NOT messages.deleted WHERE topics.chat_id = ? AND topics.id > ? GROUP BY topics.id"
             " ORDER BY topics.id LIMIT ?",
-            (chat_id, after, limit),
+            (chat_id, after, -1 if limit is None else limit),
         )
         return [dict(row) for row in rows]
 
@@ -533,7 +639,7 @@ class World:
         if chat is None or not chat["forum"]:
             raise WorldError(f"Chat {chat_id} is not a forum of this world.")
         with self.transaction() as conn:
-            conn.execute("INSERT INTO topics VALUES (?, ?, ?)", (chat_id, topic_id, title))
+            conn.execute("INSERT INTO topics VALUES (?, ?, ?, 0)", (chat_id, topic_id, title))
 
     def topic_exists(self, chat_id: int, topic_id: int) -> bool:
         return self._one("SELECT 1 FROM topics WHERE chat_id = ? AND id = ?", (chat_id, topic_id)) is not None
@@ -547,18 +653,16 @@ class World:
         rows = self._messages("messages.chat_id = ? AND messages.id = ?", (chat_id, message_id))
         return rows[0] if rows else None
 
-    def search_documents(
-        self, chat_id: int, *, min_id: int, max_id: int = 0, topic: int | None = None, limit: int = 100
+    def search_messages(
+        self, chat_id: int, *, kind: str | None = None, topic: int | None = None, below: int | None = None
     ) -> list[dict]:
-        where = "messages.chat_id = ? AND messages.kind = 'document' AND messages.id > ?"
-        params: list = [chat_id, min_id]
-        if max_id:
-            where += " AND messages.id < ?"
-            params.append(max_id)
-        if topic is not None:
-            where += " AND messages.topic = ?"
-            params.append(topic)
-        return self._messages(f"{where} ORDER BY messages.id DESC LIMIT ?", (*params, limit))
+        """Messages newest first, of one kind ('document', 'photo') and topic, with ids below `below`."""
+        where, params = "messages.chat_id = ?", [chat_id]
+        for clause, value in (("messages.kind = ?", kind), ("messages.topic = ?", topic), ("messages.id < ?", below)):
+            if value is not None:
+                where += f" AND {clause}"
+                params.append(value)
+        return self._messages(f"{where} ORDER BY messages.id DESC", params)
 
     def _messages(self, where: str, params) -> list[dict]:
         rows = self.conn.execute(
@@ -637,38 +741,54 @@ class World:
         }
 
     def stats(self) -> dict:
+        """The `sandbox_stats --json` shape: requests per account and method (those made while connecting
+        also apart), sessions used from several processes at once, and FloodWaits answered."""
         calls: dict[str, dict[str, int]] = {}
-        for row in self.conn.execute("SELECT phone, method, count FROM calls ORDER BY phone, method"):
-            calls.setdefault(row["phone"], {})[row["method"]] = row["count"]
-        return {"calls": calls}
+        connecting: dict[str, dict[str, int]] = {}
+        for row in self.conn.execute("SELECT phone, method, connecting, count FROM calls ORDER BY phone, method"):
+            methods = calls.setdefault(row["phone"], {})
+            methods[row["method"]] = methods.get(row["method"], 0) + row["count"]
+            if row["connecting"]:
+                connecting.setdefault(row["phone"], {})[row["method"]] = row["count"]
+        sessions = {
+            row["phone"]: {"duplicated": row["duplicated"], "max_processes": row["max_processes"]}
+            for row in self.conn.execute("SELECT * FROM session_stats ORDER BY phone")
+        }
+        flood_waits = {row["phone"]: row["count"] for row in self.conn.execute("SELECT * FROM flood_waits")}
+        return {"calls": calls, "connecting": connecting, "sessions": sessions, "flood_waits": flood_waits}
 
     def stats_reset(self) -> None:
         with self.transaction() as conn:
-            conn.execute("DELETE FROM calls")
-
-    def session(self, token: str) -> dict | None:
-        row = self._one("SELECT * FROM sessions WHERE token = ?", (token,))
-        return None if row is None else dict(row)
+            for table in ("calls", "session_stats", "flood_waits"):
+                conn.execute(f"DELETE FROM {table}")
 
     # requests
 
     def request(
-        self, *, phone: str, method: str, op: str | None, chats: Iterable[int] = (), messages: Iterable[int] = ()
-    ) -> None:
-        """Count one API request and raise what a matching fault says (login steps pass op=None: no faults)."""
+        self,
+        *,
+        phone: str,
+        method: str,
+        op: str | None,
+        connecting: bool = False,
+        chats: Iterable[int] = (),
+        messages: Iterable[int] = (),
+    ) -> dict | None:
+        """Count one API request; returns the fault that fails it, if one matches (op None: never faulted)."""
         chats, messages = set(chats), set(messages)
-        error = None
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO calls VALUES (?, ?, 1) ON CONFLICT (phone, method) DO UPDATE SET count = count + 1",
-                (phone, method),
+                "INSERT INTO calls VALUES (?, ?, ?, 1) ON CONFLICT (phone, method, connecting)"
+                " DO UPDATE SET count = count + 1",
+                (phone, method, connecting),
             )
             faults = (
                 conn.execute("SELECT * FROM faults WHERE op IN (?, 'any') ORDER BY id", (op,)).fetchall() if op else []
             )
             for fault in faults:
                 if (
-                    (fault["account"] is not None and fault["account"] != phone)
+                    (fault["op"] == "any" and connecting)
+                    or (fault["account"] is not None and fault["account"] != phone)
                     or (fault["chat"] is not None and fault["chat"] not in chats)
                     or (fault["message"] is not None and fault["message"] not in messages)
                 ):
@@ -676,38 +796,107 @@ class World:
                 seen = fault["seen"] + 1
                 conn.execute("UPDATE faults SET seen = ? WHERE id = ?", (seen, fault["id"]))
                 if fault["after"] < seen <= fault["after"] + fault["times"]:
-                    error = fault_error(error=fault["error"], seconds=fault["seconds"])
-                    break
-        # raised after COMMIT, so the fault's counter sticks
-        if error is not None:
-            raise error
+                    return dict(fault)
+        return None
 
-    # writing
-
-    def session_start(self, phone: str) -> tuple[str, str]:
-        """A new unauthorized session waiting for its login code; returns (token, phone_code_hash)."""
-        token, phone_code_hash = secrets.token_hex(16), secrets.token_hex(8)
+    def flood_wait_count(self, phone: str) -> None:
         with self.transaction() as conn:
-            conn.execute("INSERT INTO sessions VALUES (?, ?, 'code_sent', ?)", (token, phone, phone_code_hash))
-        return token, phone_code_hash
+            conn.execute(
+                "INSERT INTO flood_waits VALUES (?, 1) ON CONFLICT (phone) DO UPDATE SET count = count + 1", (phone,)
+            )
 
-    def session_set_state(self, token: str, state: str) -> None:
+    def send_allowance(self, phone: str, limit: int | None) -> int:
+        """Record a send of `phone`; with a limit per 60 s, the seconds to wait instead when it is reached."""
         with self.transaction() as conn:
-            conn.execute("UPDATE sessions SET state = ? WHERE token = ?", (state, token))
+            now = clock()
+            conn.execute("DELETE FROM sends WHERE phone = ? AND at <= ?", (phone, now - 60))
+            if limit:
+                rows = conn.execute("SELECT at FROM sends WHERE phone = ? ORDER BY at", (phone,)).fetchall()
+                if len(rows) >= limit:
+                    return max(1, math.ceil(rows[len(rows) - limit]["at"] + 60 - now))
+            conn.execute("INSERT INTO sends VALUES (?, ?)", (phone, now))
+        return 0
+
+    def bandwidth_wait(self, phone: str, size: int) -> float:
+        """Seconds until `size` more bytes of `phone` have passed its bandwidth (shared by all its connections)."""
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT bandwidth_bytes_per_s, link_free_at FROM accounts WHERE phone = ?", (phone,)
+            ).fetchone()
+            if row is None or not row["bandwidth_bytes_per_s"]:
+                return 0.0
+            now = clock()
+            free_at = max(now, row["link_free_at"]) + size / row["bandwidth_bytes_per_s"]
+            conn.execute("UPDATE accounts SET link_free_at = ? WHERE phone = ?", (free_at, phone))
+        return free_at - now
+
+    # sessions: MTProto authorization keys
+
+    def key(self, key_id: str) -> dict | None:
+        row = self._one("SELECT * FROM auth_keys WHERE key_id = ?", (key_id,))
+        return None if row is None else dict(row)
+
+    def key_open(self, key_id: str, dc_id: int) -> dict:
+        """The key's row; a key never seen is new (as after a key exchange) and logged in as nobody."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO auth_keys (key_id, dc_id, state) VALUES (?, ?, 'new')", (key_id, dc_id))
+        return self.key(key_id)
+
+    def key_update(self, key_id: str, **fields) -> None:
+        with self.transaction() as conn:
+            for name, value in fields.items():
+                conn.execute(f"UPDATE auth_keys SET {name} = ? WHERE key_id = ?", (value, key_id))
 
     def session_issue(self, phone: str) -> str:
-        """An authorized session string for a world account, skipping the login steps (for tests and tools)."""
-        if self.account(phone) is None:
+        """A logged-in Telethon StringSession for a world account, skipping the login steps (tests and tools)."""
+        account = self.account(phone)
+        if account is None:
             raise WorldError(f"{phone} is not an account of the sandbox world.")
-        token = secrets.token_hex(16)
+        key = AuthKey(secrets.token_bytes(256))
         with self.transaction() as conn:
-            conn.execute("INSERT INTO sessions VALUES (?, ?, 'authorized', NULL)", (token, phone))
-        return f"sandbox:{phone}:{token}"
+            conn.execute(
+                "INSERT INTO auth_keys (key_id, dc_id, phone, state) VALUES (?, ?, ?, 'authorized')",
+                (str(key.key_id), account["dc_id"], phone),
+            )
+        session = StringSession()
+        session.set_dc(account["dc_id"], DC_ADDRESSES[account["dc_id"]], DC_PORT)
+        session.auth_key = key
+        return session.save()
 
     def sessions_revoke(self, phone: str) -> None:
         """Log `phone` out everywhere, as when its sessions are terminated from another device."""
         with self.transaction() as conn:
-            conn.execute("DELETE FROM sessions WHERE phone = ?", (phone,))
+            conn.execute("UPDATE auth_keys SET state = 'revoked' WHERE phone = ?", (phone,))
+
+    def connection_open(self, *, key_id: str, phone: str) -> tuple[int, bool]:
+        """Register this process's connection with a key; returns (connection id, whether another live
+        process is connected with the same key right now)."""
+        pid = os.getpid()
+        with self.transaction() as conn:
+            for row in conn.execute("SELECT id, pid, pid_started FROM connections").fetchall():
+                if not _process_alive(row["pid"], row["pid_started"]):
+                    conn.execute("DELETE FROM connections WHERE id = ?", (row["id"],))
+            cursor = conn.execute(
+                "INSERT INTO connections (key_id, phone, pid, pid_started) VALUES (?, ?, ?, ?)",
+                (key_id, phone, pid, _process_started(pid)),
+            )
+            others = conn.execute(
+                "SELECT COUNT(*) FROM connections WHERE key_id = ? AND pid != ?", (key_id, pid)
+            ).fetchone()[0]
+            processes = conn.execute(
+                "SELECT COUNT(DISTINCT pid) FROM connections WHERE phone = ?", (phone,)
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO session_stats (phone, duplicated, max_processes) VALUES (?, ?, ?)"
+                " ON CONFLICT (phone) DO UPDATE SET duplicated = duplicated + excluded.duplicated,"
+                " max_processes = MAX(max_processes, excluded.max_processes)",
+                (phone, 1 if others else 0, processes),
+            )
+        return cursor.lastrowid, bool(others)
+
+    def connection_close(self, connection_id: int) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM connections WHERE id = ?", (connection_id,))
 
     def account_update(self, phone: str, **fields) -> None:
         """Change a world account (e.g. premium=True), as Telegram's side can change between logins."""
@@ -754,25 +943,27 @@ class World:
     ) -> tuple[int | None, float | None]:
         """Append a message with the chat's next id; returns (id, date).
 
-        A random_id already used in the chat posts nothing and returns (None, None), like Telegram's
-        RANDOM_ID_DUPLICATE. With slow_mode_seconds, a sender's second post too soon raises FloodWait.
+        A random_id this chat still remembers (deleted messages included; for `random_id_memory_seconds`,
+        or for ever) posts nothing and returns (None, None): Telegram's RANDOM_ID_DUPLICATE. With
+        slow_mode_seconds, a sender's second post too soon raises SlowModeWait.
         """
+        memory = self.meta("random_id_memory_seconds") or 0
         with self.transaction() as conn:
+            now = clock()
             if (
                 random_id is not None
                 and conn.execute(
-                    "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ?", (chat_id, random_id)
+                    "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ? AND (? = 0 OR date > ?)",
+                    (chat_id, random_id, memory, now - memory),
                 ).fetchone()
             ):
                 return None, None
-            now = clock()
             if slow_mode_seconds and sender is not None:
                 row = conn.execute(
                     "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
                 ).fetchone()
                 if row["date"] is not None and now - row["date"] < slow_mode_seconds:
-                    wait = math.ceil(slow_mode_seconds - (now - row["date"]))
-                    raise FloodWait(wait, rpc="SLOWMODE_WAIT")
+                    raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
             message_id = self._next_id(conn, chat_id)
             conn.execute(
                 "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
@@ -816,6 +1007,13 @@ class World:
                 )
                 ids.append(message_id)
         return ids
+
+    def member_set(self, chat_id: int, phone: str, *, member: bool = True, admin: bool = False) -> None:
+        """Add an account to a chat (or make it admin), or remove it, as the chat's owner would."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
+            if member:
+                conn.execute("INSERT INTO chat_members VALUES (?, ?, ?)", (chat_id, phone, admin))
 
     def message_delete(self, chat_id: int, message_id: int) -> None:
         """Delete a message, as its author or an admin would; its id stays taken."""

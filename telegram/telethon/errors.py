@@ -19,6 +19,7 @@ from telegram.errors import (
     FileReferenceExpired,
     FileTooLarge,
     FloodWait,
+    LoginRefused,
     NotFound,
     PasswordInvalid,
     PasswordRequired,
@@ -36,6 +37,7 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
     ((errors.PhoneCodeInvalidError, errors.PhoneCodeEmptyError), CodeInvalid),
     ((errors.PhoneCodeExpiredError, errors.PhoneCodeHashEmptyError, errors.PhoneHashExpiredError), CodeExpired),
     ((errors.PasswordHashInvalidError,), PasswordInvalid),
+    ((errors.PhoneNumberFloodError, errors.PhonePasswordFloodError), LoginRefused),
     (
         (
             errors.PeerFloodError,
@@ -71,6 +73,7 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
             errors.ChatRestrictedError,
             errors.PeerIdInvalidError,
             errors.ChatIdInvalidError,
+            errors.UserNotParticipantError,
         ),
         TargetForbidden,
     ),
@@ -80,6 +83,7 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
             errors.FileReferenceInvalidError,
             errors.FileReferenceEmptyError,
             errors.FilerefUpgradeNeededError,
+            errors.MediaEmptyError,
         ),
         FileReferenceExpired,
     ),
@@ -95,6 +99,8 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
         (
             errors.ServerError,
             errors.TimedOutError,
+            errors.FilePartMissingError,
+            errors.MsgWaitFailedError,
             errors.FloodError,
             errors.InvalidBufferError,
             ConnectionError,
@@ -103,6 +109,11 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
         TransientError,
     ),
 )
+
+# Errors Telethon 1.45 has no class for, by Telegram's message.
+BY_MESSAGE: dict[str, type[TelegramError]] = {
+    "TOPIC_CLOSED": TargetForbidden,
+}
 
 _RPC_NAMES: dict[type, str] = {cls: name for name, cls in rpc_errors_dict.items()} | {
     cls: pattern.split("_(")[0] for pattern, cls in rpc_errors_re
@@ -124,6 +135,8 @@ def map_error(exc: BaseException) -> TelegramError | None:
     seconds = getattr(exc, "seconds", None)
     if isinstance(exc, errors.FloodError) and seconds is not None:
         return FloodWait(seconds, rpc=rpc)
+    if isinstance(exc, errors.RPCError) and exc.message in BY_MESSAGE:
+        return BY_MESSAGE[exc.message](str(exc), rpc=rpc)
     for classes, mapped in MAPPING:
         if isinstance(exc, classes):
             return mapped(str(exc), rpc=rpc)

@@ -14,10 +14,11 @@ from datetime import datetime
 from typing import Self
 
 from django.views.decorators.debug import sensitive_variables
-from telethon import TelegramClient, errors, functions, types
+from telethon import errors, functions, types
+from telethon.password import compute_check
 from telethon.sessions import StringSession
 
-from telegram.errors import AuthRequired, FileTooLarge
+from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, TargetForbidden
 from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, PART_SIZE, TOPICS_PAGE
 from telegram.records import (
     CHANNEL,
@@ -31,10 +32,12 @@ from telegram.records import (
     ChatRef,
     DocumentInfo,
     DocumentMessage,
+    DocumentPage,
     MediaHandle,
     SentMessage,
     TopicInfo,
 )
+from telegram.telethon.client import StashcastClient
 from telegram.telethon.errors import mapped_errors, maps_errors
 
 PHOTO_MIME_TYPES = ("image/jpeg", "image/png")  # what Telegram accepts as a photo; other images go as documents
@@ -46,7 +49,7 @@ class TelethonGateway:
         self._session = session
         self._api_id = int(api_id)
         self._api_hash = api_hash
-        self._client_factory = client_factory or TelegramClient
+        self._client_factory = client_factory or StashcastClient
         self._client = None
         self._me: AccountInfo | None = None
         self._topics: dict[int, list[TopicInfo]] = {}
@@ -86,28 +89,65 @@ class TelethonGateway:
 
     @maps_errors
     async def send_code(self) -> str:
-        sent = await self._client.send_code_request(self.phone)
+        # Sent as a plain request: Telethon's send_code_request breaks on the answers below.
+        sent = await self._client(
+            functions.auth.SendCodeRequest(self.phone, self._api_id, self._api_hash, types.CodeSettings())
+        )
+        if isinstance(sent, types.auth.SentCodePaymentRequired):
+            raise LoginRefused(
+                "Telegram asks for a payment before it sends a login code to this number. Log in once in an "
+                "official Telegram app on a phone, then ask for a code here again.",
+                rpc="SENT_CODE_PAYMENT_REQUIRED",
+            )
+        if isinstance(getattr(sent, "type", None), types.auth.SentCodeTypeSetUpEmailRequired):
+            raise LoginRefused(
+                "Telegram wants a login email set up for this number first. Open an official Telegram app, set "
+                "up the login email it asks for, then ask for a code here again.",
+                rpc="SENT_CODE_EMAIL_SETUP_REQUIRED",
+            )
         return sent.phone_code_hash
 
     @maps_errors
     async def sign_in_code(self, *, code: str, phone_code_hash: str) -> AccountInfo:
         user = await self._client.sign_in(phone=self.phone, code=code, phone_code_hash=phone_code_hash)
-        return self._remember_me(user)
+        return await self._remember_me(user)
 
-    @maps_errors
     @sensitive_variables("password")
     async def sign_in_password(self, *, password: str) -> AccountInfo:
-        user = await self._client.sign_in(password=password)
-        return self._remember_me(user)
+        # The SRP proof is computed here rather than in Telethon's sign_in, and errors are mapped inside
+        # (not by a decorator holding the arguments), so no frame but this one, whose variables error
+        # reports hide, ever holds the password.
+        with mapped_errors():
+            algorithm = await self._client(functions.account.GetPasswordRequest())
+            result = await self._client(functions.auth.CheckPasswordRequest(compute_check(algorithm, password)))
+            return await self._remember_me(result.user)
 
     @maps_errors
     async def get_me(self) -> AccountInfo:
-        user = await self._client.get_me()
-        if user is None:  # Telethon answers None, not an error, for a session that is not logged in
+        # Asked directly: Telethon's get_me() turns every 401 into None, USER_DEACTIVATED_BAN included.
+        users = await self._client(functions.users.GetUsersRequest([types.InputUserSelf()]))
+        if not users or not isinstance(users[0], types.User):
             raise AuthRequired("This Telegram session is not logged in.")
-        return self._remember_me(user)
+        return await self._remember_me(users[0])
 
-    def _remember_me(self, user: types.User) -> AccountInfo:
+    async def _upload_limits(self) -> tuple[int, int]:
+        """Bytes a file upload may have, for other accounts and for Premium, from Telegram's app config."""
+        config = await self._client(functions.help.GetAppConfigRequest(hash=0))
+        values = {}
+        if isinstance(config, types.help.AppConfig) and isinstance(config.config, types.JsonObject):
+            values = {item.key: item.value for item in config.config.value}
+
+        def limit(key: str, default: int) -> int:
+            value = values.get(key)
+            return round(value.value * PART_SIZE) if isinstance(value, types.JsonNumber) else default
+
+        return (
+            limit("upload_max_fileparts_default", UPLOAD_MAX_BYTES),
+            limit("upload_max_fileparts_premium", PREMIUM_UPLOAD_MAX_BYTES),
+        )
+
+    async def _remember_me(self, user: types.User) -> AccountInfo:
+        default_limit, premium_limit = await self._upload_limits()
         self._me = AccountInfo(
             user_id=user.id,
             phone=self.phone,
@@ -115,7 +155,7 @@ class TelethonGateway:
             last_name=user.last_name or "",
             username=user.username or "",
             premium=bool(user.premium),
-            upload_max_bytes=PREMIUM_UPLOAD_MAX_BYTES if user.premium else UPLOAD_MAX_BYTES,
+            upload_max_bytes=premium_limit if user.premium else default_limit,
         )
         return self._me
 
@@ -165,13 +205,24 @@ class TelethonGateway:
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
         last_ids = {}
         for start in range(0, len(chats), LAST_MESSAGE_BATCH):
-            batch = chats[start : start + LAST_MESSAGE_BATCH]
-            result = await self._client(
-                functions.messages.GetPeerDialogsRequest(peers=[types.InputDialogPeer(_input_peer(c)) for c in batch])
-            )
-            for dialog in result.dialogs:
-                last_ids[_peer_chat_id(dialog.peer)] = dialog.top_message
+            last_ids |= await self._last_message_ids(chats[start : start + LAST_MESSAGE_BATCH])
         return last_ids
+
+    async def _last_message_ids(self, batch: Sequence[ChatRef]) -> dict[int, int]:
+        """One request per batch; a chat the account left fails the whole batch, so it is halved until the
+        chats it cannot see are alone (and left out: their scan reports the error)."""
+        request = functions.messages.GetPeerDialogsRequest(
+            peers=[types.InputDialogPeer(_input_peer(chat)) for chat in batch]
+        )
+        try:
+            with mapped_errors():
+                result = await self._client(request)
+        except TargetForbidden:
+            if len(batch) == 1:
+                return {}
+            half = len(batch) // 2
+            return await self._last_message_ids(batch[:half]) | await self._last_message_ids(batch[half:])
+        return {_peer_chat_id(dialog.peer): dialog.top_message for dialog in result.dialogs}
 
     @maps_errors
     async def list_topics(self, chat: ChatRef, *, offset_topic_id: int = 0) -> list[TopicInfo]:
@@ -211,8 +262,11 @@ class TelethonGateway:
 
     @maps_errors
     async def search_documents(
-        self, chat: ChatRef, *, min_id: int, max_id: int = 0, topic_id: int | None = None
-    ) -> list[DocumentMessage]:
+        self, chat: ChatRef, *, min_id: int, offset_id: int = 0, topic_id: int | None = None
+    ) -> DocumentPage:
+        # Paged as Telethon's own iterator pages: Telegram does not honour min_id/max_id near the top of
+        # history, and some chats answer short pages mid-history, so ids are checked here, and only an
+        # empty page, a whole answer (not a slice) or reaching min_id ends the search.
         result = await self._client(
             functions.messages.SearchRequest(
                 peer=_input_peer(chat),
@@ -220,22 +274,33 @@ class TelethonGateway:
                 filter=types.InputMessagesFilterDocument(),
                 min_date=None,
                 max_date=None,
-                offset_id=0,
+                offset_id=offset_id,
                 add_offset=0,
                 limit=HISTORY_PAGE,
-                max_id=max_id,
-                min_id=min_id,
+                max_id=0,
+                min_id=0,
                 hash=0,
                 top_msg_id=topic_id,
             )
         )
         forum = _is_forum(result, chat)
-        # The protocol's bounds are exclusive; Telegram documents search's as "minimum/maximum id to return".
-        return [
-            _document_message(chat, message, forum)
+        page = [
+            message
             for message in result.messages
-            if isinstance(message, types.Message) and message.id > min_id and (not max_id or message.id < max_id)
+            if isinstance(message, types.Message) and message.id > min_id and (not offset_id or message.id < offset_id)
         ]
+        lowest = min((message.id for message in result.messages), default=0)
+        # A first page holding every match (Telegram's count, when it says it is exact) needs no second look.
+        whole = (
+            not offset_id
+            and not getattr(result, "inexact", False)
+            and len(result.messages) >= getattr(result, "count", 0)
+        )
+        done = not result.messages or whole or isinstance(result, types.messages.Messages) or lowest <= min_id + 1
+        return DocumentPage(
+            messages=[_document_message(chat, message, forum) for message in page],
+            next_offset_id=None if done else lowest,
+        )
 
     @maps_errors
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
@@ -358,7 +423,9 @@ class TelethonGateway:
 
     async def _send(self, chat: ChatRef, request) -> SentMessage:
         try:
-            result = await self._client(request)
+            # One attempt, straight to the sender: Telegram reports a reused random_id as a server error,
+            # which Telethon's request loop would retry after 2 s sleeps. Callers own every other retry.
+            result = await self._client._sender.send(functions.InvokeWithoutUpdatesRequest(request))
         except errors.RandomIdDuplicateError:
             # This random_id was sent before (a retry after a crash): it counts as sent, not as an error.
             return SentMessage(chat_id=chat.id, id=None, random_id=request.random_id, duplicate=True)

@@ -17,10 +17,11 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.views.debug import ExceptionReporter
+from telethon.tl import functions
 
 from accounts.models import AuthState, TelegramAccount
 from core.crypto import unseal
-from telegram.sandbox.gateway import SandboxGateway
+from telegram.sandbox.methods import HANDLERS
 from tests.accounts.world import GUARDED
 
 pytestmark = pytest.mark.django_db
@@ -165,10 +166,10 @@ def test_a_crash_in_the_password_step_leaks_nothing_in_the_error_report(
     client.post(reverse("accounts:code", args=[account.pk]), {"code": "33333"})
     session = session_of(GUARDED)
 
-    def crash(self, state):
+    def crash(call):
         raise RuntimeError("the sandbox fell over")
 
-    monkeypatch.setattr(SandboxGateway, "_session_in", crash)
+    monkeypatch.setitem(HANDLERS, functions.auth.CheckPasswordRequest, crash)
     reports = []
 
     def report(sender, request, **kwargs):

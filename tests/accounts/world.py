@@ -21,6 +21,6 @@ WORLD = {
             "members": [READER],
             "topics": [{"id": 1, "title": "General"}, {"id": 42, "title": "Dragons"}],
         },
-        {"id": 1003, "title": "Reminder group", "type": "group", "members": [READER], "slow_mode_seconds": 30},
+        {"id": 1003, "title": "Reminder group", "type": "supergroup", "members": [READER], "slow_mode_seconds": 30},
     ],
 }

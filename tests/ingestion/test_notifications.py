@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from accounts.models import AccountChat, AuthState, TelegramAccount
+from accounts.models import AuthState, TelegramAccount
 from core.models import Notification, RunStatus
 from ingestion.models import AccountChannelMap, Channel, MapRole, SkippedPackage, SkipReason
 from ingestion.recovery import packages_check_destination
@@ -24,9 +24,9 @@ def storage(settings, tmp_path):
 
 
 def test_a_channel_that_became_private_raises_one_notification_per_day(ingest_world):
-    ingest_world(world(messages=[ZIP]))
-    # The account's access hash no longer opens the channel: Telegram answers CHANNEL_PRIVATE.
-    AccountChat.objects.filter(account__phone=READER, chat__telegram_id=SOURCE).update(access_hash=1)
+    sandbox = ingest_world(world(messages=[ZIP]))
+    # The reader was removed from the channel: Telegram answers CHANNEL_PRIVATE.
+    sandbox.member_set(SOURCE, READER, member=False)
 
     first = run_cycle()
     run_cycle()
@@ -40,10 +40,7 @@ def test_a_channel_that_became_private_raises_one_notification_per_day(ingest_wo
     assert notification.url == reverse("ingestion:channel-detail", args=[channel.pk])
     assert notification.count == 2, "the second cycle bumps the same notification"
 
-    AccountChat.objects.filter(account__phone=READER, chat__telegram_id=SOURCE).update(access_hash=0)
-    from accounts.services import account_refresh_chats
-
-    account_refresh_chats(account=TelegramAccount.objects.get(phone=READER))
+    sandbox.member_set(SOURCE, READER)
     assert run_cycle().status == RunStatus.SUCCESS
     assert Channel.objects.get(pk=channel.pk).last_error == "", "reachable again: the error is cleared"
 

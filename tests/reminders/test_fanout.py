@@ -46,8 +46,9 @@ pytestmark = pytest.mark.django_db
 
 def uploads_of(world, phone: str = SENDER, *, size: int) -> float:
     """Media uploads seen by the sandbox: each is one request per 512 KiB part plus the UploadMedia call."""
-    calls = world.stats()["calls"].get(phone, {}).get("upload_media", 0)
-    return calls / (math.ceil(size / PART_SIZE) + 1)
+    calls = world.stats()["calls"].get(phone, {})
+    requests = calls.get("upload.saveFilePart", 0) + calls.get("messages.uploadMedia", 0)
+    return requests / (math.ceil(size / PART_SIZE) + 1)
 
 
 def test_every_group_gets_every_part_in_order_once(fanout_world):

@@ -1,0 +1,119 @@
+"""Writing: messages.sendMessage, sendMedia and uploadMedia, with Telegram's rules for who may post where."""
+
+from telethon.tl import functions, types
+
+from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
+from telegram.sandbox import tl
+from telegram.sandbox.faults import RpcAnswer
+from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
+from telegram.sandbox.methods.files import uploaded_file
+from telegram.sandbox.world import SlowModeWait, clock
+
+
+def _topic(call: Call, chat_row: dict, admin: bool, reply_to) -> int | None:
+    top = getattr(reply_to, "top_msg_id", None) or getattr(reply_to, "reply_to_msg_id", None) if reply_to else None
+    if not chat_row["forum"]:
+        if getattr(reply_to, "top_msg_id", None):
+            raise RpcAnswer(400, "TOPIC_ID_INVALID")
+        return None
+    topic = top or GENERAL_TOPIC_ID
+    row = next(iter(call.world.topics(chat_row["id"], after=topic - 1, limit=1)), None)
+    if row is None or row["id"] != topic:
+        raise RpcAnswer(400, "TOPIC_DELETED")
+    if row["closed"] and not admin:
+        raise RpcAnswer(400, "TOPIC_CLOSED")
+    return topic
+
+
+def _media_document(call: Call, media) -> tuple[str, int]:
+    """(kind, document id) of the media a send carries: a fresh upload, or a handle from uploadMedia."""
+    if isinstance(media, types.InputMediaUploadedDocument):
+        return "document", uploaded_file(call, media.file, mime_type=media.mime_type)
+    if isinstance(media, types.InputMediaUploadedPhoto):
+        return "photo", uploaded_file(call, media.file, mime_type="image/jpeg")
+    if isinstance(media, types.InputMediaDocument | types.InputMediaPhoto):
+        handle = media.id
+        phone = call.key["phone"]
+        document = call.world.document(getattr(handle, "id", 0))
+        if document is None or handle.access_hash != tl.access_hash("document", phone, handle.id):
+            raise RpcAnswer(400, "MEDIA_INVALID")
+        reference_fresh(call, handle.file_reference)
+        return ("photo" if isinstance(media, types.InputMediaPhoto) else "document"), document["id"]
+    raise RpcAnswer(400, "MEDIA_EMPTY")
+
+
+def _send(call: Call, *, text: str, media=None):
+    request = call.request
+    me = call.me()
+    chat_row, admin = chat(call, request.peer)
+    topic = _topic(call, chat_row, admin, request.reply_to)
+    if not can_post(chat_row, admin):
+        raise (
+            RpcAnswer(400, "CHAT_ADMIN_REQUIRED")
+            if chat_row["type"] == CHANNEL
+            else RpcAnswer(403, "CHAT_WRITE_FORBIDDEN")
+        )
+    if not text and media is None:
+        raise RpcAnswer(400, "MESSAGE_EMPTY")
+    wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
+    if wait:
+        raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+    kind, document_id = _media_document(call, media) if media is not None else (None, None)
+    try:
+        message_id, _ = call.world.post(
+            chat_row["id"],
+            sender=me["phone"],
+            random_id=request.random_id,
+            text=text,
+            topic=topic,
+            kind=kind,
+            document_id=document_id,
+            slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+        )
+    except SlowModeWait as exc:
+        raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
+    if message_id is None:
+        # Telegram reports a reused random_id as a server error (500), not a 400.
+        raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
+    row = call.world.message(chat_row["id"], message_id)
+    document = call.world.document(document_id) if document_id is not None else None
+    message = tl.message(
+        chat_row, row, phone=me["phone"], dc_id=call.dc_id, document_row=document, senders={me["phone"]: me}
+    )
+    new = (
+        types.UpdateNewMessage(message=message, pts=message_id, pts_count=1)
+        if chat_row["type"] == GROUP
+        else types.UpdateNewChannelMessage(message=message, pts=message_id, pts_count=1)
+    )
+    chats, users = entities(call, [chat_row])
+    return types.Updates(
+        updates=[types.UpdateMessageID(id=message_id, random_id=request.random_id), new],
+        users=users,
+        chats=chats,
+        date=tl.date(clock()),
+        seq=0,
+    )
+
+
+def send_message(call: Call):
+    return _send(call, text=call.request.message)
+
+
+def send_media(call: Call):
+    return _send(call, text=call.request.message, media=call.request.media)
+
+
+def upload_media(call: Call):
+    me = call.me()
+    kind, document_id = _media_document(call, call.request.media)
+    document = call.world.document(document_id)
+    if kind == "photo":
+        return types.MessageMediaPhoto(photo=tl.photo(document, phone=me["phone"], dc_id=call.dc_id))
+    return types.MessageMediaDocument(document=tl.document(document, phone=me["phone"], dc_id=call.dc_id))
+
+
+HANDLERS = {
+    functions.messages.SendMessageRequest: send_message,
+    functions.messages.SendMediaRequest: send_media,
+    functions.messages.UploadMediaRequest: upload_media,
+}

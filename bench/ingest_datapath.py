@@ -55,8 +55,9 @@ def main() -> None:
     from core.runs import run_claim
     from ingestion import pipeline
     from ingestion.models import IngestionRun
-    from telegram.sandbox import gateway as sandbox_gateway
+    from telegram.sandbox import sender as sandbox_sender
     from telegram.sandbox.authorize import sandbox_authorize
+    from telegram.sandbox.server import SandboxServer
     from telegram.sandbox.world import world_load
 
     world = {
@@ -84,32 +85,22 @@ def main() -> None:
     world_load(settings.SANDBOX_PATH, world)
     sandbox_authorize()
 
-    # The simulated Telegram's CPU (generating the bytes, keeping the upload) is not the pipeline's.
+    # The simulated Telegram's CPU (answering requests: generating the bytes, keeping the upload, putting the
+    # answer on the wire) is not the pipeline's.
     sandbox_cpu = [0.0]
-    original_download = sandbox_gateway.SandboxGateway.iter_download
-    original_upload = sandbox_gateway.SandboxGateway.upload_document
 
-    async def timed_download(self, *args, **kwargs):
-        iterator = original_download(self, *args, **kwargs).__aiter__()
-        while True:
+    def timed(function):
+        def wrapper(*args, **kwargs):
             started = time.thread_time()
             try:
-                chunk = await iterator.__anext__()
-            except StopAsyncIteration:
+                return function(*args, **kwargs)
+            finally:
                 sandbox_cpu[0] += time.thread_time() - started
-                return
-            sandbox_cpu[0] += time.thread_time() - started
-            yield chunk
 
-    async def timed_upload(self, *args, **kwargs):
-        started = time.thread_time()
-        try:
-            return await original_upload(self, *args, **kwargs)
-        finally:
-            sandbox_cpu[0] += time.thread_time() - started
+        return wrapper
 
-    sandbox_gateway.SandboxGateway.iter_download = timed_download
-    sandbox_gateway.SandboxGateway.upload_document = timed_upload
+    SandboxServer.answer = timed(SandboxServer.answer)
+    sandbox_sender.serialize = timed(sandbox_sender.serialize)
     pipeline.hashlib = types.SimpleNamespace(sha256=CountingSha256)
 
     from accounts.models import TelegramAccount

@@ -59,6 +59,21 @@ def db(function):
     return sync_to_async(function, thread_sensitive=True)
 
 
+async def documents_above(gateway: TelegramGateway, ref: ChatRef, *, min_id: int, call=None) -> list[DocumentMessage]:
+    """Every document message above min_id, ascending (channel-wide in a forum), page after page until
+    the gateway says nothing older is left; `call` wraps each request (the cycle's retry policy)."""
+    call = call or (lambda make_call: make_call())
+    found: dict[int, DocumentMessage] = {}
+    offset_id: int | None = 0
+    while offset_id is not None:
+        page = await call(lambda offset_id=offset_id: gateway.search_documents(ref, min_id=min_id, offset_id=offset_id))
+        for message in page.messages:
+            if message.document is not None:
+                found[message.id] = message
+        offset_id = page.next_offset_id
+    return [found[message_id] for message_id in sorted(found)]
+
+
 class CycleInterrupted(Exception):
     """Stop this account's cycle cleanly; nothing unfinished is moved past."""
 
@@ -461,18 +476,7 @@ class IngestionCycle:
         return result
 
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
-        """Every document message above min_id, ascending (channel-wide in a forum)."""
-        found: dict[int, DocumentMessage] = {}
-        offset_id: int | None = 0
-        while offset_id is not None:
-            page = await self._call(
-                lambda offset_id=offset_id: reader.search_documents(ref, min_id=min_id, offset_id=offset_id)
-            )
-            for message in page.messages:
-                if message.document is not None:
-                    found[message.id] = message
-            offset_id = page.next_offset_id
-        return [found[message_id] for message_id in sorted(found)]
+        return await documents_above(reader, ref, min_id=min_id, call=self._call)
 
     def _capped_skips(self, target: ScanTarget, first_ids: list[int]) -> set[int]:
         return set(

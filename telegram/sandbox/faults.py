@@ -61,7 +61,7 @@ def fault_error(*, error: str, seconds: int) -> BaseException:
     if error == "file_reference_expired":
         return RpcAnswer(400, "FILE_REFERENCE_EXPIRED")
     if error == "network":
-        return ConnectionError("Sandbox network failure: the connection dropped.")
+        return ConnectionError("Sandbox network failure.")
     if error == "peer_flood":
         return RpcAnswer(400, "PEER_FLOOD")
     if error == "write_forbidden":

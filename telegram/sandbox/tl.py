@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from telethon.tl import types
 
 from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
-from telegram.sandbox.world import BASE_DATE, DC_ADDRESSES, DC_PORT, clock
+from telegram.sandbox import world
+from telegram.sandbox.world import BASE_DATE, DC_ADDRESSES, DC_PORT
 
 # A file reference carries when it was issued and the message it came from (0, 0 for an uploaded media).
 _REFERENCE = struct.Struct(">dqq")
@@ -26,7 +27,7 @@ def access_hash(*parts) -> int:
 
 
 def file_reference(*, chat_id: int = 0, message_id: int = 0) -> bytes:
-    return _REFERENCE.pack(clock(), chat_id, message_id)
+    return _REFERENCE.pack(world.clock(), chat_id, message_id)
 
 
 def file_reference_read(reference: bytes) -> tuple[float, int, int] | None:
@@ -186,11 +187,11 @@ def dialog(chat: dict, top_message: int) -> types.Dialog:
 
 
 def state() -> types.updates.State:
-    return types.updates.State(pts=1, qts=0, date=date(clock()), seq=0, unread_count=0)
+    return types.updates.State(pts=1, qts=0, date=date(world.clock()), seq=0, unread_count=0)
 
 
 def config(dc_id: int) -> types.Config:
-    now = clock()
+    now = world.clock()
     return types.Config(
         date=date(now),
         expires=date(now + 3600),

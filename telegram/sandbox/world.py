@@ -245,14 +245,28 @@ def _archive_blob(root: Path, name: str, entries: list[dict]) -> tuple[str, int]
         return blob.sha256, blob.size
 
 
+def _file_blob(root: Path, path: Path) -> tuple[str, int]:
+    """Real bytes from a file (an archive made by zip or 7z, say) as a blob."""
+    with BlobWriter(root) as blob, open(path, "rb") as handle:
+        while chunk := handle.read(READ_CHUNK):
+            blob.write(chunk)
+    return blob.sha256, blob.size
+
+
 def _document_spec(spec, where: str) -> dict:
-    """A world-file document, checked: {"name", "archive"} or {"name", "size", "seed"}, optional "volume_size"."""
+    """A world-file document, checked: {"name", "archive"}, {"name", "size", "seed"} or {"name", "file"},
+    with an optional "volume_size"."""
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
         raise WorldError(f"{where}: a document needs a non-empty 'name'")
     name = spec["name"]
     volume_size = spec.get("volume_size")
     if volume_size is not None and (not isinstance(volume_size, int) or volume_size <= 0):
         raise WorldError(f"{where}: 'volume_size' must be a positive integer")
+    if "file" in spec:
+        path = Path(str(spec["file"]))
+        if not path.is_file():
+            raise WorldError(f"{where}: document file {path} does not exist")
+        return {"name": name, "file": str(path), "volume_size": volume_size}
     if "archive" in spec:
         entries = spec["archive"]
         if content.archive_kind(name) is None:
@@ -277,6 +291,9 @@ def _document_parts(root: Path, spec: dict) -> list[dict]:
     """Document rows (without id) for a checked spec: one, or one per volume."""
     if "archive" in spec:
         sha256, total = _archive_blob(root, spec["name"], spec["archive"])
+        source, key = "blob", sha256
+    elif "file" in spec:
+        sha256, total = _file_blob(root, Path(spec["file"]))
         source, key = "blob", sha256
     else:
         source, key, total, sha256 = "seed", spec["seed"], spec["size"], None
@@ -1018,4 +1035,8 @@ class World:
     def message_delete(self, chat_id: int, message_id: int) -> None:
         """Delete a message, as its author or an admin would; its id stays taken."""
         with self.transaction() as conn:
-            conn.execute("UPDATE messages SET deleted = 1 WHERE chat_id = ? AND id = ?", (chat_id, message_id))
+            deleted = conn.execute(
+                "UPDATE messages SET deleted = 1 WHERE chat_id = ? AND id = ? AND NOT deleted", (chat_id, message_id)
+            ).rowcount
+        if not deleted:
+            raise WorldError(f"Chat {chat_id} has no message {message_id} to delete.")

@@ -84,6 +84,7 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
             errors.FileReferenceEmptyError,
             errors.FilerefUpgradeNeededError,
             errors.MediaEmptyError,
+            errors.MediaInvalidError,
         ),
         FileReferenceExpired,
     ),

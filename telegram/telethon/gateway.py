@@ -72,8 +72,13 @@ class TelethonGateway:
             # A worker task only makes requests: no update stream to keep up with.
             receive_updates=False,
         )
-        with mapped_errors():
-            await self._client.connect()
+        try:
+            with mapped_errors():
+                await self._client.connect()
+        except BaseException:
+            # A connect refused half-way (FLOOD_WAIT, AUTH_KEY_DUPLICATED) must not leave the socket open.
+            await self._client.disconnect()
+            raise
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -147,6 +152,8 @@ class TelethonGateway:
         )
 
     async def _remember_me(self, user: types.User) -> AccountInfo:
+        if user.phone and user.phone.lstrip("+") != self.phone.lstrip("+"):
+            raise AuthRequired("This stored session belongs to another Telegram account; log in again.")
         default_limit, premium_limit = await self._upload_limits()
         self._me = AccountInfo(
             user_id=user.id,
@@ -236,15 +243,20 @@ class TelethonGateway:
         topics: dict[int, TopicInfo] = {}
         offset_date, offset_id, offset_topic = None, 0, 0
         while True:
-            result = await self._client(
-                functions.messages.GetForumTopicsRequest(
-                    peer=_input_peer(chat),
-                    offset_date=offset_date,
-                    offset_id=offset_id,
-                    offset_topic=offset_topic,
-                    limit=TOPICS_PAGE,
+            try:
+                result = await self._client(
+                    functions.messages.GetForumTopicsRequest(
+                        peer=_input_peer(chat),
+                        offset_date=offset_date,
+                        offset_id=offset_id,
+                        offset_topic=offset_topic,
+                        limit=TOPICS_PAGE,
+                    )
                 )
-            )
+            except errors.RPCError as exc:
+                if exc.message == "CHANNEL_FORUM_MISSING":  # not a forum (any more): no topics
+                    return []
+                raise
             page = [topic for topic in result.topics if isinstance(topic, types.ForumTopic)]
             new = [topic for topic in page if topic.id not in topics]
             for topic in new:

@@ -1,12 +1,15 @@
-"""The sandbox management commands: load (and authorize), stats, dump, post."""
+"""The sandbox management commands: load (and authorize), stats, dump, post, delete."""
 
+import hashlib
 import io
 import json
+import subprocess
 import zipfile
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from telethon.sessions import StringSession
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from core.crypto import unseal
@@ -48,9 +51,17 @@ def test_stats_prints_requests_and_resets(sandbox, sandbox_run):
     sandbox_run(world, READER, lambda gateway: gateway.get_me())
     sandbox_run(world, READER, lambda gateway: gateway.list_chats())
 
-    assert json.loads(run("sandbox_stats", "--json", "--reset")) == {"calls": {READER: {"get_me": 1, "list_chats": 1}}}
-    assert json.loads(run("sandbox_stats", "--json")) == {"calls": {}}
-    assert world.stats() == {"calls": {}}
+    # Two connections (help.getConfig and users.getUsers each), get_me (users.getUsers and the upload limits of
+    # help.getAppConfig) and list_chats (one page of dialogs).
+    assert json.loads(run("sandbox_stats", "--json", "--reset")) == {
+        "calls": {READER: {"help.getConfig": 2, "users.getUsers": 3, "help.getAppConfig": 1, "messages.getDialogs": 1}},
+        "connecting": {READER: {"help.getConfig": 2, "users.getUsers": 2}},
+        "sessions": {READER: {"duplicated": 0, "max_processes": 1}},
+        "flood_waits": {},
+    }
+    empty = {"calls": {}, "connecting": {}, "sessions": {}, "flood_waits": {}}
+    assert json.loads(run("sandbox_stats", "--json")) == empty
+    assert world.stats() == empty
 
 
 def test_post_adds_messages_as_someone_else_would(sandbox, sandbox_run):
@@ -73,7 +84,7 @@ def test_post_adds_messages_as_someone_else_would(sandbox, sandbox_run):
     assert zipfile.ZipFile(io.BytesIO(joined)).namelist() == ["x.stl", "y.stl"]
     chat = ChatRef(id=1001, access_hash=chat_access_hash(phone=READER, chat_id=1001, type="channel"))
     found = sandbox_run(world, READER, lambda gateway: gateway.search_documents(chat, min_id=0))
-    assert [message.id for message in found] == [4, 3, 2]
+    assert [message.id for message in found.messages] == [4, 3, 2]
 
 
 @pytest.mark.parametrize(
@@ -134,6 +145,7 @@ def test_load_authorize_logs_every_account_in_with_its_chats(settings, tmp_path)
 
     for _ in range(2):  # a reload logs in again: the old sessions belonged to the old world
         run("sandbox_load", str(path), "--authorize")
+    world = World(settings.SANDBOX_PATH)
 
     reader, guarded = TelegramAccount.objects.order_by("phone")
     assert (reader.auth_state, reader.display_name, reader.is_premium) == (AuthState.AUTHENTICATED, "Reader", False)
@@ -142,7 +154,8 @@ def test_load_authorize_logs_every_account_in_with_its_chats(settings, tmp_path)
         True,
         4194304000,
     )
-    assert unseal(guarded.session_sealed).startswith(f"sandbox:{GUARDED}:")
+    key = StringSession(unseal(guarded.session_sealed)).auth_key
+    assert (world.key(str(key.key_id))["phone"], world.key(str(key.key_id))["state"]) == (GUARDED, "authorized")
     links = {
         (link.account.phone, link.chat.telegram_id): (link.access_hash, link.can_post)
         for link in AccountChat.objects.select_related("account", "chat")
@@ -153,7 +166,7 @@ def test_load_authorize_logs_every_account_in_with_its_chats(settings, tmp_path)
         (GUARDED, 1001): (chat_access_hash(phone=GUARDED, chat_id=1001, type="channel"), False),
         (GUARDED, 3001): (chat_access_hash(phone=GUARDED, chat_id=3001, type="channel"), True),
     }
-    assert World(settings.SANDBOX_PATH).chats()[0]["role"] == "source"
+    assert world.chats()[0]["role"] == "source"
 
 
 @pytest.mark.django_db
@@ -170,3 +183,29 @@ def test_the_demo_world_loads_and_authorizes(settings, tmp_path):
     assert reminders.chat_links.filter(can_post=True).count() >= 18
     roles = {chat["role"] for chat in World(settings.SANDBOX_PATH).chats()}
     assert {"source", "destination"} <= roles
+
+
+def test_post_file_puts_real_bytes_in_the_chat_and_delete_removes_them(sandbox, tmp_path):
+    sandbox(WORLD)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "body.stl").write_bytes(b"solid body\n" * 500)
+    archive = tmp_path / "made-by-zip.zip"
+    subprocess.run(["zip", "-q", "-r", str(archive), "model"], cwd=tmp_path, check=True)
+
+    (message_id,) = run("sandbox_post", "1001", "--file", str(archive), "--name", "dragon.zip", "--topic", "42").split()
+
+    posted = json.loads(run("sandbox_dump", "1001", "--json"))["messages"][-1]
+    assert posted["id"] == int(message_id) and posted["topic"] == 42
+    assert posted["document"] == {
+        "name": "dragon.zip",
+        "size": archive.stat().st_size,
+        "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(),
+    }
+    assert zipfile.ZipFile(io.BytesIO(World(settings.SANDBOX_PATH).message_bytes(1001, int(message_id)))).namelist()
+
+    assert run("sandbox_delete", "1001", message_id).strip() == f"Deleted message {message_id} of chat 1001."
+    assert [m["id"] for m in json.loads(run("sandbox_dump", "1001", "--json"))["messages"]] == []
+    with pytest.raises(CommandError, match=f"no message {message_id}"):
+        run("sandbox_delete", "1001", message_id)
+    with pytest.raises(CommandError, match="no such file"):
+        run("sandbox_post", "1001", "--file", str(tmp_path / "missing.zip"))

@@ -1,4 +1,5 @@
-"""Sandbox faults: matching, times/after, the errors they raise, counters shared by processes."""
+"""Sandbox faults: matching, times/after, the Telegram errors they answer (as the gateway maps them),
+counters shared by processes."""
 
 import itertools
 import subprocess
@@ -19,6 +20,7 @@ from telegram.errors import (
 from telegram.records import ChatRef
 from telegram.sandbox.faults import SandboxCrash
 from telegram.sandbox.world import chat_access_hash
+from tests.telegram import helpers
 
 READER, OTHER = "+15550000001", "+15550000002"
 RANDOM_IDS = itertools.count(1)
@@ -44,7 +46,7 @@ def world_with(faults: list[dict]) -> dict:
 
 
 def ref(phone: str, chat_id: int) -> ChatRef:
-    return ChatRef(id=chat_id, access_hash=chat_access_hash(phone=phone, chat_id=chat_id, type="supergroup"))
+    return helpers.ref(phone, chat_id, "supergroup")
 
 
 def send(sandbox_run, world, phone=READER, chat_id=1):
@@ -70,7 +72,7 @@ def test_after_lets_calls_through_then_times_fail(sandbox, sandbox_run):
         assert (wait.value.seconds, wait.value.rpc) == (9, "FLOOD_WAIT")
     send(sandbox_run, world)
 
-    assert world.stats()["calls"][READER]["send_message"] == 4
+    assert world.stats()["calls"][READER]["messages.sendMessage"] == 4
 
 
 def test_faults_narrow_to_account_chat_and_message(sandbox, sandbox_run):
@@ -117,7 +119,7 @@ def test_any_covers_uploads_and_login_is_never_faulted(sandbox, sandbox_run, tmp
     [
         ("flood_wait", FloodWait, "FLOOD_WAIT"),
         ("file_reference_expired", FileReferenceExpired, "FILE_REFERENCE_EXPIRED"),
-        ("network", TransientError, "RPC_CALL_FAIL"),
+        ("network", TransientError, "ConnectionError"),  # the connection drops: no answer at all
         ("peer_flood", AccountRestricted, "PEER_FLOOD"),
         ("write_forbidden", TargetForbidden, "CHAT_WRITE_FORBIDDEN"),
     ],
@@ -152,15 +154,19 @@ def test_a_crash_passes_through_ordinary_error_handlers(sandbox, sandbox_run):
 SUBPROCESS = textwrap.dedent(
     """
     import asyncio, sys
+    from functools import partial
     from telegram.records import ChatRef
-    from telegram.sandbox.gateway import SandboxGateway
+    from telegram.sandbox.sender import SandboxClient
+    from telegram.telethon.gateway import TelethonGateway
 
     path, phone, session, access_hash = sys.argv[1:5]
 
     async def main():
-        async with SandboxGateway(phone=phone, session=session, path=path) as gateway:
+        client_factory = partial(SandboxClient, world_path=path, phone=phone)
+        async with TelethonGateway(phone, session, 1, "sandbox", client_factory=client_factory) as gateway:
             try:
-                await gateway.send_message(ChatRef(id=1, access_hash=int(access_hash)), random_id=424242, text="hi")
+                chat = ChatRef(id=1, access_hash=int(access_hash), type="supergroup")
+                await gateway.send_message(chat, random_id=424242, text="hi")
             except Exception as exc:
                 print(type(exc).__name__)
             else:
@@ -194,5 +200,5 @@ def test_fault_counters_and_request_counts_are_shared_across_processes(sandbox, 
     assert crashed.returncode != 0 and "SandboxCrash" in crashed.stderr
     assert run_in_another_process(world, session).stdout.strip() == "sent"
 
-    assert world.stats()["calls"][READER]["send_message"] == 4
+    assert world.stats()["calls"][READER]["messages.sendMessage"] == 4
     assert [message["sender"] for message in world.chat_dump(1)["messages"] if message["text"] == "hi"] == [READER]

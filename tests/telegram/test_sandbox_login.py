@@ -1,13 +1,26 @@
-"""Sandbox login: codes, two-step passwords, sessions, Premium."""
+"""Logging in to the sandbox server through the real Telethon client: codes, DC migration, two-step
+passwords (SRP), refused codes, banned accounts, sessions, Premium."""
 
 import asyncio
 
 import pytest
+from telethon.crypto import AuthKey
+from telethon.sessions import StringSession
 
-from telegram.errors import AuthRequired, CodeExpired, CodeInvalid, PasswordInvalid, PasswordRequired, PhoneInvalid
-from telegram.sandbox.gateway import SandboxGateway
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    CodeExpired,
+    CodeInvalid,
+    LoginRefused,
+    PasswordInvalid,
+    PasswordRequired,
+    PhoneInvalid,
+)
+from telegram.gateway import open_gateway
+from telegram.sandbox.world import DC_ADDRESSES
 
-READER, GUARDED = "+15550000001", "+15550000002"
+READER, GUARDED, MOVED = "+15550000001", "+15550000002", "+15550000003"
 WORLD = {
     "limits": {"upload_max_bytes": 1000, "premium_upload_max_bytes": 2000},
     "accounts": [
@@ -20,92 +33,153 @@ WORLD = {
             "password": "hunter2",
             "premium": True,
         },
+        {"phone": MOVED, "first_name": "Moved", "code": "24680", "dc": 4},
     ],
 }
 
 
-def step(world, phone: str, session: str, action):
+def step(phone: str, session: str, action):
     """One login step in its own gateway and event loop, as the login services do; returns (result, session)."""
 
     async def main():
-        async with SandboxGateway(phone=phone, session=session, path=world.path) as gateway:
+        async with open_gateway(phone=phone, session=session) as gateway:
             return await action(gateway), gateway.export_session()
 
     return asyncio.run(main())
 
 
+def session_key(world, session: str) -> dict:
+    """The server's row for the authorization key a session string carries."""
+    return world.key(str(StringSession(session).auth_key.key_id))
+
+
 def test_code_login_issues_a_session_that_later_gateways_accept(sandbox):
     world = sandbox(WORLD)
-    phone_code_hash, session = step(world, READER, "", lambda gateway: gateway.send_code())
-    assert session.startswith(f"sandbox:{READER}:")
+    phone_code_hash, session = step(READER, "", lambda gateway: gateway.send_code())
+    assert StringSession(session).dc_id == 2  # Telethon's first data centre, where this account lives
 
     with pytest.raises(CodeInvalid):
-        step(
-            world, READER, session, lambda gateway: gateway.sign_in_code(code="11111", phone_code_hash=phone_code_hash)
-        )
+        step(READER, session, lambda gateway: gateway.sign_in_code(code="11111", phone_code_hash=phone_code_hash))
     info, session = step(
-        world, READER, session, lambda gateway: gateway.sign_in_code(code="12345", phone_code_hash=phone_code_hash)
+        READER, session, lambda gateway: gateway.sign_in_code(code="12345", phone_code_hash=phone_code_hash)
     )
 
     assert (info.user_id, info.phone, info.display_name, info.premium) == (15550000001, READER, "Reader", False)
-    assert info.upload_max_bytes == 1000
-    me, _ = step(world, READER, session, lambda gateway: gateway.get_me())
+    assert info.upload_max_bytes == 1000  # published as a fraction of a part, read back in bytes
+    assert (session_key(world, session)["phone"], session_key(world, session)["state"]) == (READER, "authorized")
+    me, _ = step(READER, session, lambda gateway: gateway.get_me())
     assert me == info
 
 
-def test_two_step_verification_asks_for_the_password(sandbox):
+def test_two_step_verification_checks_the_password_by_srp(sandbox):
     world = sandbox(WORLD)
-    phone_code_hash, session = step(world, GUARDED, "", lambda gateway: gateway.send_code())
+    phone_code_hash, session = step(GUARDED, "", lambda gateway: gateway.send_code())
 
     with pytest.raises(PasswordRequired):
-        step(
-            world, GUARDED, session, lambda gateway: gateway.sign_in_code(code="54321", phone_code_hash=phone_code_hash)
-        )
+        step(GUARDED, session, lambda gateway: gateway.sign_in_code(code="54321", phone_code_hash=phone_code_hash))
     with pytest.raises(AuthRequired):
-        step(world, GUARDED, session, lambda gateway: gateway.get_me())
+        step(GUARDED, session, lambda gateway: gateway.get_me())
     with pytest.raises(PasswordInvalid):
-        step(world, GUARDED, session, lambda gateway: gateway.sign_in_password(password="hunter3"))
-    info, session = step(world, GUARDED, session, lambda gateway: gateway.sign_in_password(password="hunter2"))
+        step(GUARDED, session, lambda gateway: gateway.sign_in_password(password="hunter3"))
+    info, session = step(GUARDED, session, lambda gateway: gateway.sign_in_password(password="hunter2"))
 
     assert (info.display_name, info.premium, info.upload_max_bytes) == ("Guarded Writer", True, 2000)
-    assert step(world, GUARDED, session, lambda gateway: gateway.get_me())[0] == info
+    assert step(GUARDED, session, lambda gateway: gateway.get_me())[0] == info
+    # The password never travels: the server only saw SRP's proof.
+    assert session_key(world, session)["srp_b"] is None
+    assert world.stats()["calls"][GUARDED]["auth.checkPassword"] == 2
+
+
+def test_phone_migrate_moves_the_login_to_the_accounts_data_centre(sandbox):
+    world = sandbox(WORLD)
+
+    phone_code_hash, session = step(MOVED, "", lambda gateway: gateway.send_code())
+    info, session = step(
+        MOVED, session, lambda gateway: gateway.sign_in_code(code="24680", phone_code_hash=phone_code_hash)
+    )
+
+    stored = StringSession(session)
+    assert (stored.dc_id, stored.server_address) == (4, DC_ADDRESSES[4])
+    assert session_key(world, session)["dc_id"] == 4
+    assert info.display_name == "Moved"
+    assert step(MOVED, session, lambda gateway: gateway.get_me())[0] == info
+    assert world.stats()["calls"][MOVED]["auth.sendCode"] == 2  # PHONE_MIGRATE_4 on DC 2, then the code on DC 4
+
+
+@pytest.mark.parametrize(
+    ("login", "rpc", "advice"),
+    [
+        ("payment_required", "SENT_CODE_PAYMENT_REQUIRED", "Log in once in an official Telegram app"),
+        ("email_setup_required", "SENT_CODE_EMAIL_SETUP_REQUIRED", "set up the login email"),
+    ],
+)
+def test_a_refused_code_says_what_the_operator_must_do(sandbox, login, rpc, advice):
+    sandbox({"accounts": [{"phone": READER, "login": login}]})
+
+    with pytest.raises(LoginRefused, match=advice) as refused:
+        step(READER, "", lambda gateway: gateway.send_code())
+
+    assert refused.value.rpc == rpc
+    assert not refused.value.retryable
+
+
+def test_a_banned_account_is_restricted(sandbox, sandbox_run):
+    world = sandbox({"accounts": [{"phone": READER, "banned": True}]})
+    session = world.session_issue(READER)
+
+    with pytest.raises(AccountRestricted) as restricted:
+        sandbox_run(world, READER, lambda gateway: gateway.get_me(), session=session)
+    assert restricted.value.rpc == "USER_DEACTIVATED_BAN"
+    with pytest.raises(AccountRestricted):  # and it cannot log in again
+        step(READER, "", lambda gateway: gateway.send_code())
 
 
 def test_a_code_from_another_request_has_expired(sandbox):
-    world = sandbox(WORLD)
-    old_hash, _ = step(world, READER, "", lambda gateway: gateway.send_code())
-    _, session = step(world, READER, "", lambda gateway: gateway.send_code())
+    sandbox(WORLD)
+    old_hash, _ = step(READER, "", lambda gateway: gateway.send_code())
+    _, session = step(READER, "", lambda gateway: gateway.send_code())
 
     with pytest.raises(CodeExpired):
-        step(world, READER, session, lambda gateway: gateway.sign_in_code(code="12345", phone_code_hash=old_hash))
-    with pytest.raises(CodeExpired):
-        step(world, READER, session, lambda gateway: gateway.sign_in_password(password="x"))
+        step(READER, session, lambda gateway: gateway.sign_in_code(code="12345", phone_code_hash=old_hash))
+    # No password step is pending on this session: the server knows no login to finish.
+    with pytest.raises(AuthRequired):
+        step(READER, session, lambda gateway: gateway.sign_in_password(password="x"))
 
 
 def test_a_phone_outside_the_world_is_invalid(sandbox):
-    world = sandbox(WORLD)
+    sandbox(WORLD)
 
     with pytest.raises(PhoneInvalid):
-        step(world, "+15559999999", "", lambda gateway: gateway.send_code())
+        step("+15559999999", "", lambda gateway: gateway.send_code())
 
 
-@pytest.mark.parametrize("session", ["", "sandbox:+15550000001:nope", "garbage"])
+def unknown_key_session() -> str:
+    session = StringSession()
+    session.set_dc(2, DC_ADDRESSES[2], 443)
+    session.auth_key = AuthKey(bytes(256))
+    return session.save()
+
+
+@pytest.mark.parametrize("session", ["", "garbage", unknown_key_session()])
 def test_calls_without_a_valid_session_need_a_login(sandbox, session):
-    world = sandbox(WORLD)
+    sandbox(WORLD)
 
     with pytest.raises(AuthRequired):
-        step(world, READER, session, lambda gateway: gateway.list_chats())
+        step(READER, session, lambda gateway: gateway.list_chats())
 
 
-def test_a_session_is_for_its_own_phone_and_can_be_revoked(sandbox):
+def test_a_session_is_its_accounts_and_can_be_revoked(sandbox, sandbox_run):
     world = sandbox(WORLD)
     session = world.session_issue(READER)
 
-    with pytest.raises(AuthRequired):
-        step(world, GUARDED, session, lambda gateway: gateway.get_me())
+    # The key is what Telegram knows: another account's session is refused, not used as that other account.
+    with pytest.raises(AuthRequired, match="belongs to another Telegram account"):
+        sandbox_run(world, GUARDED, lambda gateway: gateway.get_me(), session=session)
+    assert sandbox_run(world, READER, lambda gateway: gateway.get_me(), session=session).user_id == 15550000001
     world.sessions_revoke(READER)
-    with pytest.raises(AuthRequired):
-        step(world, READER, session, lambda gateway: gateway.get_me())
+    with pytest.raises(AuthRequired) as revoked:
+        sandbox_run(world, READER, lambda gateway: gateway.get_me(), session=session)
+    assert revoked.value.rpc == "SESSION_REVOKED"
 
 
 def test_premium_comes_from_the_world_and_can_change(sandbox, sandbox_run):

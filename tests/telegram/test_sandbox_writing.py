@@ -1,18 +1,19 @@
-"""Sandbox writing: uploads and limits, sends, RANDOM_ID_DUPLICATE, slow mode, forbidden targets, media handles."""
+"""Writing to the sandbox server through the Telethon gateway: uploads and limits, sends,
+RANDOM_ID_DUPLICATE, slow mode, flood limits, forbidden targets and closed topics, media handles."""
 
 import hashlib
 import io
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from django.conf import settings
 from django.core.management import call_command
 
 from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, TargetForbidden
-from telegram.records import ChatRef
-from telegram.sandbox import world as sandbox_world
+from telegram.records import ChatRef, SentMessage
 from telegram.sandbox.world import chat_access_hash
 
 WRITER, PREMIUM, MEMBER = "+15550000001", "+15550000002", "+15550000003"
@@ -34,7 +35,8 @@ WORLD = {
             "type": "supergroup",
             "forum": True,
             "admins": [WRITER],
-            "topics": [{"id": 5, "title": "Dragons"}],
+            "members": [MEMBER],
+            "topics": [{"id": 5, "title": "Dragons"}, {"id": 6, "title": "Announcements", "closed": True}],
         },
         {"id": 4001, "title": "Group", "type": "group", "members": [MEMBER]},
         {
@@ -93,7 +95,9 @@ def test_upload_limit_depends_on_premium(sandbox, sandbox_run, big_file):
         "sha256": hashlib.sha256(big_file.read_bytes()).hexdigest(),
     }
     assert world.message_bytes(3001, 31) == big_file.read_bytes()
-    assert world.stats()["calls"] == {PREMIUM: {"upload_document": 4}}  # three parts and the send
+    calls = world.stats()["calls"]
+    assert (calls[PREMIUM]["upload.saveFilePart"], calls[PREMIUM]["messages.sendMedia"]) == (3, 1)
+    assert "upload.saveFilePart" not in calls[WRITER]  # refused before a byte was sent
 
 
 def test_uploads_take_the_next_ids_and_a_retried_random_id_posts_nothing(sandbox, sandbox_run, tmp_path):
@@ -149,17 +153,17 @@ def test_send_message_dedupes_random_ids_per_chat(sandbox, sandbox_run):
     assert (again.id, again.duplicate) == (None, True)
     assert (elsewhere.chat_id, elsewhere.id) == (4002, 1)
     assert [(m["text"], m["sender"], m["random_id"]) for m in dump(4001)] == [("Reminder", MEMBER, 99)]
-    assert world.stats()["calls"][MEMBER]["send_message"] == 3
+    assert world.stats()["calls"][MEMBER]["messages.sendMessage"] == 3
 
 
-def test_slow_mode_refuses_a_second_post_until_it_elapses(sandbox, sandbox_run, monkeypatch):
+def test_slow_mode_refuses_a_second_post_until_it_elapses(sandbox, sandbox_run, sandbox_clock):
     world = sandbox(WORLD)
     chat = ref(MEMBER, 4002)
-    start = sandbox_world.clock()
-    monkeypatch.setattr(sandbox_world, "clock", lambda: start)
+    start = time.time()
+    sandbox_clock(start)
     sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=1, text="one"))
 
-    monkeypatch.setattr(sandbox_world, "clock", lambda: start + 45)
+    sandbox_clock(start + 45)
     with pytest.raises(FloodWait) as wait:
         sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=2, text="two"))
     assert (wait.value.seconds, wait.value.rpc) == (15, "SLOWMODE_WAIT")
@@ -168,7 +172,7 @@ def test_slow_mode_refuses_a_second_post_until_it_elapses(sandbox, sandbox_run, 
     sandbox_run(world, WRITER, lambda gateway: gateway.send_message(admin, random_id=3, text="admin"))
     sandbox_run(world, WRITER, lambda gateway: gateway.send_message(admin, random_id=4, text="admin again"))
 
-    monkeypatch.setattr(sandbox_world, "clock", lambda: start + 60)
+    sandbox_clock(start + 60)
     sent = sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=2, text="two"))
     assert sent.id == 4
 
@@ -194,8 +198,10 @@ def test_posting_where_the_account_cannot_is_forbidden(sandbox, sandbox_run, tmp
     assert len(dump(chat_id)) == (1 if chat_id == 3001 else 0)
 
 
-def test_uploaded_media_is_reused_until_its_handle_expires(sandbox, sandbox_run, tmp_path, monkeypatch):
+def test_uploaded_media_is_reused_until_its_handle_expires(sandbox, sandbox_run, tmp_path, sandbox_clock):
     world = sandbox(WORLD)
+    start = time.time()
+    sandbox_clock(start)
     image = tmp_path / "poster.jpg"
     image.write_bytes(b"\xff\xd8" + b"x" * 600_000)
     media = sandbox_run(
@@ -209,15 +215,17 @@ def test_uploaded_media_is_reused_until_its_handle_expires(sandbox, sandbox_run,
     sandbox_run(world, MEMBER, send_everywhere)
 
     assert media.kind == "photo"
-    assert world.stats()["calls"][MEMBER]["upload_media"] == 3  # two parts and the UploadMedia call
+    calls = world.stats()["calls"][MEMBER]
+    assert (calls["upload.saveFilePart"], calls["messages.uploadMedia"]) == (2, 1)  # uploaded once, sent twice
+    assert calls["messages.sendMedia"] == 2
     for chat_id in (4001, 4002):
         [message] = dump(chat_id)
         assert (message["text"], message["document"]) == ("Caption", None)
         assert message["photo"]["sha256"] == hashlib.sha256(image.read_bytes()).hexdigest()
-    with pytest.raises(FileReferenceExpired):  # another account's upload
+    with pytest.raises(FileReferenceExpired) as foreign:  # a handle is its own account's: upload it again
         sandbox_run(world, WRITER, lambda g: g.send_message(ref(WRITER, 4002), random_id=5, media=media))
-    later = sandbox_world.clock() + 3601
-    monkeypatch.setattr(sandbox_world, "clock", lambda: later)
+    assert (foreign.value.rpc, foreign.value.retryable) == ("MEDIA_INVALID", True)
+    sandbox_clock(start + 3601)
     with pytest.raises(FileReferenceExpired):
         sandbox_run(world, MEMBER, lambda g: g.send_message(ref(MEMBER, 4001), random_id=6, media=media))
 
@@ -245,15 +253,99 @@ def test_media_too_large_for_the_account_is_refused(sandbox, sandbox_run, big_fi
         sandbox_run(world, MEMBER, lambda g: g.upload_media(path=str(big_file), file_name="x", mime_type="video/mp4"))
 
 
+def test_a_retried_random_id_is_recognised_at_once_without_a_retry(sandbox, sandbox_run):
+    # Telegram answers RANDOM_ID_DUPLICATE as a 500; Telethon would retry that after 2 s sleeps.
+    world = sandbox(WORLD)
+    chat = ref(MEMBER, 4001)
+
+    async def send_twice(gateway):
+        first = await gateway.send_message(chat, random_id=4242, text="Reminder")
+        started = time.monotonic()
+        again = await gateway.send_message(chat, random_id=4242, text="Reminder")
+        return first, again, time.monotonic() - started
+
+    first, again, elapsed = sandbox_run(world, MEMBER, send_twice)
+
+    assert first.duplicate is False
+    assert again == SentMessage(chat_id=4001, id=None, random_id=4242, duplicate=True)
+    assert elapsed < 0.5
+    assert world.stats()["calls"][MEMBER]["messages.sendMessage"] == 2
+
+
+def test_a_random_id_is_forgotten_after_telegrams_memory(sandbox, sandbox_run, sandbox_clock):
+    world = sandbox({**WORLD, "quirks": {"random_id_memory_seconds": 600}})
+    chat = ref(MEMBER, 4001)
+    start = time.time()
+    sandbox_clock(start)
+    sandbox_run(world, MEMBER, lambda gateway: gateway.send_message(chat, random_id=7, text="one"))
+
+    sandbox_clock(start + 599)
+    assert sandbox_run(world, MEMBER, lambda g: g.send_message(chat, random_id=7, text="one")).duplicate is True
+    sandbox_clock(start + 601)
+    assert sandbox_run(world, MEMBER, lambda g: g.send_message(chat, random_id=7, text="one")).id == 2
+
+
+def test_a_closed_topic_is_forbidden_to_members_but_not_to_admins(sandbox, sandbox_run):
+    world = sandbox(WORLD)
+
+    with pytest.raises(TargetForbidden) as closed:
+        sandbox_run(world, MEMBER, lambda g: g.send_message(ref(MEMBER, 3002), random_id=1, text="hi", topic_id=6))
+    assert closed.value.rpc == "TOPIC_CLOSED"
+    sent = sandbox_run(world, WRITER, lambda g: g.send_message(ref(WRITER, 3002), random_id=2, text="hi", topic_id=6))
+    assert [(message["id"], message["topic"], message["sender"]) for message in dump(3002)] == [(sent.id, 6, WRITER)]
+
+
+def test_sends_above_the_accounts_rate_are_answered_flood_wait(sandbox, sandbox_run):
+    world = sandbox(
+        {**WORLD, "accounts": [{"phone": WRITER}, {"phone": PREMIUM}, {"phone": MEMBER, "flood_above_per_minute": 3}]}
+    )
+    chat = ref(MEMBER, 4001)
+
+    async def five_sends(gateway):
+        results = []
+        for random_id in range(1, 6):
+            try:
+                results.append((await gateway.send_message(chat, random_id=random_id, text="x")).id)
+            except FloodWait as wait:
+                results.append(wait)
+        return results
+
+    results = sandbox_run(world, MEMBER, five_sends)
+
+    assert results[:3] == [1, 2, 3]
+    assert all(isinstance(wait, FloodWait) and 0 < wait.seconds <= 60 for wait in results[3:])
+    assert world.stats()["flood_waits"] == {MEMBER: 2}
+    assert len(dump(4001)) == 3
+
+
+def test_the_server_enforces_the_upload_limit_even_when_the_gateway_thinks_otherwise(sandbox, sandbox_run, big_file):
+    # The account's Premium lapsed after the gateway read it: Telegram refuses the parts beyond the limit.
+    world = sandbox(WORLD)
+
+    async def premium_lapses_then_upload(gateway):
+        assert (await gateway.get_me()).premium
+        world.account_update(PREMIUM, premium=False)
+        return await gateway.upload_document(
+            ref(PREMIUM, 3001), path=str(big_file), file_name=big_file.name, random_id=1
+        )
+
+    with pytest.raises(FileTooLarge):
+        sandbox_run(world, PREMIUM, premium_lapses_then_upload)
+    assert [message["id"] for message in dump(3001)] == [30]
+
+
 POSTER = """
 import asyncio, sys
+from functools import partial
 from telegram.records import ChatRef
-from telegram.sandbox.gateway import SandboxGateway
+from telegram.sandbox.sender import SandboxClient
+from telegram.telethon.gateway import TelethonGateway
 
 path, phone, session, first = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
 async def main():
-    async with SandboxGateway(phone=phone, session=session, path=path) as gateway:
+    client_factory = partial(SandboxClient, world_path=path, phone=phone)
+    async with TelethonGateway(phone, session, 1, "sandbox", client_factory=client_factory) as gateway:
         for random_id in range(first, first + 15):
             await gateway.send_message(ChatRef(id=4001, type="group"), random_id=random_id, text=str(random_id))
 

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -14,19 +15,30 @@ class Command(BaseCommand):
         parser.add_argument("--text", default="", help="the message text, or the caption of a document")
         document = parser.add_mutually_exclusive_group()
         document.add_argument("--document", metavar="NAME", help="an opaque document of --size bytes from --seed")
+        document.add_argument("--file", metavar="PATH", help="post this file's real bytes (e.g. made by zip or 7z)")
         document.add_argument(
             "--archive-json",
             metavar="JSON",
             help='a world-file document, e.g. \'{"name": "a.zip", "archive": [{"path": "a.stl", "size": 100}]}\'',
         )
+        parser.add_argument("--name", help="the --file's name in Telegram (default: its own name)")
         parser.add_argument("--size", type=int, help="bytes of the --document")
         parser.add_argument("--seed", help="seed of the --document's bytes (default: its name)")
         parser.add_argument("--volume-size", type=int, help="split the document into volumes of this many bytes")
         parser.add_argument("--topic", type=int, help="forum topic id")
 
-    def handle(self, *args, chat_id, text, document, archive_json, size, seed, volume_size, topic, **options):
+    def handle(
+        self, *args, chat_id, text, document, file, name, archive_json, size, seed, volume_size, topic, **options
+    ):
         spec = None
-        if document:
+        if name and not file:
+            raise CommandError("--name names a --file.")
+        if file:
+            path = Path(file)
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file.")
+            spec = {"name": name or path.name, "file": str(path.resolve())}
+        elif document:
             if size is None:
                 raise CommandError("--document needs --size.")
             spec = {"name": document, "size": size, "seed": seed if seed is not None else document}
@@ -36,7 +48,7 @@ class Command(BaseCommand):
             except json.JSONDecodeError as exc:
                 raise CommandError(f"--archive-json is not valid JSON ({exc}).") from None
         elif not text:
-            raise CommandError("Give --text, --document or --archive-json.")
+            raise CommandError("Give --text, --document, --file or --archive-json.")
         if isinstance(spec, dict) and volume_size is not None:
             spec["volume_size"] = volume_size
         try:

@@ -7,11 +7,15 @@ from telegram.sandbox.world import World, WorldMissing
 
 
 class Command(BaseCommand):
-    help = "Telegram API requests counted by the sandbox, per account and method."
+    help = "Telegram API requests counted by the sandbox, per account and method (connecting counted apart)."
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--json", action="store_true", dest="as_json", help='print {"calls": {phone: {method: count}}}'
+            "--json",
+            action="store_true",
+            dest="as_json",
+            help='print {"calls": {phone: {method: count}}, "connecting": {...}, "sessions": {phone: '
+            '{"duplicated": N, "max_processes": M}}, "flood_waits": {phone: N}}',
         )
         parser.add_argument("--reset", action="store_true", help="start counting from zero after printing")
 
@@ -32,6 +36,12 @@ class Command(BaseCommand):
         if not stats["calls"]:
             self.stdout.write("No requests counted.")
         for phone, methods in stats["calls"].items():
-            self.stdout.write(f"{phone}: {sum(methods.values())} requests")
+            connecting = stats["connecting"].get(phone, {})
+            sessions = stats["sessions"].get(phone, {})
+            self.stdout.write(
+                f"{phone}: {sum(methods.values())} requests ({sum(connecting.values())} while connecting), "
+                f"{stats['flood_waits'].get(phone, 0)} FloodWaits, sessions used from two processes at once "
+                f"{sessions.get('duplicated', 0)} times, at most {sessions.get('max_processes', 0)} processes"
+            )
             for method, count in methods.items():
-                self.stdout.write(f"  {method:<24} {count}")
+                self.stdout.write(f"  {method:<32} {count}")

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from telethon.tl import types
 
 from telegram.records import CHANNEL, GROUP
-from telegram.sandbox import tl
+from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
-from telegram.sandbox.world import World, clock
+from telegram.sandbox.world import World
 
 
 @dataclass
@@ -75,7 +75,7 @@ def can_post(chat_row: dict, admin: bool) -> bool:
 def reference_fresh(call: Call, reference: bytes) -> tuple[int, int]:
     """The (chat_id, message_id) of a file reference still valid; FILE_REFERENCE_EXPIRED otherwise."""
     read = tl.file_reference_read(reference)
-    if read is None or clock() - read[0] > call.world.meta("file_reference_ttl_seconds"):
+    if read is None or world.clock() - read[0] > call.world.meta("file_reference_ttl_seconds"):
         raise RpcAnswer(400, "FILE_REFERENCE_EXPIRED")
     return read[1], read[2]
 

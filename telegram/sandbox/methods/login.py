@@ -5,10 +5,9 @@ import secrets
 from telethon.tl import functions, types
 
 from telegram.gateway import PART_SIZE
-from telegram.sandbox import srp, tl
+from telegram.sandbox import srp, tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call
-from telegram.sandbox.world import clock
 
 
 def get_config(call: Call):
@@ -39,7 +38,7 @@ def get_state(call: Call):
 
 def get_difference(call: Call):
     call.me()
-    return types.updates.DifferenceEmpty(date=tl.date(clock()), seq=0)
+    return types.updates.DifferenceEmpty(date=tl.date(world.clock()), seq=0)
 
 
 def _login_account(call: Call, phone_number: str) -> dict:

@@ -3,11 +3,11 @@
 from telethon.tl import functions, types
 
 from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
-from telegram.sandbox import tl
+from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
 from telegram.sandbox.methods.files import uploaded_file
-from telegram.sandbox.world import SlowModeWait, clock
+from telegram.sandbox.world import SlowModeWait
 
 
 def _topic(call: Call, chat_row: dict, admin: bool, reply_to) -> int | None:
@@ -90,7 +90,7 @@ def _send(call: Call, *, text: str, media=None):
         updates=[types.UpdateMessageID(id=message_id, random_id=request.random_id), new],
         users=users,
         chats=chats,
-        date=tl.date(clock()),
+        date=tl.date(world.clock()),
         seq=0,
     )
 

@@ -227,6 +227,13 @@ class IngestionCycle:
         if self.lost_claim:
             raise CycleInterrupted("This run was taken over after its heartbeat went quiet.")
 
+    async def _keep_claim(self) -> None:
+        """Heartbeat on a timer, not on progress: one part's upload can outlast the stale threshold."""
+        while not self.lost_claim:
+            await asyncio.sleep(settings.WORK_HEARTBEAT_SECONDS)
+            if not await db(run_heartbeat)(run=self.run):
+                self.lost_claim = True
+
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
         maps = await db(self._load_maps)()
@@ -234,6 +241,7 @@ class IngestionCycle:
         cycle = await db(scanning.cycle_number)(run=self.run)
         plan = await db(scanning.scan_plan)(maps=[channel_map for channel_map, _ in maps], cycle=cycle)
         problems = []
+        keep_claim = asyncio.create_task(self._keep_claim())
         try:
             reader = await self._gateway(self.account)
             # Scanned channels are asked too (same request): their last id is what the scan reaches.
@@ -259,6 +267,8 @@ class IngestionCycle:
         except CycleInterrupted as exc:
             problems.append(str(exc))
         finally:
+            keep_claim.cancel()
+            await asyncio.gather(keep_claim, return_exceptions=True)
             for gateway in self.gateways.values():
                 await gateway.__aexit__(None, None, None)
         if problems:

@@ -70,10 +70,10 @@ def raw_file_record(
     expires_at = raw_file_expiry(expiration_days=expiration_days)
     existing = RawFile.objects.filter(file_uid=file_uid).first()
     if existing is not None:
-        return _raw_file_reuse(existing, staged_path)
+        return _raw_file_reuse(existing, staged_path, sha256=sha256, expires_at=expires_at)
     duplicate = RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
     if duplicate is not None:
-        return _raw_file_reuse(duplicate, staged_path)
+        return _raw_file_reuse(duplicate, staged_path, sha256=sha256, expires_at=expires_at)
     raw = RawFile(
         file_uid=file_uid,
         file_name=file_name,
@@ -96,12 +96,21 @@ def raw_file_record(
         )
         if winner is None:
             raise
-        return winner
+        return _raw_file_reuse(winner, staged_path, sha256=sha256, expires_at=expires_at)
     return raw
 
 
-def _raw_file_reuse(raw: RawFile, staged_path: Path) -> RawFile:
-    """The object already kept wins; the new download is dropped."""
+def _raw_file_reuse(raw: RawFile, staged_path: Path, *, sha256: str, expires_at) -> RawFile:
+    """The object already kept wins and the new download is dropped, unless the kept one was purged (or is
+    not the same bytes): then the new download becomes its object again."""
+    if raw.purged_at is not None or not raw.object or raw.hash != sha256:
+        if raw.object:
+            default_storage.delete(raw.object.name)
+        with open(staged_path, "rb") as staged:
+            raw.object.save(f"{sha256[:2]}/{sha256}/{disk_name(raw.file_name)}", _StagedFile(staged), save=False)
+        raw.hash, raw.purged_at, raw.expires_at = sha256, None, expires_at
+        raw.save(update_fields=["object", "hash", "purged_at", "expires_at"])
+        return raw
     staged_path.unlink(missing_ok=True)
     fields = []
     if raw.expires_at is not None and raw.expires_at < timezone.now() + SHORT_RETENTION:

@@ -119,3 +119,27 @@ def test_purge_deletes_expired_objects_and_keeps_the_rows(tmp_path):
     assert raw.purged_at is not None and not raw.object
     assert not default_storage.exists(name)
     assert default_storage.exists(kept.object.name)
+
+
+def test_a_purged_file_is_never_reused_the_new_download_becomes_its_object(tmp_path):
+    raw = record(tmp_path, days=0)
+    RawFile.objects.filter(pk=raw.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    raw_files_purge()
+
+    again = record(tmp_path, days=0)
+
+    assert again.pk == raw.pk, "one row per Telegram document, with its history"
+    assert again.purged_at is None and again.expires_at > timezone.now()
+    assert default_storage.open(again.object.name).read() == b"archive bytes"
+    assert not (tmp_path / "staging" / "dragon.zip").exists()
+
+
+def test_a_purged_duplicate_by_content_is_stored_again(tmp_path):
+    raw = record(tmp_path, days=0)
+    RawFile.objects.filter(pk=raw.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    raw_files_purge()
+
+    other = record(tmp_path, uid="200", name="copy.zip", days=0)
+
+    assert other.pk == raw.pk and other.purged_at is None
+    assert default_storage.open(other.object.name).read() == b"archive bytes"

@@ -135,11 +135,18 @@ class SkipReason(models.TextChoices):
     NEEDS_PASSWORD = "NEEDS_PASSWORD", "Needs password"
     CONFIGURATION = "CONFIGURATION", "Configuration error"
     NO_DESTINATION = "NO_DESTINATION", "No destination"
+    WAITING_FOR_VOLUMES = "WAITING_FOR_VOLUMES", "Waiting for volumes"
 
 
 # Reasons a later cycle can fix by trying again.
 RETRYABLE_REASONS = frozenset(
-    {SkipReason.DOWNLOAD_FAILED, SkipReason.UPLOAD_FAILED, SkipReason.MISSING_PART, SkipReason.NO_DESTINATION}
+    {
+        SkipReason.DOWNLOAD_FAILED,
+        SkipReason.UPLOAD_FAILED,
+        SkipReason.MISSING_PART,
+        SkipReason.NO_DESTINATION,
+        SkipReason.WAITING_FOR_VOLUMES,
+    }
 )
 
 

@@ -8,6 +8,7 @@ never runs on the event loop and keeps the task thread's connection.
 import asyncio
 import hashlib
 import logging
+import math
 import re
 import shutil
 import time
@@ -37,7 +38,7 @@ from ingestion.models import (
 )
 from ingestion.staging import StagingFile
 from packages import services as package_services
-from packages.detection import ArchiveSet, group_sets
+from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import Package
 from telegram.errors import (
     AccountRestricted,
@@ -179,6 +180,7 @@ class IngestionCycle:
         self.staging = Path(settings.INGEST_STAGING_DIR) / f"run-{run.pk}"
         self.gateways: dict[int, TelegramGateway] = {}
         self.lost_claim = False
+        self.waiting_until: float | None = None  # when the earliest set waiting for volumes settles
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -201,7 +203,16 @@ class IngestionCycle:
             self._flush(force=True)
             if not self.lost_claim:
                 self._finish(status, error)
+                self._come_back_for_waiting_sets()
             return status
+
+    def _come_back_for_waiting_sets(self) -> None:
+        """A set waiting for its volumes is looked at again once it settles, not only at the next cycle."""
+        if self.waiting_until is None:
+            return
+        countdown = max(1, math.ceil(self.waiting_until - time.time()))
+        if countdown < settings.INGEST_INTERVAL_MINUTES * 60:
+            ingestion_services.ingestion_run_request(account=self.account, trigger="schedule", countdown=countdown)
 
     def _finish(self, status: str, error: str) -> None:
         fields = {name: getattr(self.run, name) for name in self.progress.dirty}
@@ -458,8 +469,9 @@ class IngestionCycle:
         self.progress.add(messages_scanned=len(messages))
         result = ScanResult()
         topic_of = (lambda message: message.topic_id) if target.topic else (lambda message: None)
+        messages = await self._with_earlier_volumes(reader, target, messages, topic_of)
         sets = group_sets(messages, topic_of=topic_of)
-        capped = await db(self._capped_skips)(target, [archive_set.items[0].id for archive_set in sets])
+        capped = await db(self._capped_skips)(target, sets)
         lowest_held = None
         for index, archive_set in enumerate(sets):
             if target.topic is not None and not await db(self._topic_enabled)(target.topic):
@@ -488,14 +500,49 @@ class IngestionCycle:
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         return await documents_above(reader, ref, min_id=min_id, call=self._call)
 
-    def _capped_skips(self, target: ScanTarget, first_ids: list[int]) -> set[int]:
-        return set(
+    def _capped_skips(self, target: ScanTarget, sets: list[ArchiveSet]) -> set[int]:
+        """First message ids of sets passed over after INGEST_MAX_SKIP_ATTEMPTS; a set that gained a
+        volume since it was last tried is not passed over."""
+        ids = {archive_set.items[0].id: {item.id for item in archive_set.items} for archive_set in sets}
+        rows = SkippedPackage.objects.filter(
+            channel=target.channel_map.channel,
+            message_id__in=list(ids),
+            attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS,
+        ).values_list("message_id", "message_ids")
+        return {first for first, tried in rows if ids[first] <= set(tried)}
+
+    def _open_skips(self, target: ScanTarget) -> list[SkippedPackage]:
+        """Sets of this channel (and topic) still short of volumes."""
+        return list(
             SkippedPackage.objects.filter(
                 channel=target.channel_map.channel,
-                message_id__in=first_ids,
-                attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS,
-            ).values_list("message_id", flat=True)
+                topic_id=target.topic.topic_id if target.topic else None,
+                reason__in=[SkipReason.MISSING_PART, SkipReason.WAITING_FOR_VOLUMES],
+            ).only("file_name", "message_ids")
         )
+
+    async def _with_earlier_volumes(
+        self, reader: TelegramGateway, target: ScanTarget, messages: list[DocumentMessage], topic_of
+    ) -> list[DocumentMessage]:
+        """Volumes posted before the watermark (a set passed over as MISSING_PART) join the new volumes of
+        their set, so the set is taken whole."""
+        open_sets = await db(self._open_skips)(target)
+        if not open_sets:
+            return messages
+        seen = {message.id for message in messages}
+        wanted = {
+            message_id
+            for archive_set in group_sets(messages, topic_of=topic_of)
+            for skipped in open_sets
+            if same_family(archive_set, skipped.file_name)
+            for message_id in skipped.message_ids
+            if message_id not in seen
+        }
+        if not wanted:
+            return messages
+        fetched = await self._call(lambda: reader.get_messages(target.ref, sorted(wanted)))
+        earlier = [message for message in fetched.values() if message is not None and message.document is not None]
+        return sorted(messages + earlier, key=lambda message: message.id)
 
     def _topic_enabled(self, topic: TopicProgress) -> bool:
         return TopicProgress.objects.filter(pk=topic.pk, fetch_enabled=True).exists()
@@ -524,6 +571,9 @@ class IngestionCycle:
             await db(self._resolved)(target, items)
             return Outcome(kind="duplicate", package=known)
         try:
+            waiting = self._waiting(archive_set)
+            if waiting:
+                raise SetFailed(SkipReason.WAITING_FOR_VOLUMES, waiting)
             if archive_set.missing:
                 raise SetFailed(SkipReason.MISSING_PART, f"{archive_set.file_name}: {archive_set.missing}.")
             if size > settings.INGEST_MAX_PACKAGE_BYTES:
@@ -550,10 +600,36 @@ class IngestionCycle:
                 reason=failure.reason,
                 error_message=str(failure),
             )
+            if failure.reason == SkipReason.WAITING_FOR_VOLUMES:
+                logger.info("Waiting for volumes of %s in %s: %s", archive_set.file_name, target.label, failure)
+                return Outcome(kind="waiting", holds_watermark=True)
             self.progress.add(skipped=1)
             logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
             holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
             return Outcome(kind="skipped", holds_watermark=holds)
+
+    def _waiting(self, archive_set: ArchiveSet) -> str:
+        """Why a volume set is not taken yet (more volumes may be on their way), or "" to take it now."""
+        if archive_set.volumes[0].scheme in ("single", "model") and not archive_set.missing:
+            return ""
+        items = archive_set.items
+        newest = max(items, key=lambda item: item.date)
+        age = time.time() - newest.date.timestamp()
+        settle = settings.INGEST_SET_SETTLE_SECONDS
+        if age < settle:
+            until = newest.date.timestamp() + settle
+        elif set_may_grow(archive_set, sizes=[item.document.size for item in items]) and (
+            age < settings.INGEST_SET_OPEN_MAX_SECONDS
+        ):
+            until = newest.date.timestamp() + settings.INGEST_SET_OPEN_MAX_SECONDS
+        else:
+            return ""
+        self.waiting_until = until if self.waiting_until is None else min(self.waiting_until, until)
+        return (
+            f"Waiting for more volumes of {archive_set.file_name}: {newest.document.name} was posted "
+            f"{age / 60:.0f} min ago; the set is taken once no volume has arrived for "
+            f"{(until - newest.date.timestamp()) / 60:.0f} min."
+        )
 
     def _resolved(self, target: ScanTarget, items: list[DocumentMessage]) -> None:
         ingestion_services.skipped_package_resolve(channel=target.channel_map.channel, message_id=items[0].id)

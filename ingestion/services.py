@@ -105,11 +105,11 @@ def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgre
 
 
 def ingestion_run_request(
-    *, account: TelegramAccount, trigger: str = "manual", enqueue: bool = True
+    *, account: TelegramAccount, trigger: str = "manual", enqueue: bool = True, countdown: int | None = None
 ) -> tuple[IngestionRun, bool]:
     """Queue a run for an account unless one is already queued or running; (run, created).
 
-    enqueue=False leaves the run for the caller to claim and work in-process.
+    enqueue=False leaves the run for the caller to claim and work in-process; countdown delays its start.
     """
     if account.auth_state != AuthState.AUTHENTICATED or not account.is_active:
         raise ValidationError(f"{account} is not an active, logged-in account.")
@@ -122,7 +122,8 @@ def ingestion_run_request(
             return open_run, False
         run = IngestionRun.objects.create(account=account, trigger=trigger)
         if enqueue:
-            countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if trigger == "schedule" else 0
+            if countdown is None:
+                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if trigger == "schedule" else 0
             transaction.on_commit(lambda: _enqueue(run.pk, countdown))
     return run, True
 
@@ -165,8 +166,9 @@ def skipped_package_record(
     reason: str,
     error_message: str,
 ) -> SkippedPackage:
-    """Keep a failure visible; a repeat failure counts one more attempt."""
+    """Keep a failure visible; a repeat failure counts one more attempt (waiting for volumes is no attempt)."""
     first = min(message_ids)
+    attempt = 0 if reason == SkipReason.WAITING_FOR_VOLUMES else 1
     values = {
         "message_ids": sorted(message_ids),
         "topic_id": topic_id,
@@ -181,10 +183,10 @@ def skipped_package_record(
     }
     try:
         with transaction.atomic():
-            return SkippedPackage.objects.create(channel=channel, message_id=first, **values)
+            return SkippedPackage.objects.create(channel=channel, message_id=first, attempt_count=attempt, **values)
     except IntegrityError:
         SkippedPackage.objects.filter(channel=channel, message_id=first).update(
-            attempt_count=F("attempt_count") + 1, **values
+            attempt_count=F("attempt_count") + attempt, **values
         )
         return SkippedPackage.objects.get(channel=channel, message_id=first)
 

@@ -174,3 +174,26 @@ def _gaps(orders: list[int], *, start: int) -> str:
     missing = sorted(set(range(start, max(present) + 1)) - set(present))
     shown = ", ".join(str(number) for number in missing[:5])
     return f"volume {shown} missing" if len(missing) == 1 else f"volumes {shown} missing"
+
+
+def set_may_grow(archive_set: ArchiveSet, *, sizes: list[int]) -> bool:
+    """Whether more volumes may still follow: a numbered set (.001…, .partN.rar, .r00…) whose last volume is
+    as big as its first, so it was not cut short the way a last volume is. A spanned zip is closed by
+    its .zip; a single archive or model never grows."""
+    schemes = {volume.scheme for volume in archive_set.volumes}
+    if not schemes & {"numbered", "part", "old-rar"}:
+        return False
+    if len(sizes) == 1:
+        return True
+    return sizes[-1] >= sizes[0]
+
+
+def same_family(archive_set: ArchiveSet, file_name: str) -> bool:
+    """Whether `file_name` is a volume of the same set (by name), wherever it was posted."""
+    volume = classify(file_name)
+    return (
+        volume is not None
+        and volume.archive_type == archive_set.archive_type
+        and volume.base == archive_set.base
+        and _family(volume) == _family(archive_set.volumes[0])
+    )

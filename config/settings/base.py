@@ -225,6 +225,10 @@ INGEST_MAX_SKIP_ATTEMPTS = envint("INGEST_MAX_SKIP_ATTEMPTS", 5, minimum=1)
 INGEST_MAX_PACKAGE_BYTES = envint("INGEST_MAX_PACKAGE_BYTES", 20 * 1024**3, minimum=1)
 INGEST_FLOOD_SLEEP_MAX_SECONDS = envint("INGEST_FLOOD_SLEEP_MAX_SECONDS", 60, minimum=0)
 INGEST_TRANSIENT_RETRIES = envint("INGEST_TRANSIENT_RETRIES", 3, minimum=0)
+# A volume set waits this long after its newest volume before it is taken (more may be on their way), and
+# a set whose numbering may go on (its last volume as big as its first) waits up to INGEST_SET_OPEN_MAX_SECONDS.
+INGEST_SET_SETTLE_SECONDS = envint("INGEST_SET_SETTLE_SECONDS", 120, minimum=0)
+INGEST_SET_OPEN_MAX_SECONDS = envint("INGEST_SET_OPEN_MAX_SECONDS", 6 * 3600, minimum=0)
 INGEST_PROGRESS_EVERY_SECONDS = 2
 INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = envint("INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS", 300, minimum=0)
 INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = envint("INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD", 5, minimum=1)

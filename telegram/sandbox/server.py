@@ -73,6 +73,7 @@ class SandboxServer:
     def answer(self, request, *, key_id: str, dc_id: int, phone: str, connecting: bool = False) -> tuple[object, float]:
         """Telegram's answer to one request, and how long the account's bandwidth holds it back."""
         method = method_name(request)
+        self.world.scheduled_deliver()
         key = self.world.key(key_id) or self.world.key_open(key_id, dc_id)
         call = Call(world=self.world, request=request, key=key, dc_id=dc_id, phone=key["phone"] or phone)
         chats, messages = _fault_scope(request)

@@ -70,6 +70,10 @@ SCHEMA = (
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
+    # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
+    """CREATE TABLE scheduled (
+        seq INTEGER PRIMARY KEY, chat_id INTEGER NOT NULL, due REAL NOT NULL, topic INTEGER, text TEXT NOT NULL,
+        kind TEXT, document_id INTEGER)""",
     """CREATE TABLE faults (
         id INTEGER PRIMARY KEY, op TEXT NOT NULL, error TEXT NOT NULL, account TEXT, chat INTEGER, message INTEGER,
         seconds INTEGER NOT NULL, times INTEGER NOT NULL, after INTEGER NOT NULL, seen INTEGER NOT NULL DEFAULT 0)""",
@@ -91,6 +95,7 @@ TABLES = (
     "topics",
     "documents",
     "messages",
+    "scheduled",
     "faults",
     "calls",
 )
@@ -421,7 +426,7 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
     }
 
 
-def _chat_messages(root: Path, chat: dict) -> list[dict]:
+def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
     """Message rows of a chat, with their documents (volume sets become consecutive messages)."""
     rows, taken = [], set()
     for spec in chat["messages"]:
@@ -433,6 +438,10 @@ def _chat_messages(root: Path, chat: dict) -> list[dict]:
         if topic is not None and topic not in chat["topics"]:
             raise WorldError(f"{where}: topic {topic!r} is not a topic of this forum")
         text = str(spec.get("text") or "")
+        arrives_after = spec.get("arrives_after_seconds")
+        if arrives_after is not None:
+            arrives_after = _int(arrives_after, f"{where}: 'arrives_after_seconds'")
+        interval = _int(spec.get("volume_interval_seconds", 0), f"{where}: 'volume_interval_seconds'")
         if "document" in spec:
             kind, documents = "document", _document_parts(root, _document_spec(spec["document"], where))
         elif "photo" in spec:
@@ -450,6 +459,8 @@ def _chat_messages(root: Path, chat: dict) -> list[dict]:
                     "id": message_id + offset,
                     "topic": topic,
                     "date": BASE_DATE.timestamp() + message_id + offset,
+                    # Posted later: it takes the chat's next id when it is due (`World.scheduled_deliver`).
+                    "due": None if arrives_after is None else loaded_at + arrives_after + offset * interval,
                     "text": text if offset == 0 else "",
                     "kind": kind,
                     "document": document,
@@ -496,7 +507,8 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     except FaultError as exc:
         raise WorldError(str(exc)) from None
     # Blobs are content-addressed, so the old world's stay readable until the new one is committed.
-    messages = {chat["id"]: _chat_messages(root, chat) for chat in chats}
+    loaded_at = clock()
+    messages = {chat["id"]: _chat_messages(root, chat, loaded_at) for chat in chats}
 
     conn = _connect(root / DB_NAME, create=True)
     try:
@@ -536,6 +548,13 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
                 )
                 for row in messages[chat["id"]]:
                     document_id = _document_insert(conn, row["document"]) if row["document"] else None
+                    if row["due"] is not None:
+                        conn.execute(
+                            "INSERT INTO scheduled (chat_id, due, topic, text, kind, document_id)"
+                            " VALUES (?, ?, ?, ?, ?, ?)",
+                            (chat["id"], row["due"], row["topic"], row["text"], row["kind"], document_id),
+                        )
+                        continue
                     conn.execute(
                         "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
                         " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
@@ -734,6 +753,7 @@ class World:
         chat = self.chat(chat_id)
         if chat is None:
             raise WorldError(f"The sandbox world has no chat {chat_id}.")
+        self.scheduled_deliver()
         messages = []
         for row in self._messages("messages.chat_id = ? ORDER BY messages.id", (chat_id,)):
             media = None
@@ -1031,6 +1051,28 @@ class World:
             conn.execute("DELETE FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
             if member:
                 conn.execute("INSERT INTO chat_members VALUES (?, ?, ?)", (chat_id, phone, admin))
+
+    def scheduled_deliver(self) -> None:
+        """Post the world file's later messages that are due, each with its chat's next id, as people would."""
+        now = clock()
+        if self._one("SELECT 1 FROM scheduled WHERE due <= ? LIMIT 1", (now,)) is None:
+            return
+        with self.transaction() as conn:
+            for row in conn.execute("SELECT * FROM scheduled WHERE due <= ? ORDER BY due, seq", (now,)).fetchall():
+                conn.execute(
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
+                    " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
+                    (
+                        row["chat_id"],
+                        self._next_id(conn, row["chat_id"]),
+                        row["topic"],
+                        row["due"],
+                        row["text"],
+                        row["kind"],
+                        row["document_id"],
+                    ),
+                )
+                conn.execute("DELETE FROM scheduled WHERE seq = ?", (row["seq"],))
 
     def message_delete(self, chat_id: int, message_id: int) -> None:
         """Delete a message, as its author or an admin would; its id stays taken."""

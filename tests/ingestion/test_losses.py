@@ -1,6 +1,8 @@
 """Ways ingestion could lose or loop work, each shown not to."""
 
+import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -13,6 +15,7 @@ from tests.ingestion.test_pipeline import uploads
 
 pytestmark = pytest.mark.django_db
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 ZIP = {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}}
 
 
@@ -20,6 +23,7 @@ ZIP = {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon
 def storage(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = 0  # cycles here come seconds apart, as if minutes
 
 
 def test_a_retry_after_the_raw_file_was_purged_downloads_again(ingest_world, settings):
@@ -39,3 +43,72 @@ def test_a_retry_after_the_raw_file_was_purged_downloads_again(ingest_world, set
     raw = RawFile.objects.get()
     assert raw.purged_at is None and raw.object, "the fresh download became the raw file's object again"
     assert Package.objects.get().file_count >= 1, "listed from the fresh download"
+
+
+RAR_VOLUMES = [FIXTURES / f"rar5-vols.part{n}.rar" for n in (1, 2, 3)]
+
+
+def cycles_until(predicate, *, seconds: float) -> list:
+    """Cycles a second apart until `predicate()` holds (or the time is up), as beat would run them."""
+    runs, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        runs.append(run_cycle())
+        if predicate():
+            break
+        time.sleep(1)
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["7z volumes", "rar parts"])
+def test_a_volume_set_posted_across_scans_waits_and_is_ingested_whole(ingest_world, settings, kind):
+    settings.INGEST_SET_SETTLE_SECONDS = 3
+    if kind == "7z volumes":
+        entries = [{"path": f"relic/part{n}.stl", "size": 700_000} for n in range(4)]
+        documents = [{"name": "relic.7z", "archive": entries, "volume_size": 1_048_576}]
+        names = ["relic.7z.001", "relic.7z.002", "relic.7z.003"]
+    else:
+        documents = [{"name": path.name, "file": str(path)} for path in RAR_VOLUMES]
+        names = [path.name for path in RAR_VOLUMES]
+    # The first volume is there at the first scan; the others arrive a second and two seconds later.
+    if kind == "7z volumes":
+        messages = [{"id": 10, "document": documents[0], "arrives_after_seconds": 0, "volume_interval_seconds": 1}]
+    else:
+        messages = [
+            {"id": 10 + n, "document": document, "arrives_after_seconds": n} for n, document in enumerate(documents)
+        ]
+    ingest_world(world(messages=messages))
+
+    first = run_cycle()
+    waiting = SkippedPackage.objects.get()
+    assert (first.status, first.ingested, first.skipped) == ("success", 0, 0), first.error
+    assert waiting.reason == "WAITING_FOR_VOLUMES" and "Waiting for more volumes" in waiting.error_message
+    assert not Package.objects.exists(), "never a package of the volumes posted so far"
+
+    cycles_until(lambda: Package.objects.exists(), seconds=20)
+
+    package = Package.objects.get()
+    assert package.volume_names == names
+    assert [message["document"]["name"] for message in uploads()] == names, "each volume uploaded once"
+    assert package.file_count == (4 if kind == "7z volumes" else package.file_count) and package.file_count > 0
+    assert not SkippedPackage.objects.exists()
+
+
+def test_a_missing_volume_posted_later_brings_the_set_back_even_past_the_cap(ingest_world, settings):
+    settings.INGEST_SET_SETTLE_SECONDS = 0
+    settings.INGEST_MAX_SKIP_ATTEMPTS = 1
+    part = {n: {"name": path.name, "file": str(path)} for n, path in enumerate(RAR_VOLUMES, 1)}
+    sandbox = ingest_world(world(messages=[{"id": 10, "document": part[1]}, {"id": 11, "document": part[3]}]))
+
+    run_cycle()
+    skipped = SkippedPackage.objects.get()
+    assert (skipped.reason, skipped.attempt_count) == ("MISSING_PART", 1)
+    assert run_cycle().skipped == 0, "passed over: the cap is reached"
+
+    sandbox.message_post(SOURCE, document=part[2])
+    run = run_cycle()
+
+    assert run.ingested == 1, run.error
+    package = Package.objects.get()
+    assert package.volume_names == [path.name for path in RAR_VOLUMES]
+    assert [message["document"]["name"] for message in uploads()] == package.volume_names
+    assert not SkippedPackage.objects.exists()

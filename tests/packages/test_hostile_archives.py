@@ -314,6 +314,7 @@ def post_bytes(sandbox_world: World, chat_id: int, name: str, data: bytes) -> in
 
 @pytest.mark.django_db
 def test_hostile_archives_end_as_packages_or_skips_with_reasons_and_the_run_goes_on(ingest_world, settings, tmp_path):
+    settings.INGEST_SET_SETTLE_SECONDS = settings.INGEST_SET_OPEN_MAX_SECONDS = 0  # no waiting for volumes here
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.INGEST_STAGING_DIR = tmp_path / "run" / "staging"
     built = tmp_path / "built"

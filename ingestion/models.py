@@ -136,6 +136,7 @@ class SkipReason(models.TextChoices):
     CONFIGURATION = "CONFIGURATION", "Configuration error"
     NO_DESTINATION = "NO_DESTINATION", "No destination"
     WAITING_FOR_VOLUMES = "WAITING_FOR_VOLUMES", "Waiting for volumes"
+    IN_FLIGHT = "IN_FLIGHT", "Duplicate in flight"
 
 
 # Reasons a later cycle can fix by trying again.
@@ -146,8 +147,11 @@ RETRYABLE_REASONS = frozenset(
         SkipReason.MISSING_PART,
         SkipReason.NO_DESTINATION,
         SkipReason.WAITING_FOR_VOLUMES,
+        SkipReason.IN_FLIGHT,
     }
 )
+# Not failures: the set is looked at again next cycle, and no attempt is counted.
+PENDING_REASONS = frozenset({SkipReason.WAITING_FOR_VOLUMES, SkipReason.IN_FLIGHT})
 
 
 class SkippedPackage(models.Model):

@@ -29,6 +29,7 @@ from core.runs import run_finish, run_heartbeat
 from ingestion import notifications, scanning
 from ingestion import services as ingestion_services
 from ingestion.models import (
+    PENDING_REASONS,
     AccountChannelMap,
     IngestionRun,
     MapRole,
@@ -39,7 +40,7 @@ from ingestion.models import (
 from ingestion.staging import StagingFile
 from packages import services as package_services
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
-from packages.models import Package
+from packages.models import MetadataStatus, Package
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
@@ -145,9 +146,12 @@ class Progress:
         return time.monotonic() - self.written_at >= settings.INGEST_PROGRESS_EVERY_SECONDS
 
 
-def random_id_for(content_hash: str, part_index: int) -> int:
+def random_id_for(content_hash: str, part_index: int, generation: int = 0) -> int:
     """The same upload always carries the same random_id, so a retry cannot post twice."""
-    digest = hashlib.sha256(f"{content_hash}:{part_index}".encode()).digest()
+    # A new generation (an upload again after the destination message was deleted) gets fresh random_ids:
+    # Telegram remembers the old ones.
+    key = f"{content_hash}:{part_index}" + (f":{generation}" if generation else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True) or 1
 
 
@@ -566,7 +570,7 @@ class IngestionCycle:
         await self.tick(current_file=archive_set.file_name, current_bytes_done=0, current_bytes_total=size)
         document_ids = [item.document.id for item in items]
         known = await db(package_services.package_find)(document_ids=document_ids, source=(channel, items[0].id))
-        if known is not None:
+        if known is not None and not known.reupload_needed:
             self.progress.add(duplicates=1)
             await db(self._resolved)(target, items)
             return Outcome(kind="duplicate", package=known)
@@ -600,9 +604,9 @@ class IngestionCycle:
                 reason=failure.reason,
                 error_message=str(failure),
             )
-            if failure.reason == SkipReason.WAITING_FOR_VOLUMES:
-                logger.info("Waiting for volumes of %s in %s: %s", archive_set.file_name, target.label, failure)
-                return Outcome(kind="waiting", holds_watermark=True)
+            if failure.reason in PENDING_REASONS:
+                logger.info("%s in %s: %s", archive_set.file_name, target.label, failure)
+                return Outcome(kind="pending", holds_watermark=True)
             self.progress.add(skipped=1)
             logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
             holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
@@ -648,7 +652,7 @@ class IngestionCycle:
         document_ids = [item.document.id for item in archive_set.items]
 
         existing = await db(package_services.package_find)(content_hash=content_hash)
-        if existing is not None:
+        if existing is not None and not existing.reupload_needed:
             await db(self._duplicate)(existing, document_ids, target, archive_set.items)
             return Outcome(kind="duplicate", package=existing)
         try:
@@ -660,23 +664,43 @@ class IngestionCycle:
         with package_services.raw_files_materialize(raws, names) as paths:
             async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
                 if not acquired:
-                    # Another worker is uploading the same content right now.
-                    self.progress.add(duplicates=1)
-                    return Outcome(kind="duplicate")
+                    # Kept as pending, so the set is checked again until the other copy is in the destination.
+                    raise SetFailed(
+                        SkipReason.IN_FLIGHT,
+                        f"Another worker is uploading the same content ({content_hash[:12]}…) right now; "
+                        "checked again next cycle.",
+                    )
                 existing = await db(package_services.package_find)(content_hash=content_hash)
-                if existing is not None:
+                if existing is not None and not existing.reupload_needed:
                     await db(self._duplicate)(existing, document_ids, target, archive_set.items)
                     return Outcome(kind="duplicate", package=existing)
                 hashes = [volume_hash for _, _, volume_hash in volumes]
+                generation = existing.upload_generation + 1 if existing is not None else 0
                 dest_ids, part_names = await self._upload(
-                    writer, archive_set.items, paths, hashes, folder, content_hash
+                    writer, archive_set.items, paths, hashes, folder, content_hash, generation
                 )
-                package = await db(self._stub)(target, archive_set, content_hash, raws, writer, dest_ids, part_names)
-            await self.tick(current_step="indexing")
-            await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
+                if existing is not None:
+                    package = await db(self._reuploaded)(
+                        existing, target, archive_set.items, writer, dest_ids, part_names
+                    )
+                else:
+                    package = await db(self._stub)(
+                        target, archive_set, content_hash, raws, writer, dest_ids, part_names
+                    )
+            if package.metadata_status == MetadataStatus.PENDING:
+                await self.tick(current_step="indexing")
+                await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
         shutil.rmtree(folder, ignore_errors=True)
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
+
+    def _reuploaded(self, package: Package, target: ScanTarget, items, writer: Writer, dest_ids, names) -> Package:
+        with transaction.atomic():
+            package_services.package_reuploaded(
+                package=package, dest_message_ids=dest_ids, dest_part_names=names, uploaded_by=writer.account
+            )
+            self._resolved(target, items)
+        return package
 
     def _duplicate(self, package: Package, document_ids, target: ScanTarget, items) -> None:
         self.progress.add(duplicates=1)
@@ -754,6 +778,7 @@ class IngestionCycle:
         hashes: list[str],
         folder: Path,
         content_hash: str,
+        generation: int,
     ):
         """Each volume in order; one above the writer's limit goes as byte-split parts, checked before upload."""
         gateway = await self._gateway(writer.account)
@@ -786,7 +811,8 @@ class IngestionCycle:
         dest_ids = []
         for index, part in enumerate(plan):
             path = part_paths[part]
-            message_id = await self._upload_part(writer, gateway, path, part, random_id_for(content_hash, index))
+            random_id = random_id_for(content_hash, index, generation)
+            message_id = await self._upload_part(writer, gateway, path, part, random_id)
             dest_ids.append(message_id)
             if path.parent == folder:
                 path.unlink(missing_ok=True)

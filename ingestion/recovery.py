@@ -15,7 +15,7 @@ from ingestion.models import AccountChannelMap, IngestionRun, MapRole
 from ingestion.notifications import notify_destination_messages_gone
 from ingestion.services import channel_rewind, destination_get, ingestion_run_enqueue
 from packages.models import MetadataStatus, Package
-from packages.services import package_metadata_backfill
+from packages.services import package_metadata_backfill, package_reupload_request
 from telegram.errors import TelegramError
 from telegram.records import ChatRef
 
@@ -71,7 +71,7 @@ def packages_check_destination() -> int:
         id=destination.chat.telegram_id, access_hash=link.access_hash if link else 0, type=destination.chat.type
     )
     packages = list(
-        Package.objects.filter(destination_channel=destination)
+        Package.objects.filter(destination_channel=destination, reupload_needed=False)
         .exclude(dest_message_ids=[])
         .order_by("dest_checked_at", "pk")[:CHECK_BATCH]
     )
@@ -104,7 +104,8 @@ async def _get_in_batches(gateway, ref, ids):
 
 
 def package_requeue_upload(*, package: Package) -> None:
-    """Forget the package and rewind its source below it: the next cycle uploads it again."""
+    """Mark the package for a new upload (it keeps its row, listing and history) and rewind its source
+    below it: the next cycle downloads it again and uploads it with fresh random_ids."""
     logger.warning("Destination message of %s is gone; it will be uploaded again.", package.file_name)
     with transaction.atomic():
         if package.source_channel_id and package.source_message_id:
@@ -113,4 +114,4 @@ def package_requeue_upload(*, package: Package) -> None:
                 below=package.source_message_id - 1,
                 topic_id=package.source_topic_id,
             )
-        package.delete()
+        package_reupload_request(package=package)

@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core.models import RunStatus
 from ingestion.models import (
+    PENDING_REASONS,
     AccountChannelMap,
     Channel,
     IngestionRun,
@@ -166,9 +167,9 @@ def skipped_package_record(
     reason: str,
     error_message: str,
 ) -> SkippedPackage:
-    """Keep a failure visible; a repeat failure counts one more attempt (waiting for volumes is no attempt)."""
+    """Keep a failure visible; a repeat failure counts one more attempt (a pending set counts none)."""
     first = min(message_ids)
-    attempt = 0 if reason == SkipReason.WAITING_FOR_VOLUMES else 1
+    attempt = 0 if reason in PENDING_REASONS else 1
     values = {
         "message_ids": sorted(message_ids),
         "topic_id": topic_id,

@@ -44,6 +44,9 @@ class Package(models.Model):
     dest_message_ids = ArrayField(models.BigIntegerField(), default=list)
     dest_part_names = ArrayField(models.CharField(max_length=500), default=list)
     dest_checked_at = models.DateTimeField(null=True, blank=True)
+    # Its destination message was deleted: the next cycle uploads it again, with fresh random_ids.
+    reupload_needed = models.BooleanField(default=False)
+    upload_generation = models.PositiveSmallIntegerField(default=0)
     file_count = models.PositiveIntegerField(default=0)
     # The words of the file name and of every listed path (packages.services.package_search_words_update).
     search_words = SearchVectorField(null=True, editable=False)

@@ -242,6 +242,32 @@ def package_remember_documents(*, package: Package, document_ids: list[int]) -> 
         package.save(update_fields=["telegram_document_ids"])
 
 
+def package_reupload_request(*, package: Package) -> None:
+    """Its destination messages are gone: keep the package (row, listing, history) for a new upload."""
+    Package.objects.filter(pk=package.pk).update(reupload_needed=True)
+
+
+def package_reuploaded(*, package: Package, dest_message_ids: list[int], dest_part_names: list[str], uploaded_by):
+    """The new upload of a package whose destination messages were deleted."""
+    package.dest_message_ids = dest_message_ids
+    package.dest_part_names = dest_part_names
+    package.upload_generation += 1
+    package.reupload_needed = False
+    package.dest_checked_at = timezone.now()
+    package.uploaded_by = uploaded_by
+    package.save(
+        update_fields=[
+            "dest_message_ids",
+            "dest_part_names",
+            "upload_generation",
+            "reupload_needed",
+            "dest_checked_at",
+            "uploaded_by",
+        ]
+    )
+    return package
+
+
 def package_stub_create(**fields) -> Package:
     """Phase one, written right after the upload: enough to never upload again."""
     package = Package.objects.create(metadata_status=MetadataStatus.PENDING, **fields)

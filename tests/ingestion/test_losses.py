@@ -1,16 +1,21 @@
 """Ways ingestion could lose or loop work, each shown not to."""
 
+import hashlib
 import time
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
+from django.db import connection
 from django.utils import timezone
 
+from core import locks
 from ingestion.models import Channel, SkippedPackage
+from ingestion.recovery import packages_check_destination
 from packages.models import Package, RawFile
 from packages.services import raw_files_purge
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
 from tests.ingestion.test_pipeline import uploads
 
 pytestmark = pytest.mark.django_db
@@ -111,4 +116,51 @@ def test_a_missing_volume_posted_later_brings_the_set_back_even_past_the_cap(ing
     package = Package.objects.get()
     assert package.volume_names == [path.name for path in RAR_VOLUMES]
     assert [message["document"]["name"] for message in uploads()] == package.volume_names
+    assert not SkippedPackage.objects.exists()
+
+
+def test_a_destination_message_deleted_by_a_person_is_uploaded_again_into_the_same_package(ingest_world):
+    sandbox = ingest_world(world(messages=[ZIP]))
+    run_cycle()
+    package = Package.objects.get()
+    files = list(package.files.values_list("path", flat=True))
+    (first_upload,) = package.dest_message_ids
+    sandbox.message_delete(DESTINATION, first_upload)
+
+    assert packages_check_destination() == 1
+    assert packages_check_destination() == 0, "flagged once; the next check waits for the new upload"
+    run = run_cycle()
+
+    assert (run.status, run.ingested, run.skipped) == ("success", 1, 0), run.error
+    again = Package.objects.get()
+    assert again.pk == package.pk and again.upload_generation == 1 and not again.reupload_needed
+    assert list(again.files.values_list("path", flat=True)) == files, "the listing is kept"
+    assert again.dest_message_ids != [first_upload]
+    assert [message["id"] for message in uploads()] == again.dest_message_ids, "one live upload"
+    assert not SkippedPackage.objects.exists()
+    assert run_cycle().ingested == 0, "and not again"
+
+
+def test_a_duplicate_in_flight_is_kept_and_checked_again_until_the_other_copy_lands(ingest_world):
+    sandbox = ingest_world(world(messages=[ZIP]))
+    content_hash = hashlib.sha256(sandbox.message_bytes(SOURCE, ZIP["id"])).hexdigest()
+    database = connection.settings_dict
+    # Another worker holds the content's lock: it is uploading the same archive right now.
+    other = psycopg.connect(
+        host=database["HOST"], port=database["PORT"], user=database["USER"], dbname=database["NAME"], autocommit=True
+    )
+    other.execute("SELECT pg_advisory_lock(%s)", [locks.lock_key(locks.CONTENT_HASH, content_hash)])
+
+    run = run_cycle()
+
+    pending = SkippedPackage.objects.get()
+    assert (pending.reason, pending.attempt_count) == ("IN_FLIGHT", 0)
+    assert (run.status, run.skipped) == ("success", 0), run.error
+    assert not Package.objects.exists() and not uploads()
+
+    other.close()  # the other worker died before its upload landed
+    run = run_cycle()
+
+    assert run.ingested == 1, run.error
+    assert [message["document"]["name"] for message in uploads()] == ["dragon.zip"]
     assert not SkippedPackage.objects.exists()

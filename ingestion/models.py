@@ -137,6 +137,8 @@ class SkipReason(models.TextChoices):
     NO_DESTINATION = "NO_DESTINATION", "No destination"
     WAITING_FOR_VOLUMES = "WAITING_FOR_VOLUMES", "Waiting for volumes"
     IN_FLIGHT = "IN_FLIGHT", "Duplicate in flight"
+    DISK_FULL = "DISK_FULL", "Disk full"
+    ERROR = "ERROR", "Unexpected error"
 
 
 # Reasons a later cycle can fix by trying again.
@@ -148,6 +150,8 @@ RETRYABLE_REASONS = frozenset(
         SkipReason.NO_DESTINATION,
         SkipReason.WAITING_FOR_VOLUMES,
         SkipReason.IN_FLIGHT,
+        SkipReason.DISK_FULL,
+        SkipReason.ERROR,
     }
 )
 # Not failures: the set is looked at again next cycle, and no attempt is counted.

@@ -17,6 +17,7 @@ ACCOUNT_UNUSABLE = "account_unusable"
 DESTINATION_UNREACHABLE = "destination_unreachable"
 DESTINATION_MESSAGES_GONE = "destination_messages_gone"
 SPLIT_MISMATCH = "split_mismatch"
+DISK_FULL = "disk_full"
 
 # How many file names a notification's message lists before "and N more".
 LISTED = 5
@@ -88,6 +89,19 @@ def notify_destination_messages_gone(*, packages: list[Package]) -> Notification
         subject="destination",
         url=reverse("ingestion:channels"),
         context={"packages": names},
+    )
+
+
+def notify_disk_full(*, file_name: str, error: str) -> Notification:
+    return notification_raise(
+        type=DISK_FULL,
+        severity=NotificationSeverity.ERROR,
+        title="The staging disk is too full to ingest",
+        message=f"{file_name}: {error} The set is tried again next cycle; free space there (INGEST_STAGING_DIR) "
+        "or lower the raw file retention of the source channels.",
+        subject="disk:staging",
+        url=reverse("ingestion:skipped"),
+        context={"file_name": file_name, "error": error},
     )
 
 

@@ -6,6 +6,7 @@ never runs on the event loop and keeps the task thread's connection.
 """
 
 import asyncio
+import errno
 import hashlib
 import logging
 import math
@@ -279,6 +280,13 @@ class IngestionCycle:
                     # One unreachable channel does not stop the others; it is retried next cycle.
                     await db(self._channel_error)(channel_map, str(exc))
                     problems.append(f"{channel_map.channel.title}: {exc}")
+                except (CycleInterrupted, AuthRequired, AccountRestricted):
+                    raise
+                except Exception as exc:
+                    logger.exception("Unexpected error while scanning %s", channel_map.channel.title)
+                    error = f"Unexpected error: {exc.__class__.__name__}: {exc}"
+                    await db(self._channel_error)(channel_map, error)
+                    problems.append(f"{channel_map.channel.title}: {error}")
         except CycleInterrupted as exc:
             problems.append(str(exc))
         finally:
@@ -288,6 +296,8 @@ class IngestionCycle:
                 await gateway.__aexit__(None, None, None)
         if problems:
             return RunStatus.PARTIAL, " ".join(problems)
+        if self.run.skipped:
+            return RunStatus.PARTIAL, f"{self.run.skipped} set(s) skipped; see Skipped packages."
         return RunStatus.SUCCESS, ""
 
     async def _last_message_ids(self, reader: TelegramGateway, refs: list[ChatRef]) -> dict[int, int]:
@@ -575,6 +585,35 @@ class IngestionCycle:
             await db(self._resolved)(target, items)
             return Outcome(kind="duplicate", package=known)
         try:
+            return await self._attempt(reader, target, archive_set, writer, size)
+        except SetFailed as failure:
+            record = await db(ingestion_services.skipped_package_record)(
+                channel=channel,
+                message_ids=[item.id for item in items],
+                topic_id=target.topic.topic_id if target.topic else None,
+                account=self.account,
+                file_name=archive_set.file_name,
+                file_size=size,
+                part_count=len(items),
+                reason=failure.reason,
+                error_message=str(failure),
+            )
+            if failure.reason in PENDING_REASONS:
+                logger.info("%s in %s: %s", archive_set.file_name, target.label, failure)
+                return Outcome(kind="pending", holds_watermark=True)
+            if failure.reason == SkipReason.DISK_FULL:
+                await db(notifications.notify_disk_full)(file_name=archive_set.file_name, error=str(failure))
+            self.progress.add(skipped=1)
+            logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
+            holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
+            return Outcome(kind="skipped", holds_watermark=holds)
+
+    async def _attempt(
+        self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None, size: int
+    ) -> Outcome:
+        """Take the set, or raise SetFailed with why not; any other surprise becomes the set's SetFailed too,
+        so one set's trouble never ends the account's cycle."""
+        try:
             waiting = self._waiting(archive_set)
             if waiting:
                 raise SetFailed(SkipReason.WAITING_FOR_VOLUMES, waiting)
@@ -592,25 +631,15 @@ class IngestionCycle:
                     "No destination channel with a logged-in writer account; choose one on the Channels page.",
                 )
             return await self._ingest(reader, target, archive_set, writer)
-        except SetFailed as failure:
-            record = await db(ingestion_services.skipped_package_record)(
-                channel=channel,
-                message_ids=[item.id for item in items],
-                topic_id=target.topic.topic_id if target.topic else None,
-                account=self.account,
-                file_name=archive_set.file_name,
-                file_size=size,
-                part_count=len(items),
-                reason=failure.reason,
-                error_message=str(failure),
-            )
-            if failure.reason in PENDING_REASONS:
-                logger.info("%s in %s: %s", archive_set.file_name, target.label, failure)
-                return Outcome(kind="pending", holds_watermark=True)
-            self.progress.add(skipped=1)
-            logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
-            holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
-            return Outcome(kind="skipped", holds_watermark=holds)
+        except (SetFailed, CycleInterrupted, AuthRequired, AccountRestricted):
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise SetFailed(SkipReason.DISK_FULL, f"The staging disk is full ({exc}).") from exc
+            raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
+        except Exception as exc:
+            logger.exception("Unexpected error while ingesting %s in %s", archive_set.file_name, target.label)
+            raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
 
     def _waiting(self, archive_set: ArchiveSet) -> str:
         """Why a volume set is not taken yet (more volumes may be on their way), or "" to take it now."""
@@ -644,6 +673,7 @@ class IngestionCycle:
         channel = target.channel_map.channel
         folder = self.staging / f"{target.ref.id}-{archive_set.items[0].id}"
         folder.mkdir(parents=True, exist_ok=True)
+        self._check_free_space(folder, archive_set, writer)
         volumes = []  # (item, staged path, volume sha256)
         for item in archive_set.items:
             path, volume_hash = await self._download(reader, target.ref, item, folder)
@@ -701,6 +731,20 @@ class IngestionCycle:
             )
             self._resolved(target, items)
         return package
+
+    def _check_free_space(self, folder: Path, archive_set: ArchiveSet, writer: Writer) -> None:
+        """The set's download, its split parts (a volume above the writer's limit is split on the same disk)
+        and a margin must fit, or the set waits as DISK_FULL instead of failing half-way."""
+        sizes = [item.document.size for item in archive_set.items]
+        needed = sum(sizes) + sum(size for size in sizes if size > writer.account.upload_limit_bytes)
+        needed += settings.INGEST_DISK_MARGIN_BYTES
+        free = shutil.disk_usage(folder).free
+        if free < needed:
+            raise SetFailed(
+                SkipReason.DISK_FULL,
+                f"{archive_set.file_name} needs {needed / 1024**3:.2f} GB free on the staging disk; "
+                f"{free / 1024**3:.2f} GB are.",
+            )
 
     def _duplicate(self, package: Package, document_ids, target: ScanTarget, items) -> None:
         self.progress.add(duplicates=1)

@@ -2,7 +2,9 @@
 
 import asyncio
 import logging
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -10,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState
 from accounts.services import account_gateway_call
+from core.models import RunStatus
 from core.runs import runs_reap
 from ingestion.models import AccountChannelMap, IngestionRun, MapRole
 from ingestion.notifications import notify_destination_messages_gone
@@ -35,12 +38,33 @@ def ingestion_recover() -> dict:
     )
     backfilled = stubs_backfill()
     requeued = packages_check_destination()
+    swept = staging_sweep()
     return {
         "requeued_runs": reaped.requeued,
         "failed_runs": reaped.failed,
         "backfilled": backfilled,
         "reuploads": requeued,
+        "staging_swept": swept,
     }
+
+
+def staging_sweep() -> int:
+    """Remove the staging folders of runs that are not running here any more (a killed worker's)."""
+    root = Path(settings.INGEST_STAGING_DIR)
+    if not root.is_dir():
+        return 0
+    folders = {}
+    for folder in root.glob("run-*"):
+        run_id = folder.name.removeprefix("run-")
+        if folder.is_dir() and run_id.isdigit():
+            folders[int(run_id)] = folder
+    running = set(
+        IngestionRun.objects.filter(pk__in=list(folders), status=RunStatus.RUNNING).values_list("pk", flat=True)
+    )
+    for run_id, folder in folders.items():
+        if run_id not in running:
+            shutil.rmtree(folder, ignore_errors=True)
+    return len(folders) - len(running)
 
 
 def stubs_backfill(*, older_than: timedelta = STUB_GRACE) -> int:

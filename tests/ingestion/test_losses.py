@@ -1,6 +1,8 @@
 """Ways ingestion could lose or loop work, each shown not to."""
 
+import errno
 import hashlib
+import shutil
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -10,12 +12,17 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from accounts.models import TelegramAccount
 from core import locks
-from ingestion.models import Channel, SkippedPackage
-from ingestion.recovery import packages_check_destination
+from core.models import Notification
+from ingestion import pipeline
+from ingestion.models import Channel, IngestionRun, SkippedPackage
+from ingestion.recovery import packages_check_destination, staging_sweep
+from ingestion.staging import StagingFile
+from packages import services as package_services
 from packages.models import Package, RawFile
 from packages.services import raw_files_purge
-from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
+from tests.ingestion.conftest import DESTINATION, READER, SOURCE, run_cycle, world
 from tests.ingestion.test_pipeline import uploads
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +171,112 @@ def test_a_duplicate_in_flight_is_kept_and_checked_again_until_the_other_copy_la
     assert run.ingested == 1, run.error
     assert [message["document"]["name"] for message in uploads()] == ["dragon.zip"]
     assert not SkippedPackage.objects.exists()
+
+
+# -- fault isolation and the disk ---------------------------------------------------------------------------------
+
+OTHER_SOURCE = 1002
+
+
+def two_sources() -> dict:
+    data = world(messages=[ZIP])
+    other = {
+        "id": OTHER_SOURCE,
+        "title": "Models B",
+        "type": "channel",
+        "role": "source",
+        "members": [data["accounts"][0]["phone"]],
+        "messages": [{"id": 5, "document": {"name": "castle.zip", "archive": [{"path": "castle.stl", "size": 900}]}}],
+    }
+    data["chats"].append(other)
+    return data
+
+
+def test_a_channel_with_an_out_of_range_retention_fails_alone(ingest_world):
+    ingest_world(two_sources())
+    Channel.objects.filter(chat__telegram_id=SOURCE).update(expiration_days=9_999_999)
+
+    run = run_cycle()
+
+    assert run.status == "partial" and run.ingested == 1
+    skipped = SkippedPackage.objects.get()
+    assert (skipped.file_name, skipped.reason) == ("dragon.zip", "CONFIGURATION")
+    assert "beyond any date" in skipped.error_message
+    assert Package.objects.get().file_name == "castle.zip"
+
+
+def test_an_unexpected_error_in_one_set_is_that_sets_skip_and_the_cycle_goes_on(ingest_world, monkeypatch):
+    ingest_world(two_sources())
+    original = package_services.upload_plan
+
+    def plan(*, volumes, limit):
+        if volumes[0][0] == "dragon.zip":
+            raise RuntimeError("something nobody expected")
+        return original(volumes=volumes, limit=limit)
+
+    monkeypatch.setattr(package_services, "upload_plan", plan)
+    run = run_cycle()
+
+    assert run.status == "partial" and run.ingested == 1
+    skipped = SkippedPackage.objects.get()
+    assert (skipped.reason, skipped.error_message) == ("ERROR", "RuntimeError: something nobody expected")
+    assert skipped.is_retryable
+
+
+def test_an_unexpected_error_in_one_channel_is_that_channels_error(ingest_world, monkeypatch):
+    ingest_world(two_sources())
+    original = pipeline.documents_above
+
+    async def history(gateway, ref, **kwargs):
+        if ref.id == SOURCE:
+            raise KeyError("broken channel")
+        return await original(gateway, ref, **kwargs)
+
+    monkeypatch.setattr(pipeline, "documents_above", history)
+    run = run_cycle()
+
+    assert run.status == "partial" and run.ingested == 1
+    assert "KeyError" in Channel.objects.get(chat__telegram_id=SOURCE).last_error
+    assert Channel.objects.get(chat__telegram_id=OTHER_SOURCE).last_error == ""
+
+
+def test_a_full_disk_is_checked_before_the_download_and_the_set_waits(ingest_world, monkeypatch):
+    ingest_world(world(messages=[ZIP]))
+    monkeypatch.setattr(pipeline.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 1000))
+
+    run = run_cycle()
+
+    skipped = SkippedPackage.objects.get()
+    assert (skipped.reason, skipped.is_retryable) == ("DISK_FULL", True)
+    assert "free on the staging disk" in skipped.error_message
+    assert Notification.objects.get(type="disk_full").severity == "error"
+    assert run.status == "partial" and not uploads()
+
+    monkeypatch.undo()
+    assert run_cycle().ingested == 1
+
+
+def test_no_space_left_while_staging_is_a_disk_full_skip(ingest_world, monkeypatch):
+    ingest_world(world(messages=[ZIP]))
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(StagingFile, "write", full)
+    run = run_cycle()
+
+    assert SkippedPackage.objects.get().reason == "DISK_FULL"
+    assert run.status == "partial"
+
+
+def test_staging_left_by_a_killed_worker_is_swept(ingest_world, settings):
+    ingest_world(world(messages=[ZIP]))
+    running = IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), status="running")
+    staging = Path(settings.INGEST_STAGING_DIR)
+    for name in ("run-999999", f"run-{running.pk}", "run-notes"):
+        (staging / name).mkdir(parents=True)
+        (staging / name / "part.bin").write_bytes(b"x")
+
+    assert staging_sweep() == 1
+
+    assert sorted(path.name for path in staging.iterdir()) == sorted([f"run-{running.pk}", "run-notes"])

@@ -60,7 +60,12 @@ def raw_file_expiry(*, expiration_days: int | None):
         )
     if expiration_days == 0:
         return timezone.now() + SHORT_RETENTION
-    return timezone.now() + timedelta(days=expiration_days)
+    try:
+        return timezone.now() + timedelta(days=expiration_days)
+    except OverflowError:
+        raise RetentionMisconfigured(
+            f"expiration_days is {expiration_days}, beyond any date; use empty to keep raw files for good."
+        ) from None
 
 
 def raw_file_record(

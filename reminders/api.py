@@ -368,10 +368,23 @@ class RunTargetSerializer(serializers.ModelSerializer):
     chat = serializers.IntegerField(source="chat.telegram_id")
     chat_title = serializers.CharField(source="chat.title")
     topic = serializers.IntegerField(source="topic_id", allow_null=True)
+    parts_total = serializers.IntegerField(help_text="The run's parts; `parts_sent` of them went out, in order.")
 
     class Meta:
         model = ReminderRunTarget
-        fields = ["id", "chat", "chat_title", "topic", "status", "attempts", "latency_ms", "error", "finished_at"]
+        fields = [
+            "id",
+            "chat",
+            "chat_title",
+            "topic",
+            "status",
+            "parts_sent",
+            "parts_total",
+            "attempts",
+            "latency_ms",
+            "error",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 

@@ -5,10 +5,11 @@ accounts go in parallel), claims the run, and sends. The sending is async (Teleg
 REMINDER_GROUP_CONCURRENCY groups at once); every database step is a synchronous function called
 through `sync_to_async(thread_sensitive=True)`, so the ORM never runs on the event loop and keeps
 the connection that holds the lock. Per group: the run target is marked `sending`, each part
-waits for a token of the account's Redis bucket and is sent with the random_id stored when the
-run was fired, then the target is marked `sent` or `failed`. A target found `sending` (its worker
-died) is sent again with the same random_ids, so Telegram answers RANDOM_ID_DUPLICATE instead of
-posting twice.
+waits for a token of the account's Redis bucket, is sent with the random_id stored when the run was
+fired and is counted in the target's `parts_sent`; the target is `sent` once every part is, or
+`failed`. A target stopped part-way (window, pause, cancel, a dead worker) goes on at its next
+unsent part; only the part in flight when a worker died is sent again, with the same random_id,
+so Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
 """
 
 import asyncio
@@ -165,20 +166,23 @@ class Fanout:
 
     def _ending(self, counts: dict[str, int], error: str) -> tuple[str, str]:
         run = self.run
+        partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason else 0
         if self.stop_reason == WINDOW:
-            status = RunStatus.PAUSED if counts["sent"] else RunStatus.FAILED
-            return status, services.summary_window_closed(run=run, counts=counts)
+            status = RunStatus.PAUSED if counts["sent"] or partly else RunStatus.FAILED
+            return status, services.summary_window_closed(run=run, counts=counts, partly=partly)
         if self.stop_reason == ACCOUNT:
             exc = self.stop_error
             if isinstance(exc, AuthRequired):
                 reason = f"the session of {self.account} is no longer valid ({exc.rpc}); log it in again."
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
-            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason)
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly)
         if self.stop_reason == MEDIA:
-            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}")
+            return RunStatus.FAILED, services.summary_stopped(
+                run=run, counts=counts, reason=f"{self.stop_error}", partly=partly
+            )
         if self.stop_reason == ERROR:
-            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{error}.")
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{error}.", partly=partly)
         if counts["failed"] == 0 and counts["pending"] == 0:
             return RunStatus.SUCCESS, ""
         status = RunStatus.PARTIAL if counts["sent"] else RunStatus.FAILED
@@ -225,6 +229,10 @@ class Fanout:
                 pk=target.pk, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]
             ).update(status=TargetStatus.SENDING, attempts=F("attempts") + 1)
         )
+
+    def _part_sent(self, target: ReminderRunTarget, index: int) -> None:
+        ReminderRunTarget.objects.filter(pk=target.pk).update(parts_sent=index + 1)
+        target.parts_sent = index + 1
 
     def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
         finished = None if status == TargetStatus.PENDING else timezone.now()
@@ -275,11 +283,13 @@ class Fanout:
         ref = ChatRef(id=target.chat.telegram_id, access_hash=access_hash, type=target.chat.type)
         started = time.monotonic()
         last_sent = 0.0
+        first = target.parts_sent
         try:
-            for index, part in enumerate(self.parts):
-                if index:
+            for index in range(first, len(self.parts)):
+                if index > first:
                     await self._between_parts(target, last_sent)
-                last_sent = await self._send(target, ref, index, part)
+                last_sent = await self._send(target, ref, index, self.parts[index])
+                await db(self._part_sent)(target, index)
         except _LeavePending:
             await db(self._target_end)(target, TargetStatus.PENDING)
             return

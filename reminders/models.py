@@ -163,6 +163,9 @@ class ReminderRunTarget(models.Model):
     # One per part, chosen when the run is fired: a send retried after a crash reuses it,
     # and Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
     random_ids = ArrayField(models.BigIntegerField())
+    # Parts delivered so far, in order, written after each one goes out: a resumed target goes on
+    # at its next part, even after Telegram has forgotten the random_ids of the first ones.
+    parts_sent = models.PositiveSmallIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -174,3 +177,11 @@ class ReminderRunTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.chat} ({self.status})"
+
+    @property
+    def parts_total(self) -> int:
+        return len(self.random_ids)
+
+    @property
+    def partly_sent(self) -> bool:
+        return 0 < self.parts_sent < self.parts_total

@@ -389,6 +389,13 @@ def target_counts(*, run_id: int) -> dict[str, int]:
     }
 
 
+def targets_partly_sent(*, run_id: int) -> int:
+    """Targets still pending that have some of their parts out already."""
+    return ReminderRunTarget.objects.filter(
+        run_id=run_id, status__in=[TargetStatus.PENDING, TargetStatus.SENDING], parts_sent__gt=0
+    ).count()
+
+
 def reminder_run_counts_refresh(*, run: ReminderRun) -> ReminderRun:
     counts = target_counts(run_id=run.pk)
     ReminderRun.objects.filter(pk=run.pk).update(**counts)
@@ -433,7 +440,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
 
 @transaction.atomic
 def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
-    """Queue the same run again; only its pending targets are attempted."""
+    """Queue the same run again; only its pending targets are attempted, each from its next unsent part."""
     run = _locked(run)
     if run.status not in {RunStatus.PAUSED, RunStatus.FAILED}:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
@@ -444,8 +451,7 @@ def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
 
 @transaction.atomic
 def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
-    """Failed targets become pending again and the run is queued (their random_ids are kept, so a part
-    that did go through before the failure is not posted twice)."""
+    """Failed targets become pending again and the run is queued; each goes on at its first unsent part."""
     run = _locked(run)
     if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
@@ -515,15 +521,20 @@ def reminder_runs_auto_resume() -> list[int]:
 # Summaries and notifications ------------------------------------------------------------------------------------
 
 
-def summary_window_closed(*, run: ReminderRun, counts: dict[str, int]) -> str:
+def _still_pending(counts: dict[str, int], partly: int) -> str:
+    text = f"{counts['pending']} still pending"
+    return text + f" ({partly} with some parts sent; resume sends only the rest)" if partly else text
+
+
+def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
     reminder = run.reminder
     tz = zone(reminder.timezone)
     closed = f"Delivery window closed at {local_hm(run.window_end_at, tz)} ({reminder.timezone})."
-    if not counts["sent"]:
+    if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:
         text = (
-            f"{closed} {counts['sent']} of {run.total} groups delivered, {counts['pending']} still pending. "
+            f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
             "Resume from the Activity tab."
         )
     if counts["failed"]:
@@ -542,9 +553,9 @@ def summary_finished(*, run: ReminderRun, counts: dict[str, int]) -> str:
     )
 
 
-def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str) -> str:
+def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str, partly: int) -> str:
     return (
-        f"Stopped: {reason} {counts['sent']} of {run.total} groups delivered, {counts['pending']} still pending. "
+        f"Stopped: {reason} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
         "Resume from the Activity tab once it is fixed."
     )
 

@@ -198,3 +198,32 @@ def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(f
         assert [message["random_id"] for message in messages] == target.random_ids, (
             f"group {target.chat.telegram_id} got {[m['text'] for m in messages]}"
         )
+
+
+def test_a_worker_killed_between_parts_goes_on_at_the_next_part_after_telegram_forgot(fanout_world, tmp_path):
+    # Telegram forgets random_ids after a second, and slow mode holds each group's second part 3 s back.
+    world = fanout_world({**groups_world(groups=6, slow_mode=3), "quirks": {"random_id_memory_seconds": 1}})
+    reminder = make_reminder(parts=[PartSpec(text="one"), PartSpec(text="two")])
+    purge_queues()
+    worker = start_celery_worker(tmp_path)
+    try:
+        run = reminder_fire(reminder=reminder)
+        wait_for(lambda: len(send_times(world, range(6))) >= 3, timeout=60, what="the first groups' first parts")
+        time.sleep(1)  # well inside their slow mode: nothing is in flight
+        run.refresh_from_db()
+        os.kill(int(run.worker_id.rsplit("-", 2)[1]), signal.SIGKILL)
+        halfway = list(run.targets.order_by("pk").values_list("status", "parts_sent"))
+
+        run = wait_for(
+            lambda: ReminderRun.objects.filter(pk=run.pk, status=RunStatus.SUCCESS).first(), timeout=90, what="success"
+        )
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+
+    assert halfway == [("sending", 1)] * 3 + [("pending", 0)] * 3, "the progress of the killed worker was kept"
+    assert run.requeue_count == 1 and run.sent == 6
+    for n in range(6):
+        messages = [m["text"] for m in world.chat_dump(group_id(n))["messages"] if m["sender"] == SENDER]
+        assert messages == ["one", "two"], f"group {n} got {messages}"

@@ -453,14 +453,16 @@ def command_run(stack: Stack) -> int:
     service_env, started = start_services(stack)
     try:
         env = _base_env(stack, service_env)
-        env.setdefault("DJANGO_DEBUG", "true")
+        # DEBUG stays off unless asked for (`DJANGO_DEBUG=true make run`): a stranger's mistake must not
+        # show a traceback with local paths. WhiteNoise serves static/ straight from the source folders.
+        env.setdefault("WHITENOISE_USE_FINDERS", "true")
         _folders_in_var(stack, env)
         env["WEB_PORT"] = str(stack.web_port)
         env["FLOWER_PORT"] = str(stack.flower_port)
         env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
         env["FLOWER_BASIC_AUTH"] = f"{env['STASHCAST_ADMIN_USER']}:{env['STASHCAST_ADMIN_PASSWORD']}"
         shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
-        write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL")})
+        write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL") if key in env})
 
         _manage(["migrate", "--no-input", "-v", "0"], env)
         _manage(["ensure_operator"], env)

@@ -5,6 +5,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -157,3 +158,26 @@ def healthz(request):
     HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check)."""
     report = health.health_check(beat_required=request.GET.get("beat") != "optional")
     return JsonResponse(report.as_dict(), status=200 if report.healthy else 503)
+
+
+# Error pages (settings.DEBUG off): the API answers JSON with a message, like its views do ------------------------
+
+
+def _api_error(request, page, exception, message: str, status: int, **kwargs):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"message": message}, status=status)
+    return page(request, exception, **kwargs) if exception is not None else page(request, **kwargs)
+
+
+def bad_request(request, exception):
+    return _api_error(request, defaults.bad_request, exception, "The request cannot be read.", 400)
+
+
+def not_found(request, exception):
+    return _api_error(
+        request, defaults.page_not_found, exception, "Nothing here; the API's addresses are listed at /api/docs/.", 404
+    )
+
+
+def server_error(request):
+    return _api_error(request, defaults.server_error, None, "Stashcast failed to answer; the error was logged.", 500)

@@ -5,6 +5,9 @@ from django.db import models
 from django.db.models import F, Func, TextField, Value
 from django.utils import timezone
 
+# How long a channel may keep its raw files, in days (a century): "forever" is an empty value, not a huge one.
+RAW_FILE_MAX_RETENTION_DAYS = 36_500
+
 
 def words_of(field: str) -> SearchVector:
     """The words of a name or path ("red-dragon/Body.stl" → red, dragon, body, stl) for word-prefix search."""

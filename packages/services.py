@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from packages.archives import ListingError, list_archive
-from packages.models import MetadataStatus, Package, PackageFile, RawFile
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,8 @@ def raw_file_expiry(*, expiration_days: int | None):
         )
     if expiration_days == 0:
         return timezone.now() + SHORT_RETENTION
-    return timezone.now() + timedelta(days=expiration_days)
+    # A value stored before the bound existed must not fail every cycle: a century is as good as its wish.
+    return timezone.now() + timedelta(days=min(expiration_days, RAW_FILE_MAX_RETENTION_DAYS))
 
 
 def raw_file_record(

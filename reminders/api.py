@@ -19,8 +19,12 @@ from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
-from reminders.schedule import zone
+from reminders.schedule import HORIZON_TEXT, within_horizon, zone
 from reminders.services import PartSpec, ReminderSpec, ReminderStateError, TargetSpec
+
+# Far above any real fan-out (an account is in at most a few thousand chats), far below an overflow.
+ETA_MAX_TARGETS = 1_000_000
+ETA_MAX_PARTS = 1_000
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
@@ -200,8 +204,8 @@ class ReminderWriteSerializer(serializers.Serializer):
 
 
 class EtaInSerializer(serializers.Serializer):
-    targets = serializers.IntegerField(min_value=0, help_text="How many groups.")
-    parts = serializers.IntegerField(min_value=0, help_text="Parts per group.")
+    targets = serializers.IntegerField(min_value=0, max_value=ETA_MAX_TARGETS, help_text="How many groups.")
+    parts = serializers.IntegerField(min_value=0, max_value=ETA_MAX_PARTS, help_text="Parts per group.")
     fire_at = serializers.DateTimeField(required=False, help_text="When it would fire; now when omitted.")
     timezone = serializers.CharField(max_length=64)
     window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
@@ -215,6 +219,11 @@ class EtaInSerializer(serializers.Serializer):
             zone(value)
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
+        return value
+
+    def validate_fire_at(self, value):
+        if not within_horizon(value, clock.now()):
+            raise ValidationError(f"Give a moment within {HORIZON_TEXT} of now.")
         return value
 
     def validate(self, attrs):

@@ -31,12 +31,14 @@ from reminders.models import (
     TargetStatus,
 )
 from reminders.schedule import (
+    HORIZON_TEXT,
     crontab_fields,
     crontab_parse,
     local_hm,
     window_containing,
     window_next_start,
     window_on,
+    within_horizon,
     zone,
 )
 from telegram.records import UPLOAD_MAX_BYTES
@@ -158,6 +160,8 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
             error("schedule", "The one-off time needs a UTC offset, e.g. 2026-12-01T09:00:00+08:00.")
         elif spec.schedule_at <= clock.now():
             error("schedule", "The one-off time has already passed.")
+        elif not within_horizon(spec.schedule_at, clock.now()):
+            error("schedule", f"The one-off time is more than {HORIZON_TEXT} ahead; check the year.")
         elif (
             tz is not None
             and not errors.keys() & {"window_start_hour", "window_end_hour"}

@@ -31,7 +31,7 @@ from reminders import selectors, services
 from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
 from reminders.models import Reminder, ReminderRun, TargetStatus
-from reminders.schedule import local_hm, zone
+from reminders.schedule import HORIZON_TEXT, local_hm, within_horizon, zone
 from reminders.services import ReminderSpec, ReminderStateError
 
 LIST = "reminders/list.html"
@@ -134,6 +134,8 @@ def eta_context(spec: ReminderSpec | None) -> dict:
             return {**context, "eta_note": "Write a valid crontab to see whether it fits."}
     elif spec.schedule_at is not None:
         fire_at, fire_label = spec.schedule_at, "Sends"
+        if not within_horizon(fire_at, now):
+            return {**context, "eta_note": f"Pick a time within {HORIZON_TEXT} to see whether it fits."}
     else:
         fire_at, fire_label = now, "If sent now"
     rate = settings.REMINDER_MAX_SEND_PER_MINUTE

@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before CsrfViewMiddleware, the first to read a form: an oversized body gets an answer a person can use.
+    "core.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -110,6 +112,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+# `make run` serves static/ from the source folders with DEBUG off too; production collects them.
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))

@@ -18,7 +18,15 @@ from core.api import error_response
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
-from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
+from reminders.models import (
+    TOPIC_ID_MAX,
+    MediaFile,
+    Reminder,
+    ReminderPart,
+    ReminderRun,
+    ReminderRunTarget,
+    ReminderTarget,
+)
 from reminders.schedule import HORIZON_TEXT, within_horizon, zone
 from reminders.services import PartSpec, ReminderSpec, ReminderStateError, TargetSpec
 
@@ -124,7 +132,12 @@ class TargetSerializer(serializers.ModelSerializer):
 class TargetInSerializer(serializers.Serializer):
     chat = serializers.IntegerField(help_text="Telegram chat id of a group the account is in.")
     topic = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1, help_text="Forum topic id; null = General."
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=TOPIC_ID_MAX,
+        help_text="Forum topic id; null = General.",
     )
 
 

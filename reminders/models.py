@@ -7,6 +7,9 @@ from django.utils.timezone import now
 from accounts.models import Chat, TelegramAccount
 from core.models import ClaimableRun, RunStatus
 
+# Telegram's message ids, and so forum topic ids, are 32-bit.
+TOPIC_ID_MAX = 2**31 - 1
+
 
 class MediaFile(models.Model):
     """A picture or file for reminder parts, kept through Django's storage (local disk or S3)."""
@@ -88,7 +91,7 @@ class ReminderTarget(models.Model):
 
     reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="targets")
     chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
-    topic_id = models.PositiveIntegerField(null=True, blank=True)
+    topic_id = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(TOPIC_ID_MAX)])
 
     class Meta:
         constraints = [

@@ -21,6 +21,7 @@ from core import clock
 from core.models import RunStatus
 from core.notifications import notification_raise
 from reminders.models import (
+    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -219,8 +220,8 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             error("targets", f"{where}: {spec.account} cannot post in “{chat.title}” ({chat.telegram_id}).")
         if target.topic_id is not None and not chat.is_forum:
             error("targets", f"{where}: “{chat.title}” is not a forum; leave the topic empty.")
-        elif target.topic_id is not None and target.topic_id < 1:
-            error("targets", f"{where}: a topic id is a positive number.")
+        elif target.topic_id is not None and not 1 <= target.topic_id <= TOPIC_ID_MAX:
+            error("targets", f"{where}: a topic id is a number from 1 to {TOPIC_ID_MAX}.")
 
 
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:

@@ -394,7 +394,7 @@ def reminder_eta(request):
     reminder_id = request.POST.get("reminder", "")
     if reminder_id:
         section = request.POST.get("section", "")
-        if not reminder_id.isdigit() or section not in SECTIONS:
+        if not reminder_id.isdecimal() or section not in SECTIONS:
             raise Http404
         form = ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
     else:
@@ -488,7 +488,7 @@ def activity(request):
         key = ""
     reminder = None
     reminder_id = request.GET.get("reminder", "")
-    if reminder_id.isdigit():
+    if reminder_id.isdecimal():
         reminder = Reminder.objects.filter(pk=reminder_id).first()
     statuses = ACTIVITY_FILTERS[key][1] if key else ()
     runs = selectors.reminder_run_filter(statuses=statuses, reminder_id=reminder.pk if reminder else None)

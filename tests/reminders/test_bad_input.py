@@ -5,9 +5,10 @@ from django.urls import reverse
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from rest_framework.test import APIClient
 
+from accounts.models import Chat
 from reminders.models import Reminder
 from reminders.schedule import crontab_parse
-from tests.reminders.conftest import KL, groups_world
+from tests.reminders.conftest import KL, group_id, groups_world
 from tests.reminders.test_api import body
 from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post, operator  # noqa: F401
 
@@ -118,3 +119,26 @@ def test_the_largest_eta_accepted_still_answers(api):
     response = api.post("/api/reminders/eta/", data, format="json")
 
     assert response.status_code == 200 and response.json()["fits"] is False
+
+
+def test_a_topic_id_beyond_telegrams_32_bits_is_a_400(api, fanout_world):
+    fanout_world(groups_world(groups=2, forum=True))
+
+    response = api.post("/api/reminders/", body(targets=[{"chat": group_id(0), "topic": 2**31}]), format="json")
+
+    assert response.status_code == 400 and response.json()["message"].startswith("targets:"), response.json()
+    assert not Reminder.objects.exists()
+
+
+def test_a_topic_id_beyond_32_bits_in_the_form_is_named(operator, fanout_world):  # noqa: F811
+    fanout_world(groups_world(groups=2, forum=True))
+    pk = Chat.objects.get(telegram_id=group_id(0)).pk
+
+    html = htmx_post(
+        operator,
+        reverse("reminders:compose"),
+        compose(step="groups", targets=[str(pk)], **{f"topic-{pk}": "99999999999"}, action="goto-when"),
+    )
+
+    assert current_step(html) == "groups" and "A topic id is a number from 1 to 2147483647." in html
+    assert 'value="99999999999"' in html

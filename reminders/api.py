@@ -264,7 +264,6 @@ class EtaSerializer(serializers.Serializer):
 
 
 class ReminderRunSerializer(serializers.ModelSerializer):
-
     class Meta:
         model = ReminderRun
         fields = [

@@ -273,9 +273,9 @@ def reminder_delete(*, reminder: Reminder) -> None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
     now = clock.now()
     stopped = list(reminder.runs.filter(status__in=[RunStatus.PAUSED, RunStatus.FAILED], pending__gt=0))
-    ReminderRunTarget.objects.filter(
-        run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]
-    ).update(status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now)
+    ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(
+        status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now
+    )
     for run in stopped:
         reminder_run_counts_refresh(run=run)
         if run.status == RunStatus.PAUSED:

@@ -97,7 +97,7 @@ def test_the_activity_pages_show_a_run_whose_reminder_is_gone(paused_run, operat
     activity = operator.get(reverse("reminders:activity")).content.decode()
     page = operator.get(reverse("reminders:activity-run", args=[paused_run.pk]))
 
-    assert "Black Friday <span class=\"muted\">(deleted)</span>" in activity
+    assert 'Black Friday <span class="muted">(deleted)</span>' in activity
     assert page.status_code == 200 and "Black Friday (deleted; its runs are kept)" in page.content.decode()
 
 

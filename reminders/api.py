@@ -84,7 +84,7 @@ class MediaFileViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMod
         data = MediaUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        media = services.media_create(file=upload, name=upload.name, mime_type=upload.content_type or "")
+        media = services.media_create(file=upload, name=upload.name)
         return Response(MediaFileSerializer(media).data, status=status.HTTP_201_CREATED)
 
 

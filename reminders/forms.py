@@ -19,6 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from accounts.models import Chat, TelegramAccount
 from reminders import selectors, services
+from reminders.media_types import ACCEPTED_TEXT
 from reminders.models import MediaFile, Reminder
 from reminders.schedule import zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
@@ -238,9 +239,7 @@ class ReminderForm(forms.Form):
             if row.upload is None:
                 continue
             try:
-                row.media = services.media_create(
-                    file=row.upload, name=row.upload.name, mime_type=row.upload.content_type or ""
-                )
+                row.media = services.media_create(file=row.upload, name=row.upload.name)
             except ValidationError as exc:
                 row.errors.extend(exc.messages)
             row.upload = None
@@ -408,3 +407,7 @@ class ReminderForm(forms.Form):
     @property
     def crontab_presets(self):
         return CRONTAB_PRESETS
+
+    @property
+    def media_accepted(self) -> str:
+        return ACCEPTED_TEXT

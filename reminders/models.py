@@ -17,6 +17,8 @@ class MediaFile(models.Model):
     file = models.FileField(upload_to="reminders/media/%Y/%m/")
     name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
+    # By content (reminders.media_types): a photo is sent as a picture, anything else as a file.
+    kind = models.CharField(max_length=10, default="document")
     mime_type = models.CharField(max_length=100)
     sha256 = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=now)

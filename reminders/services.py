@@ -3,12 +3,12 @@
 import hashlib
 import json
 import logging
-import mimetypes
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import IntegrityError, transaction
@@ -20,6 +20,7 @@ from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core import clock
 from core.models import RunStatus
 from core.notifications import notification_raise
+from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
     TOPIC_ID_MAX,
     MediaFile,
@@ -42,7 +43,6 @@ from reminders.schedule import (
     within_horizon,
     zone,
 )
-from telegram.records import UPLOAD_MAX_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +90,10 @@ class ReminderSpec:
 # Media ----------------------------------------------------------------------------------------------------------
 
 
-def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFile:
-    """Store an uploaded file once per content: the same bytes uploaded again return the existing MediaFile."""
+def media_create(*, file: File, name: str = "") -> MediaFile:
+    """Store an uploaded file once per content: the same bytes uploaded again return the existing MediaFile.
+
+    Its type comes from its bytes (reminders.media_types), whatever its name or the browser says."""
     name = (name or file.name or "media").rsplit("/", 1)[-1][:255]
     digest, size = hashlib.sha256(), 0
     for chunk in file.chunks():
@@ -99,14 +101,12 @@ def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFil
         size += len(chunk)
     if size == 0:
         raise ValidationError({"file": "The file is empty."})
-    if size > UPLOAD_MAX_BYTES:
-        raise ValidationError({"file": f"The file is {size} bytes; Telegram accepts at most {UPLOAD_MAX_BYTES}."})
+    file_type = media_type(file=file, name=name, size=size)
     sha256 = digest.hexdigest()
     existing = MediaFile.objects.filter(sha256=sha256).first()
     if existing is not None:
         return existing
-    mime_type = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
-    media = MediaFile(name=name, size=size, mime_type=mime_type[:100], sha256=sha256)
+    media = MediaFile(name=name, size=size, kind=file_type.kind, mime_type=file_type.mime_type, sha256=sha256)
     file.seek(0)
     media.file.save(name, file, save=False)
     try:
@@ -117,6 +117,25 @@ def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFil
         media.file.delete(save=False)
         return MediaFile.objects.get(sha256=sha256)
     return media
+
+
+def media_purge_unused(*, now: datetime | None = None) -> int:
+    """Delete media no reminder uses, a day after upload (an abandoned compose wizard's files); media that
+    a stopped run still has to send stays until the run is over. Returns how many were deleted."""
+    now = now or clock.now()
+    cutoff = now - timedelta(hours=settings.MEDIA_UNUSED_KEEP_HOURS)
+    open_runs = ReminderRun.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED])
+    open_runs = open_runs | ReminderRun.objects.filter(status=RunStatus.FAILED, pending__gt=0)
+    needed = {part["media"] for parts in open_runs.values_list("parts", flat=True) for part in parts if part["media"]}
+    unused = MediaFile.objects.filter(created_at__lt=cutoff, parts__isnull=True).exclude(pk__in=needed)
+    deleted = 0
+    for media in unused:
+        media.file.delete(save=False)
+        media.delete()
+        deleted += 1
+    if deleted:
+        logger.info("Deleted %s media that no reminder used for %s hours.", deleted, settings.MEDIA_UNUSED_KEEP_HOURS)
+    return deleted
 
 
 # Reminders ------------------------------------------------------------------------------------------------------
@@ -174,13 +193,13 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
                 f"{local_hm(spec.schedule_at, tz)} ({spec.timezone}) is outside the delivery window "
                 f"{start:02d}:00–{end:02d}:00.",
             )
-    _validate_parts(spec.parts, error)
+    _validate_parts(spec.parts, error, spec.account)
     _validate_targets(spec, error)
     if errors:
         raise ValidationError(errors)
 
 
-def _validate_parts(parts: Sequence[PartSpec], error) -> None:
+def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount | None = None) -> None:
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
     for index, part in enumerate(parts):
@@ -195,6 +214,10 @@ def _validate_parts(parts: Sequence[PartSpec], error) -> None:
             error("parts", f"{where}: the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}.")
         if len(part.caption) > CAPTION_MAX:
             error("parts", f"{where}: the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}.")
+        if part.media is not None and account is not None:
+            too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
+            if too_large:
+                error("parts", f"{where}: {too_large}.")
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:

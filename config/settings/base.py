@@ -249,6 +249,9 @@ REMINDER_TRANSIENT_RETRIES = envint("REMINDER_TRANSIENT_RETRIES", 3, minimum=0)
 REMINDER_ACCOUNT_BUSY_RETRY_SECONDS = envint("REMINDER_ACCOUNT_BUSY_RETRY_SECONDS", 10, minimum=1)
 REMINDER_PROGRESS_EVERY_SECONDS = 2
 REMINDER_OBSERVED_RATE_RUNS = 5
+# Uploaded media that no reminder uses (an abandoned compose wizard) is deleted this long after upload.
+MEDIA_UNUSED_KEEP_HOURS = envint("MEDIA_UNUSED_KEEP_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["reminder-media-purge"] = {"task": "reminders.tasks.media_purge_unused", "schedule": 3600.0}
 CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "task": "reminders.tasks.reminder_runs_auto_resume",
     "schedule": 60.0,

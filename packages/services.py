@@ -263,7 +263,8 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
     except ListingError as exc:
         package.metadata_status = MetadataStatus.UNAVAILABLE
         package.metadata_error = str(exc)
-        package.save(update_fields=["metadata_status", "metadata_error"])
+        package.needs_password = exc.needs_password
+        package.save(update_fields=["metadata_status", "metadata_error", "needs_password"])
         return package
     with transaction.atomic():
         PackageFile.objects.filter(package=package).delete()
@@ -275,15 +276,20 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
                     size=entry.size,
                     compressed_size=entry.compressed_size,
                     crc32=entry.crc32,
+                    encrypted=entry.encrypted,
                 )
                 for entry in entries
             ),
             batch_size=5000,
         )
         package.file_count = len(entries)
+        package.encrypted_files = sum(entry.encrypted for entry in entries)
+        package.needs_password = bool(entries) and package.encrypted_files == len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        package.metadata_error = _unsafe_entries_note(entries)
-        package.save(update_fields=["file_count", "metadata_status", "metadata_error"])
+        package.metadata_error = " ".join(filter(None, [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]))
+        package.save(
+            update_fields=["file_count", "encrypted_files", "needs_password", "metadata_status", "metadata_error"]
+        )
         package_search_words_update(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
     return package
@@ -298,6 +304,15 @@ def _unsafe_entries_note(entries) -> str:
         f"{unsafe} of {len(entries)} entries point outside the archive (../, an absolute path or a link); "
         "they are listed relative to it. Extract this archive with care."
     )
+
+
+def _encrypted_entries_note(entries) -> str:
+    encrypted = sum(1 for entry in entries if entry.encrypted)
+    if not encrypted:
+        return ""
+    if encrypted == len(entries):
+        return "Every file is encrypted: extracting it needs the password (ask the source channel)."
+    return f"{encrypted} of {len(entries)} files are encrypted: extracting them needs the password."
 
 
 def package_metadata_backfill(*, package: Package) -> Package:

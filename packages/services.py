@@ -286,7 +286,8 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
         package.encrypted_files = sum(entry.encrypted for entry in entries)
         package.needs_password = bool(entries) and package.encrypted_files == len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        package.metadata_error = " ".join(filter(None, [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]))
+        notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
+        package.metadata_error = " ".join(note for note in notes if note)
         package.save(
             update_fields=["file_count", "encrypted_files", "needs_password", "metadata_status", "metadata_error"]
         )

@@ -181,7 +181,8 @@ def test_a_package_with_some_encrypted_files_says_how_many(workdir):
     run(tool("zip"), "-q", str(workdir / "mixed.zip"), "plain.stl", cwd=workdir / "in")
     run(tool("zip"), "-q", "-e", "-P", PASSWORD, str(workdir / "mixed.zip"), "secret.stl", cwd=workdir / "in")
 
-    package = package_metadata_fill(package=package_for(workdir / "mixed.zip", ZIP), volume_paths=[workdir / "mixed.zip"])
+    mixed = workdir / "mixed.zip"
+    package = package_metadata_fill(package=package_for(mixed, ZIP), volume_paths=[mixed])
 
     assert (package.encrypted_files, package.needs_password) == (1, False)
     assert "1 of 2 files are encrypted" in package.metadata_error

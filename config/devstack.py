@@ -338,6 +338,8 @@ def ensure_secrets(path: Path) -> dict[str, str]:
         "STASHCAST_SESSION_KEYS": lambda: Fernet.generate_key().decode(),
         "STASHCAST_ADMIN_USER": lambda: os.environ.get("STASHCAST_ADMIN_USER", "admin"),
         "STASHCAST_ADMIN_PASSWORD": lambda: os.environ.get("STASHCAST_ADMIN_PASSWORD") or secrets.token_urlsafe(12),
+        # Flower's basic auth, sent only by the console's /flower/ proxy: nobody types it.
+        "FLOWER_BASIC_AUTH": lambda: f"flower:{secrets.token_urlsafe(24)}",
     }
     for key, make in defaults.items():
         if key not in values:
@@ -512,8 +514,8 @@ def command_run(stack: Stack) -> int:
         _folders_in_var(stack, env)
         env["WEB_PORT"] = str(stack.web_port)
         env["FLOWER_PORT"] = str(stack.flower_port)
+        # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
         env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
-        env["FLOWER_BASIC_AUTH"] = f"{env['STASHCAST_ADMIN_USER']}:{env['STASHCAST_ADMIN_PASSWORD']}"
         shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
         write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL") if key in env})
 
@@ -527,12 +529,11 @@ def command_run(stack: Stack) -> int:
                 print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
 
         print(f"\n  Dashboard: http://127.0.0.1:{stack.web_port}/")
-        print(f"  Flower:    http://127.0.0.1:{stack.flower_port}/")
+        print(f"  Flower:    http://127.0.0.1:{stack.web_port}/flower/ (operators, through the dashboard's login)")
         print(f"  API docs:  http://127.0.0.1:{stack.web_port}/api/docs/")
-        print(
-            f"  Login (all three): {env['STASHCAST_ADMIN_USER']}, password STASHCAST_ADMIN_PASSWORD "
-            f"in {stack.secret_env}"
-        )
+        print(f"  Login: {env['STASHCAST_ADMIN_USER']}, password STASHCAST_ADMIN_PASSWORD in {stack.secret_env}")
+        if env.get("DJANGO_DEBUG", "").lower() not in ("true", "1", "yes", "on"):
+            print("  DEBUG is off (DJANGO_DEBUG=true make run turns it on).")
         print("  Ctrl-C stops everything; the next `make run` keeps the data.\n", flush=True)
 
         honcho = shutil.which("honcho", path=str(Path(sys.executable).parent)) or "honcho"

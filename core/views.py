@@ -155,9 +155,15 @@ def prometheus_metrics(request):
 @require_GET
 def healthz(request):
     """No login, for monitors: 503 when the database or Redis is down, or beat has not ticked for
-    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check)."""
+    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check).
+
+    Strangers get the status alone; a logged-in user, an API token or METRICS_TOKEN also gets each part and
+    the errors, whose driver messages name hosts and ports."""
     report = health.health_check(beat_required=request.GET.get("beat") != "optional")
-    return JsonResponse(report.as_dict(), status=200 if report.healthy else 503)
+    body = {"status": "ok" if report.healthy else "error"}
+    if request.user.is_authenticated or _machine_authorized(request):
+        body.update(report.as_dict())
+    return JsonResponse(body, status=200 if report.healthy else 503)
 
 
 # Error pages (settings.DEBUG off): the API answers JSON with a message, like its views do ------------------------

@@ -203,7 +203,10 @@ SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(var_dir(BASE_DIR) / "sandbox")))
 # Fernet keys, newest first; older keys still decrypt.
 SESSION_ENCRYPTION_KEYS = envlist("STASHCAST_SESSION_KEYS", [])
 
+# Where the console's /flower/ proxy finds Flower (run with --url_prefix=flower), and the basic auth secret
+# only the proxy sends (core/flower.py). Flower itself is never published.
 FLOWER_URL = envstr("FLOWER_URL", "http://127.0.0.1:5555/")
+FLOWER_BASIC_AUTH = envstr("FLOWER_BASIC_AUTH", "")
 
 LOGGING = {
     "version": 1,

@@ -169,7 +169,12 @@ def test_secrets_are_generated_once_and_kept_private(tmp_path, monkeypatch):
         "STASHCAST_SESSION_KEYS",
         "STASHCAST_ADMIN_USER",
         "STASHCAST_ADMIN_PASSWORD",
+        "FLOWER_BASIC_AUTH",
     }
+    assert (
+        first["FLOWER_BASIC_AUTH"].startswith("flower:")
+        and first["STASHCAST_ADMIN_PASSWORD"] not in (first["FLOWER_BASIC_AUTH"])
+    )
     Fernet(first["STASHCAST_SESSION_KEYS"])  # a real key
     assert len(first["DJANGO_SECRET_KEY"]) >= 50
     assert first["STASHCAST_ADMIN_USER"] == "admin"

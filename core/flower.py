@@ -1,0 +1,86 @@
+"""Flower, reached through the console only: `/flower/…` is streamed to FLOWER_URL for operators.
+
+Flower runs with `--url_prefix=flower`, listens where only the console reaches it (127.0.0.1 under
+`make run`, the compose network in Docker) and asks for FLOWER_BASIC_AUTH, a secret only this proxy
+sends. So Flower has the console's login, its lockout after failed tries, and its roles: viewers and
+strangers never reach it. Through the console Flower is read-only (GET and HEAD): tasks are started by
+the services, which claim their work first, never by Flower's task API.
+"""
+
+import base64
+import http.client
+import logging
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import render
+
+from core.roles import is_operator
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "/flower/"
+TIMEOUT_SECONDS = 30
+CHUNK = 64 * 1024
+REQUEST_HEADERS = ("Accept", "Accept-Encoding", "Accept-Language", "If-Modified-Since", "If-None-Match", "Range")
+RESPONSE_HEADERS = (
+    "Content-Type",
+    "Content-Length",
+    "Content-Encoding",
+    "Cache-Control",
+    "ETag",
+    "Last-Modified",
+    "Expires",
+    "Location",
+    "Content-Range",
+    "Accept-Ranges",
+)
+READ_ONLY = "Flower is read-only through the console: act on runs from Activity, Runs and Skipped."
+
+
+def _refused(request, message: str, status: int) -> HttpResponse:
+    if request.path.startswith(f"{PREFIX}api/"):
+        return JsonResponse({"message": message}, status=status)
+    return render(request, "core/forbidden.html", {"message": message}, status=status)
+
+
+def _upstream(request) -> http.client.HTTPResponse:
+    target = urlsplit(settings.FLOWER_URL)
+    connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(target.hostname, target.port, timeout=TIMEOUT_SECONDS)
+    headers = {name: request.headers[name] for name in REQUEST_HEADERS if name in request.headers}
+    if settings.FLOWER_BASIC_AUTH:
+        headers["Authorization"] = "Basic " + base64.b64encode(settings.FLOWER_BASIC_AUTH.encode()).decode()
+    connection.request(request.method, request.get_full_path(), headers=headers)
+    return connection.getresponse()
+
+
+def _chunks(upstream: http.client.HTTPResponse):
+    try:
+        while chunk := upstream.read(CHUNK):
+            yield chunk
+    finally:
+        upstream.close()
+
+
+@login_required
+def flower_proxy(request, path: str = "") -> HttpResponse:
+    if not is_operator(request.user):
+        return _refused(request, "Flower is for operators; ask one if you need to see the queues.", 403)
+    if request.method not in ("GET", "HEAD"):
+        response = _refused(request, READ_ONLY, 405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    try:
+        upstream = _upstream(request)
+    except OSError as exc:
+        logger.warning("Flower at %s did not answer: %s", settings.FLOWER_URL, exc)
+        return _refused(request, "Flower is not answering; check that its process runs (Operations page).", 502)
+    response = StreamingHttpResponse(_chunks(upstream), status=upstream.status)
+    for name in RESPONSE_HEADERS:
+        value = upstream.getheader(name)
+        if value is not None:
+            response[name] = value
+    return response

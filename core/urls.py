@@ -21,5 +21,6 @@ urlpatterns = [
     path("metrics", views.prometheus_metrics, name="metrics-prometheus"),
     path("healthz", views.healthz, name="healthz"),
     # Flower, for operators, through the console's login (core/flower.py).
+    path("flower/tasks/datatable", flower.flower_read_post, name="flower-task-table"),
     re_path(r"^flower/(?P<path>.*)$", flower.flower_proxy, name="flower"),
 ]

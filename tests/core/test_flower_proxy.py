@@ -136,3 +136,19 @@ def test_login_failures_through_flower_are_the_consoles_and_are_throttled(flower
 
     assert locked.status_code == 429 and client.get("/flower/").status_code == 302
     assert flower == []
+
+
+def test_the_task_tables_read_post_needs_flowers_own_xsrf_token(flower, operator):
+    without = operator.post("/flower/tasks/datatable", {"draw": "1"})
+    operator.cookies["_xsrf"] = "flower-token"
+    wrong = operator.post("/flower/tasks/datatable", {"draw": "1"}, headers={"X-XSRFToken": "other"})
+    right = operator.post("/flower/tasks/datatable", {"draw": "1"}, headers={"X-XSRFToken": "flower-token"})
+
+    assert (without.status_code, wrong.status_code) == (403, 403)
+    assert right.status_code == 501, "passed on to Flower (this fake one answers GET only)"
+
+
+def test_flowers_inline_script_is_allowed_by_its_hash_alone(flower, operator):
+    policy = operator.get("/flower/")["Content-Security-Policy"]
+
+    assert "'sha256-A0YIP5A+DKoseGAUTHRoMPDkKPK5cKzfYH3mjcCKtj8='" in policy and "unsafe-inline" not in policy

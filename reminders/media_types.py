@@ -38,22 +38,25 @@ def _ftyp(head: bytes) -> bytes:
 
 # (test on the first bytes, type): checked in order.
 FILE_TYPES = [
-    (lambda h: _ftyp(h) in (b"M4A ", b"M4B "), FileType(AUDIO, "audio/mp4", "M4A audio")),
-    (lambda h: _ftyp(h) == b"qt  ", FileType(VIDEO, "video/quicktime", "QuickTime video (.mov)")),
-    (lambda h: bool(_ftyp(h)), FileType(VIDEO, "video/mp4", "MP4 video")),
-    (lambda h: h.startswith(b"\x1a\x45\xdf\xa3"), FileType(VIDEO, "video/webm", "WebM / Matroska video")),
-    (lambda h: h.startswith(b"GIF87a") or h.startswith(b"GIF89a"), FileType(VIDEO, "image/gif", "GIF animation")),
+    (lambda h: _ftyp(h) in (b"M4A ", b"M4B "), FileType(AUDIO, "audio/mp4", "M4A")),
+    (lambda h: _ftyp(h) == b"qt  ", FileType(VIDEO, "video/quicktime", "MOV")),
+    (lambda h: bool(_ftyp(h)), FileType(VIDEO, "video/mp4", "MP4")),
+    (lambda h: h.startswith(b"\x1a\x45\xdf\xa3"), FileType(VIDEO, "video/webm", "WebM/MKV")),
+    (lambda h: h.startswith(b"GIF87a") or h.startswith(b"GIF89a"), FileType(VIDEO, "image/gif", "GIF")),
     (lambda h: h.startswith(b"ID3") or h[:2] in (b"\xff\xfb", b"\xff\xf3"), FileType(AUDIO, "audio/mpeg", "MP3")),
-    (lambda h: h.startswith(b"OggS"), FileType(AUDIO, "audio/ogg", "Ogg audio")),
+    (lambda h: h.startswith(b"OggS"), FileType(AUDIO, "audio/ogg", "Ogg")),
     (lambda h: h.startswith(b"%PDF-"), FileType(DOCUMENT, "application/pdf", "PDF")),
-    (lambda h: h.startswith(b"PK\x03\x04"), FileType(DOCUMENT, "application/zip", "ZIP (and Office documents)")),
+    (lambda h: h.startswith(b"PK\x03\x04"), FileType(DOCUMENT, "application/zip", "ZIP and Office files")),
     (lambda h: h.startswith(b"7z\xbc\xaf\x27\x1c"), FileType(DOCUMENT, "application/x-7z-compressed", "7z")),
     (lambda h: h.startswith(b"Rar!\x1a\x07"), FileType(DOCUMENT, "application/vnd.rar", "RAR")),
 ]
 ACCEPTED_TEXT = (
     "Pictures (JPEG, PNG, WebP) up to 10 MB are sent as photos. Files up to 2 GB (4 GB from a Premium account): "
-    + ", ".join(file_type.label for _, file_type in FILE_TYPES)
-    + ", plain text (.txt, .csv)."
+    + "; ".join(
+        f"{kind} ({', '.join(file_type.label for _, file_type in FILE_TYPES if file_type.kind == key)})"
+        for key, kind in ((VIDEO, "video"), (AUDIO, "audio"), (DOCUMENT, "documents"))
+    )
+    + "; and plain text (.txt, .csv)."
 )
 # Programs and scripts: Telegram would pass them on, a group's members should not get them from us.
 REFUSED = [

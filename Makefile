@@ -12,7 +12,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint fmt migrate shell manage clean
+.PHONY: run test lint fmt migrate shell manage backup restore clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is required (python3 is $$(python3 --version 2>&1))." >&2; exit 1; }
@@ -47,6 +47,15 @@ shell: $(STAMP)
 # Any management command against the local stack: `make manage ARGS="sandbox_stats --json"`.
 manage: $(STAMP)
 	$(PY) -m config.devstack manage $(ARGS)
+
+# A consistent dump of the database, the media and (in a file of its own) the secrets, into backups/:
+# `make backup`, `make backup ARGS="--with-raw /mnt/disk"`. Works while `make run` runs. See docs/operations.md.
+backup: $(STAMP)
+	$(PY) -m config.devstack backup $(ARGS)
+
+# Puts a backup back (stop `make run` first): `make restore ARGS="backups/stashcast-… [SECRETS_FILE]"`.
+restore: $(STAMP)
+	$(PY) -m config.devstack restore $(ARGS)
 
 # Deletes the virtualenv and every local datum (database, Redis, secrets, sandbox).
 clean:

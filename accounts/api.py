@@ -86,7 +86,8 @@ def service_error_response(exc: Exception) -> Response:
         return error_response(" ".join(exc.messages))
     if isinstance(exc, LoginError):
         return error_response(str(exc))
-    if isinstance(exc, services.LoginStepError | AuthRequired | AccountRestricted | SealBroken):
+    conflicts = services.LoginStepError | services.AccountHasHistory | AuthRequired | AccountRestricted | SealBroken
+    if isinstance(exc, conflicts):
         return error_response(str(exc), status_code=status.HTTP_409_CONFLICT)
     if isinstance(exc, TransientError):
         return error_response(str(exc), status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
@@ -97,7 +98,12 @@ def service_error_response(exc: Exception) -> Response:
 @extend_schema_view(
     list=extend_schema(summary="List Telegram accounts", parameters=[AccountFilterSerializer]),
     retrieve=extend_schema(summary="One Telegram account"),
-    destroy=extend_schema(summary="Delete an account with its session and chat list"),
+    destroy=extend_schema(
+        summary="Delete an account with its session and chat list",
+        description="An account with history (reminders, reminder runs, ingestion runs) cannot be deleted: "
+        "409, switch it off with `deactivate` instead.",
+        responses={204: None, 409: ERRORS[409]},
+    ),
 )
 class AccountViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
@@ -112,7 +118,7 @@ class AccountViewSet(
         return selectors.account_list(**filters.validated_data)
 
     def handle_exception(self, exc):
-        if isinstance(exc, services.OPERATOR_ERRORS):
+        if isinstance(exc, (*services.OPERATOR_ERRORS, services.AccountHasHistory)):
             return service_error_response(exc)
         return super().handle_exception(exc)
 
@@ -135,6 +141,20 @@ class AccountViewSet(
 
     def perform_destroy(self, instance):
         services.account_delete(account=instance)
+
+    @extend_schema(
+        summary="Switch an account off: it neither ingests nor sends; its history stays",
+        request=None,
+        responses=AccountSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def deactivate(self, request, pk=None):
+        return self._account_response(services.account_set_active(account=self.get_object(), active=False))
+
+    @extend_schema(summary="Switch an account back on", request=None, responses=AccountSerializer)
+    @action(detail=True, methods=["post"])
+    def activate(self, request, pk=None):
+        return self._account_response(services.account_set_active(account=self.get_object(), active=True))
 
     @extend_schema(
         summary="Ask Telegram to send a login code",

@@ -1,12 +1,14 @@
 """Telegram accounts: login (code, then 2FA password when asked), premium, chats."""
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import ProtectedError
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
@@ -175,8 +177,33 @@ def account_mark_unusable(*, account: TelegramAccount, error: TelegramError) -> 
     account.save(update_fields=["auth_state", "last_error"])
 
 
+class AccountHasHistory(Exception):
+    """The account's reminders and runs are history: it can be switched off, not deleted."""
+
+
 def account_delete(*, account: TelegramAccount) -> None:
-    account.delete()
+    """Delete an account that never did anything: its session and chat list go with it.
+
+    Reminders, reminder runs and ingestion runs protect their account (the foreign keys are PROTECT), so
+    history is never lost by a cascade; such an account is switched off instead (account_set_active).
+    """
+    try:
+        with transaction.atomic():
+            account.delete()
+    except ProtectedError as exc:
+        counts = Counter(obj._meta.verbose_name_plural for obj in exc.protected_objects)
+        history = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+        raise AccountHasHistory(
+            f"{account} has history ({history}), so it cannot be deleted. Switch it off instead: it stops "
+            "sending and ingesting, and its history stays."
+        ) from None
+
+
+def account_set_active(*, account: TelegramAccount, active: bool) -> TelegramAccount:
+    """Switched off, an account is left out of ingestion cycles and its reminder runs fail with the reason."""
+    account.is_active = active
+    account.save(update_fields=["is_active"])
+    return account
 
 
 @dataclass(frozen=True)

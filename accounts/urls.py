@@ -11,5 +11,6 @@ urlpatterns = [
     path("<int:pk>/code/", views.account_code, name="code"),
     path("<int:pk>/password/", views.account_password, name="password"),
     path("<int:pk>/refresh-chats/", views.account_refresh_chats, name="refresh-chats"),
+    path("<int:pk>/active/", views.account_set_active, name="active"),
     path("<int:pk>/delete/", views.account_delete, name="delete"),
 ]

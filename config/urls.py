@@ -13,3 +13,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+# With DEBUG off: JSON for /api/, the plain pages elsewhere.
+handler400 = "core.views.bad_request"
+handler404 = "core.views.not_found"
+handler500 = "core.views.server_error"

@@ -1,4 +1,4 @@
-from django.conf import settings
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
 from core.roles import is_operator
@@ -6,7 +6,7 @@ from core.selectors import notification_latest_unread, notifications_unread_coun
 
 
 def navigation(request):
-    context = {"flower_url": settings.FLOWER_URL}
+    context = {"flower_url": reverse("flower", args=[""])}
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         # Counted only when a page shows the bell.

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
-from core import views
+from core import flower, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -20,4 +20,7 @@ urlpatterns = [
     # For machines: Prometheus (login or token) and health checks (no login).
     path("metrics", views.prometheus_metrics, name="metrics-prometheus"),
     path("healthz", views.healthz, name="healthz"),
+    # Flower, for operators, through the console's login (core/flower.py).
+    path("flower/tasks/datatable", flower.flower_read_post, name="flower-task-table"),
+    re_path(r"^flower/(?P<path>.*)$", flower.flower_proxy, name="flower"),
 ]

@@ -5,6 +5,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -154,6 +155,35 @@ def prometheus_metrics(request):
 @require_GET
 def healthz(request):
     """No login, for monitors: 503 when the database or Redis is down, or beat has not ticked for
-    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check)."""
+    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check).
+
+    Strangers get the status alone; a logged-in user, an API token or METRICS_TOKEN also gets each part and
+    the errors, whose driver messages name hosts and ports."""
     report = health.health_check(beat_required=request.GET.get("beat") != "optional")
-    return JsonResponse(report.as_dict(), status=200 if report.healthy else 503)
+    body = {"status": "ok" if report.healthy else "error"}
+    if request.user.is_authenticated or _machine_authorized(request):
+        body.update(report.as_dict())
+    return JsonResponse(body, status=200 if report.healthy else 503)
+
+
+# Error pages (settings.DEBUG off): the API answers JSON with a message, like its views do ------------------------
+
+
+def _api_error(request, page, exception, message: str, status: int, **kwargs):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"message": message}, status=status)
+    return page(request, exception, **kwargs) if exception is not None else page(request, **kwargs)
+
+
+def bad_request(request, exception):
+    return _api_error(request, defaults.bad_request, exception, "The request cannot be read.", 400)
+
+
+def not_found(request, exception):
+    return _api_error(
+        request, defaults.page_not_found, exception, "Nothing here; the API's addresses are listed at /api/docs/.", 404
+    )
+
+
+def server_error(request):
+    return _api_error(request, defaults.server_error, None, "Stashcast failed to answer; the error was logged.", 500)

@@ -21,6 +21,7 @@ from ingestion.models import (
     SkipReason,
     TopicProgress,
 )
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
 
@@ -111,7 +112,9 @@ class ChannelUpdateSerializer(serializers.Serializer):
     expiration_days = serializers.IntegerField(
         required=False,
         allow_null=True,
-        help_text="How long raw files are kept: null keeps them, 0 keeps 3 hours, N keeps N days.",
+        max_value=RAW_FILE_MAX_RETENTION_DAYS,
+        help_text="How long raw files are kept: null keeps them, 0 keeps 3 hours, N keeps N days "
+        f"(at most {RAW_FILE_MAX_RETENTION_DAYS}).",
     )
 
 

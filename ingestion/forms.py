@@ -4,6 +4,7 @@ from django import forms
 
 from accounts.models import TelegramAccount
 from ingestion.models import SkipReason
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 
 class ChannelSettingsForm(forms.Form):
@@ -17,7 +18,8 @@ class ChannelSettingsForm(forms.Form):
     expiration_days = forms.IntegerField(
         label="Keep raw files (days)",
         required=False,
-        help_text="Empty keeps them, 0 keeps 3 hours.",
+        max_value=RAW_FILE_MAX_RETENTION_DAYS,
+        help_text=f"Empty keeps them, 0 keeps 3 hours, at most {RAW_FILE_MAX_RETENTION_DAYS}.",
         widget=forms.NumberInput(attrs={"placeholder": "keep", "inputmode": "numeric"}),
     )
 

@@ -1,8 +1,10 @@
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from core.models import ClaimableRun
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 from telegram.records import GENERAL_TOPIC_ID
 
 
@@ -14,7 +16,9 @@ class Channel(models.Model):
     is_destination = models.BooleanField(default=False)
     category = models.CharField(max_length=100, blank=True)
     # Raw-file retention: null keeps, 0 keeps 3 hours, N > 0 keeps N days.
-    expiration_days = models.IntegerField(null=True, blank=True)
+    expiration_days = models.IntegerField(
+        null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(RAW_FILE_MAX_RETENTION_DAYS)]
+    )
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -23,6 +27,11 @@ class Channel(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["is_destination"], condition=models.Q(is_destination=True), name="one_destination"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(expiration_days__isnull=True)
+                | models.Q(expiration_days__gte=0, expiration_days__lte=RAW_FILE_MAX_RETENTION_DAYS),
+                name="channel_expiration_days_range",
             ),
         ]
 
@@ -96,7 +105,8 @@ class TopicProgress(models.Model):
 class IngestionRun(ClaimableRun):
     TRIGGERS = [("schedule", "Schedule"), ("manual", "Ingest now"), ("command", "Command")]
 
-    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="ingestion_runs")
+    # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
+    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
     trigger = models.CharField(max_length=10, choices=TRIGGERS, default="schedule")
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)

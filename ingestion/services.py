@@ -21,6 +21,7 @@ from ingestion.models import (
     TopicProgress,
 )
 from ingestion.scanning import scan_state_reset
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 
 def channel_for_chat(*, chat: Chat) -> Channel:
@@ -38,6 +39,13 @@ def channel_update(
     if expiration_days is not ... and expiration_days is not None and expiration_days < 0:
         raise ValidationError(
             {"expiration_days": "Use empty (keep raw files), 0 (keep 3 hours) or a positive number of days."}
+        )
+    if expiration_days is not ... and expiration_days is not None and expiration_days > RAW_FILE_MAX_RETENTION_DAYS:
+        raise ValidationError(
+            {
+                "expiration_days": f"Keep raw files at most {RAW_FILE_MAX_RETENTION_DAYS} days; "
+                "leave it empty to keep them for good."
+            }
         )
     if channel.is_destination and is_active:
         raise ValidationError({"is_active": "The destination channel cannot also be a source."})

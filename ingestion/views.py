@@ -253,7 +253,7 @@ def runs_ingest_now(request):
 
 def _channel_filter(request) -> Channel | None:
     channel_id = request.GET.get("channel", "")
-    if not channel_id.isdigit():
+    if not channel_id.isdecimal():
         return None
     return Channel.objects.select_related("chat").filter(pk=channel_id).first()
 

@@ -25,6 +25,8 @@ class PackageSerializer(serializers.ModelSerializer):
             "volume_names",
             "file_count",
             "metadata_status",
+            "encrypted_files",
+            "needs_password",
             "source_channel",
             "source_message_id",
             "source_topic_id",
@@ -45,7 +47,7 @@ class PackageSerializer(serializers.ModelSerializer):
 class PackageFileSerializer(serializers.ModelSerializer):
     class Meta:
         model = PackageFile
-        fields = ["path", "size", "compressed_size", "crc32"]
+        fields = ["path", "size", "compressed_size", "crc32", "encrypted"]
         read_only_fields = fields
 
 

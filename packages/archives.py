@@ -9,7 +9,9 @@ entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 """
 
+import bisect
 import contextlib
+import io
 import json
 import os
 import re
@@ -39,6 +41,8 @@ _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _ZIP_UTF8_FLAG = 0x800
+_ZIP_ENCRYPTED_FLAG = 0x1
+_7Z_AES = b"\x06\xf1\x07\x01"
 _S_IFMT, _S_IFLNK = 0o170000, 0o120000
 
 
@@ -50,6 +54,8 @@ class Entry:
     crc32: int | None = None
     # The archive placed it outside its own folder (../, absolute path) or it is a link: extracting it is risky.
     unsafe: bool = False
+    # Its data is encrypted (zip ZipCrypto or AES, 7z AES, rar): listed, but it needs a password to extract.
+    encrypted: bool = False
 
 
 class ListingError(Exception):
@@ -143,8 +149,8 @@ def _list_in_child(archive_type: str, volumes: list[Path]) -> list[Entry]:
         error_class = PasswordProtected if answer.get("needs_password") else ListingError
         raise error_class(answer["error"])
     return [
-        Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=unsafe)
-        for path, size, compressed, crc, unsafe in answer["entries"]
+        Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=unsafe, encrypted=encrypted)
+        for path, size, compressed, crc, unsafe, encrypted in answer["entries"]
     ]
 
 
@@ -175,7 +181,7 @@ def _child_main(request: dict) -> dict:
         }
     except Exception as exc:  # any parser failure on hostile bytes means an unreadable archive
         return {"error": _reason(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}")}
-    return {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe] for e in entries]}
+    return {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries]}
 
 
 def _list(archive_type: str, volumes: list[Path], limits: _Limits) -> list[Entry]:
@@ -186,7 +192,7 @@ def _list(archive_type: str, volumes: list[Path], limits: _Limits) -> list[Entry
     return _list_rar(volumes, limits)
 
 
-def _entry(raw_path: str, size, compressed, crc, *, link: bool, limits: _Limits) -> Entry:
+def _entry(raw_path: str, size, compressed, crc, *, link: bool, limits: _Limits, encrypted: bool = False) -> Entry:
     path, escapes = safe_path(raw_path)
     size = size or 0
     if not 0 <= size <= limits.max_declared_bytes:
@@ -196,7 +202,9 @@ def _entry(raw_path: str, size, compressed, crc, *, link: bool, limits: _Limits)
         )
     if compressed is not None and not 0 <= compressed <= limits.max_declared_bytes:
         compressed = None
-    return Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=escapes or link)
+    return Entry(
+        path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=escapes or link, encrypted=encrypted
+    )
 
 
 def _checked(entries: list[Entry], limits: _Limits) -> list[Entry]:
@@ -221,9 +229,64 @@ def _list_zip(volumes: list[Path], limits: _Limits) -> list[Entry]:
     if len(volumes) > 1 and volumes[0].name.lower().endswith(".001"):
         with multivolumefile.open(_volume_base(volumes[0]), mode="rb") as stream:
             return _zip_entries(stream, limits)
-    # A spanned set (.z01…+.zip) keeps its central directory in the last volume.
-    with open(volumes[-1], "rb") as stream:
+    # A split set (`zip -s`: .z01, .z02…, then .zip) read as one stream: its central directory may start in
+    # one volume and end in the next, and zipfile finds it from the end (offsets within a volume add up,
+    # as the volumes before it are all there).
+    with _JoinedVolumes(sorted(volumes, key=_split_zip_order)) as stream:
         return _zip_entries(stream, limits)
+
+
+def _split_zip_order(volume: Path) -> tuple[int, int]:
+    suffix = volume.suffix.lower()
+    if len(suffix) >= 3 and suffix[1] == "z" and suffix[2:].isdecimal():
+        return 0, int(suffix[2:])
+    return 1, 0  # the .zip, last
+
+
+class _JoinedVolumes(io.RawIOBase):
+    """Several files read as one, seekable: enough for zipfile to list a split set."""
+
+    def __init__(self, paths: list[Path]):
+        self.files = [open(path, "rb") for path in paths]  # noqa: SIM115 -- closed by close()
+        self.starts = []
+        total = 0
+        for file in self.files:
+            self.starts.append(total)
+            total += os.fstat(file.fileno()).st_size
+        self.size = total
+        self.position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        view, done = memoryview(buffer), 0
+        while done < len(view) and self.position < self.size:
+            index = bisect.bisect_right(self.starts, self.position) - 1
+            file = self.files[index]
+            file.seek(self.position - self.starts[index])
+            count = file.readinto(view[done:])
+            if not count:
+                break
+            done += count
+            self.position += count
+        return done
+
+    def close(self) -> None:
+        for file in self.files:
+            file.close()
+        super().close()
 
 
 def _zip_entries(stream, limits: _Limits) -> list[Entry]:
@@ -244,6 +307,7 @@ def _zip_entries(stream, limits: _Limits) -> list[Entry]:
                     info.CRC,
                     link=(info.external_attr >> 16) & _S_IFMT == _S_IFLNK,
                     limits=limits,
+                    encrypted=bool(info.flag_bits & _ZIP_ENCRYPTED_FLAG),  # ZipCrypto, and AES (method 99)
                 )
                 for info in infos
                 if not info.is_dir()
@@ -276,9 +340,23 @@ def _list_7z(volumes: list[Path], limits: _Limits) -> list[Entry]:
 def _7z_entries(archive: py7zr.SevenZipFile, limits: _Limits) -> list[Entry]:
     infos = archive.list()
     _declared_count(len(infos), limits)
+    # An entry is encrypted when the folder (compressed block) holding its data goes through AES.
+    encrypted = {
+        file.filename
+        for file in archive.files
+        if file.folder is not None and any(coder["method"] == _7Z_AES for coder in file.folder.coders)
+    }
     return _checked(
         [
-            _entry(info.filename, info.uncompressed, info.compressed, info.crc32, link=info.is_symlink, limits=limits)
+            _entry(
+                info.filename,
+                info.uncompressed,
+                info.compressed,
+                info.crc32,
+                link=info.is_symlink,
+                limits=limits,
+                encrypted=info.filename in encrypted,
+            )
             for info in infos
             if not info.is_directory
         ],
@@ -303,6 +381,7 @@ def _list_rar(volumes: list[Path], limits: _Limits) -> list[Entry]:
                         info.CRC,
                         link=info.is_symlink() or getattr(info, "file_redir", None) is not None,
                         limits=limits,
+                        encrypted=info.needs_password(),
                     )
                     for info in infos
                     if not info.is_dir()

@@ -5,6 +5,9 @@ from django.db import models
 from django.db.models import F, Func, TextField, Value
 from django.utils import timezone
 
+# How long a channel may keep its raw files, in days (a century): "forever" is an empty value, not a huge one.
+RAW_FILE_MAX_RETENTION_DAYS = 36_500
+
 
 def words_of(field: str) -> SearchVector:
     """The words of a name or path ("red-dragon/Body.stl" → red, dragon, body, stl) for word-prefix search."""
@@ -54,6 +57,10 @@ class Package(models.Model):
         max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
     )
     metadata_error = models.TextField(blank=True)
+    # Listed entries whose data is encrypted; needs_password: every entry is, or the listing itself is
+    # (encrypted headers). Such a package is kept and uploaded like any other (docs/decisions.md).
+    encrypted_files = models.PositiveIntegerField(default=0)
+    needs_password = models.BooleanField(default=False, db_index=True)
     creator = models.CharField(max_length=255, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     run = models.ForeignKey("ingestion.IngestionRun", null=True, on_delete=models.SET_NULL, related_name="packages")
@@ -87,6 +94,7 @@ class PackageFile(models.Model):
     size = models.BigIntegerField(default=0)
     compressed_size = models.BigIntegerField(null=True, blank=True)
     crc32 = models.BigIntegerField(null=True, blank=True)
+    encrypted = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["path"]

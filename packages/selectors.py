@@ -24,7 +24,7 @@ def _words_query(query: str) -> SearchQuery | None:
     return SearchQuery(" & ".join(f"{word.lower()}:*" for word in words), search_type="raw", config="simple")
 
 
-def package_search(*, query: str = "") -> QuerySet[Package]:
+def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet[Package]:
     """Packages whose file name, or a path inside whose archive, matches `query`; newest first.
 
     Words match word prefixes through one GIN-indexed word vector per package, so a search over a
@@ -33,6 +33,8 @@ def package_search(*, query: str = "") -> QuerySet[Package]:
     of the paths that matched).
     """
     packages = Package.objects.order_by("-created_at", "-pk")
+    if needs_password:
+        packages = packages.filter(needs_password=True)
     query = query.strip()
     if not query:
         return packages
@@ -73,6 +75,7 @@ class FileEntry:
     path: str
     size: int
     compressed_size: int | None
+    encrypted: bool = False
 
 
 @dataclass
@@ -88,7 +91,8 @@ class Folder:
 def package_folders(*, package: Package) -> list[Folder]:
     """The listing grouped by folder, folders and files by name."""
     folders: dict[str, Folder] = {}
-    for path, size, compressed_size in package.files.order_by("path").values_list("path", "size", "compressed_size"):
+    rows = package.files.order_by("path").values_list("path", "size", "compressed_size", "encrypted")
+    for path, size, compressed_size, encrypted in rows:
         # Archives made on Windows may use backslashes.
         normalized = path.replace("\\", "/")
         if normalized.endswith("/"):
@@ -96,5 +100,7 @@ def package_folders(*, package: Package) -> list[Folder]:
         folder, _, name = normalized.rpartition("/")
         if folder not in folders:
             folders[folder] = Folder(path=folder)
-        folders[folder].files.append(FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size))
+        folders[folder].files.append(
+            FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size, encrypted=encrypted)
+        )
     return [folders[path] for path in sorted(folders)]

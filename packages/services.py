@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from packages.archives import ListingError, list_archive
-from packages.models import MetadataStatus, Package, PackageFile, RawFile
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +60,8 @@ def raw_file_expiry(*, expiration_days: int | None):
         )
     if expiration_days == 0:
         return timezone.now() + SHORT_RETENTION
-    try:
-        return timezone.now() + timedelta(days=expiration_days)
-    except OverflowError:
-        raise RetentionMisconfigured(
-            f"expiration_days is {expiration_days}, beyond any date; use empty to keep raw files for good."
-        ) from None
+    # A value stored before the bound existed must not fail every cycle: a century is as good as its wish.
+    return timezone.now() + timedelta(days=min(expiration_days, RAW_FILE_MAX_RETENTION_DAYS))
 
 
 def raw_file_record(
@@ -302,7 +298,8 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
     except ListingError as exc:
         package.metadata_status = MetadataStatus.UNAVAILABLE
         package.metadata_error = str(exc)
-        package.save(update_fields=["metadata_status", "metadata_error"])
+        package.needs_password = exc.needs_password
+        package.save(update_fields=["metadata_status", "metadata_error", "needs_password"])
         return package
     with transaction.atomic():
         PackageFile.objects.filter(package=package).delete()
@@ -314,15 +311,21 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
                     size=entry.size,
                     compressed_size=entry.compressed_size,
                     crc32=entry.crc32,
+                    encrypted=entry.encrypted,
                 )
                 for entry in entries
             ),
             batch_size=5000,
         )
         package.file_count = len(entries)
+        package.encrypted_files = sum(entry.encrypted for entry in entries)
+        package.needs_password = bool(entries) and package.encrypted_files == len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        package.metadata_error = _unsafe_entries_note(entries)
-        package.save(update_fields=["file_count", "metadata_status", "metadata_error"])
+        notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
+        package.metadata_error = " ".join(note for note in notes if note)
+        package.save(
+            update_fields=["file_count", "encrypted_files", "needs_password", "metadata_status", "metadata_error"]
+        )
         package_search_words_update(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
     return package
@@ -337,6 +340,15 @@ def _unsafe_entries_note(entries) -> str:
         f"{unsafe} of {len(entries)} entries point outside the archive (../, an absolute path or a link); "
         "they are listed relative to it. Extract this archive with care."
     )
+
+
+def _encrypted_entries_note(entries) -> str:
+    encrypted = sum(1 for entry in entries if entry.encrypted)
+    if not encrypted:
+        return ""
+    if encrypted == len(entries):
+        return "Every file is encrypted: extracting it needs the password (ask the source channel)."
+    return f"{encrypted} of {len(entries)} files are encrypted: extracting them needs the password."
 
 
 def package_metadata_backfill(*, package: Package) -> Package:

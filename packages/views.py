@@ -20,8 +20,10 @@ PER_PAGE = 25
 @vary_on_headers("HX-Request")  # the same URL answers the whole page or only the results
 def package_list(request):
     query = request.GET.get("q", "").strip()
-    packages = Paginator(selectors.package_search(query=query), PER_PAGE).get_page(request.GET.get("page"))
-    context = {"packages": packages, "query": query}
+    locked = request.GET.get("locked") == "1"
+    found = selectors.package_search(query=query, needs_password=locked)
+    packages = Paginator(found, PER_PAGE).get_page(request.GET.get("page"))
+    context = {"packages": packages, "query": query, "locked": locked}
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)
     return render(request, PAGE, context)

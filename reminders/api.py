@@ -18,9 +18,21 @@ from core.api import error_response
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
-from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
-from reminders.schedule import zone
+from reminders.models import (
+    TOPIC_ID_MAX,
+    MediaFile,
+    Reminder,
+    ReminderPart,
+    ReminderRun,
+    ReminderRunTarget,
+    ReminderTarget,
+)
+from reminders.schedule import HORIZON_TEXT, within_horizon, zone
 from reminders.services import PartSpec, ReminderSpec, ReminderStateError, TargetSpec
+
+# Far above any real fan-out (an account is in at most a few thousand chats), far below an overflow.
+ETA_MAX_TARGETS = 1_000_000
+ETA_MAX_PARTS = 1_000
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
@@ -72,7 +84,7 @@ class MediaFileViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveMod
         data = MediaUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        media = services.media_create(file=upload, name=upload.name, mime_type=upload.content_type or "")
+        media = services.media_create(file=upload, name=upload.name)
         return Response(MediaFileSerializer(media).data, status=status.HTTP_201_CREATED)
 
 
@@ -120,7 +132,12 @@ class TargetSerializer(serializers.ModelSerializer):
 class TargetInSerializer(serializers.Serializer):
     chat = serializers.IntegerField(help_text="Telegram chat id of a group the account is in.")
     topic = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1, help_text="Forum topic id; null = General."
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=TOPIC_ID_MAX,
+        help_text="Forum topic id; null = General.",
     )
 
 
@@ -200,8 +217,8 @@ class ReminderWriteSerializer(serializers.Serializer):
 
 
 class EtaInSerializer(serializers.Serializer):
-    targets = serializers.IntegerField(min_value=0, help_text="How many groups.")
-    parts = serializers.IntegerField(min_value=0, help_text="Parts per group.")
+    targets = serializers.IntegerField(min_value=0, max_value=ETA_MAX_TARGETS, help_text="How many groups.")
+    parts = serializers.IntegerField(min_value=0, max_value=ETA_MAX_PARTS, help_text="Parts per group.")
     fire_at = serializers.DateTimeField(required=False, help_text="When it would fire; now when omitted.")
     timezone = serializers.CharField(max_length=64)
     window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
@@ -215,6 +232,11 @@ class EtaInSerializer(serializers.Serializer):
             zone(value)
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
+        return value
+
+    def validate_fire_at(self, value):
+        if not within_horizon(value, clock.now()):
+            raise ValidationError(f"Give a moment within {HORIZON_TEXT} of now.")
         return value
 
     def validate(self, attrs):
@@ -242,8 +264,6 @@ class EtaSerializer(serializers.Serializer):
 
 
 class ReminderRunSerializer(serializers.ModelSerializer):
-    reminder_name = serializers.CharField(source="reminder.name", read_only=True)
-
     class Meta:
         model = ReminderRun
         fields = [
@@ -274,7 +294,8 @@ class ReminderRunSerializer(serializers.ModelSerializer):
     list=extend_schema(summary="List reminders"),
     retrieve=extend_schema(summary="One reminder with its parts and groups"),
     destroy=extend_schema(
-        summary="Delete a reminder, its schedule and its run history", responses={204: None, **ERRORS}
+        summary="Delete a reminder and its schedule; its runs are kept (their `reminder` becomes null)",
+        responses={204: None, **ERRORS},
     ),
 )
 class ReminderViewSet(

@@ -19,6 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from accounts.models import Chat, TelegramAccount
 from reminders import selectors, services
+from reminders.media_types import ACCEPTED_TEXT
 from reminders.models import MediaFile, Reminder
 from reminders.schedule import zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
@@ -190,7 +191,7 @@ class ReminderForm(forms.Form):
         if isinstance(value, TelegramAccount):
             return value
         value = str(value or "")
-        return TelegramAccount.objects.filter(pk=value).first() if value.isdigit() else None
+        return TelegramAccount.objects.filter(pk=value).first() if value.isdecimal() else None
 
     def _part_rows(self) -> list[PartRow]:
         if "message" not in self.sections or not self.is_bound:
@@ -202,7 +203,7 @@ class ReminderForm(forms.Form):
             ]
         keys = self.data.getlist("part")
         media_ids = [self.data.get(f"part-{key}-media", "") for key in keys]
-        media = MediaFile.objects.in_bulk([int(pk) for pk in media_ids if pk.isdigit()])
+        media = MediaFile.objects.in_bulk([int(pk) for pk in media_ids if pk.isdecimal()])
         rows = []
         for key, media_id in zip(keys, media_ids, strict=True):
             kind = MEDIA if self.data.get(f"part-{key}-kind") == MEDIA else TEXT
@@ -210,7 +211,7 @@ class ReminderForm(forms.Form):
             caption = self.data.get(f"part-{key}-caption", "").replace("\r\n", "\n")
             row = PartRow(kind=kind, text=text if kind == TEXT else "", caption=caption if kind == MEDIA else "")
             if kind == MEDIA:
-                row.media = media.get(int(media_id)) if media_id.isdigit() else None
+                row.media = media.get(int(media_id)) if media_id.isdecimal() else None
                 row.upload = self.files.get(f"part-{key}-file") if self.files else None
             rows.append(row)
         return rows
@@ -224,7 +225,7 @@ class ReminderForm(forms.Form):
                 GroupRow(chat=chat, selected=chat.pk in current, topic=str(current.get(chat.pk) or ""))
                 for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
             ]
-        selected = {int(pk) for pk in self.data.getlist("targets") if pk.isdigit()}
+        selected = {int(pk) for pk in self.data.getlist("targets") if pk.isdecimal()}
         return [
             GroupRow(chat=chat, selected=chat.pk in selected, topic=self.data.get(f"topic-{chat.pk}", "").strip())
             for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
@@ -238,9 +239,7 @@ class ReminderForm(forms.Form):
             if row.upload is None:
                 continue
             try:
-                row.media = services.media_create(
-                    file=row.upload, name=row.upload.name, mime_type=row.upload.content_type or ""
-                )
+                row.media = services.media_create(file=row.upload, name=row.upload.name)
             except ValidationError as exc:
                 row.errors.extend(exc.messages)
             row.upload = None
@@ -292,7 +291,7 @@ class ReminderForm(forms.Form):
         for row in self.group_rows:
             if not row.selected:
                 continue
-            topic = int(row.topic) if row.topic.isdigit() and int(row.topic) > 0 else None
+            topic = int(row.topic) if row.topic.isdecimal() and int(row.topic) > 0 else None
             targets.append(TargetSpec(chat=row.chat, topic_id=topic))
         return targets
 
@@ -339,7 +338,7 @@ class ReminderForm(forms.Form):
                     row.errors.append("Write the text, or remove this part.")
         if "groups" in sections:
             for row in self.group_rows:
-                if row.selected and row.topic and not (row.topic.isdigit() and int(row.topic) > 0):
+                if row.selected and row.topic and not (row.topic.isdecimal() and int(row.topic) > 0):
                     self.target_errors.append(f"“{row.chat.title}”: the topic is a number (its id); blank is General.")
         if "when" in sections and "schedule" in self.cleaned_data:
             kind = self.cleaned_data["schedule"]
@@ -408,3 +407,7 @@ class ReminderForm(forms.Form):
     @property
     def crontab_presets(self):
         return CRONTAB_PRESETS
+
+    @property
+    def media_accepted(self) -> str:
+        return ACCEPTED_TEXT

@@ -7,6 +7,9 @@ from django.utils.timezone import now
 from accounts.models import Chat, TelegramAccount
 from core.models import ClaimableRun, RunStatus
 
+# Telegram's message ids, and so forum topic ids, are 32-bit.
+TOPIC_ID_MAX = 2**31 - 1
+
 
 class MediaFile(models.Model):
     """A picture or file for reminder parts, kept through Django's storage (local disk or S3)."""
@@ -14,6 +17,8 @@ class MediaFile(models.Model):
     file = models.FileField(upload_to="reminders/media/%Y/%m/")
     name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
+    # By content (reminders.media_types): a photo is sent as a picture, anything else as a file.
+    kind = models.CharField(max_length=10, default="document")
     mime_type = models.CharField(max_length=100)
     sha256 = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=now)
@@ -28,7 +33,8 @@ class MediaFile(models.Model):
 class Reminder(models.Model):
     """Ordered parts sent by one account to many groups, on a schedule, inside a daily delivery window."""
 
-    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="reminders")
+    # An account with reminders is switched off, not deleted (accounts.services.account_delete).
+    account = models.ForeignKey(TelegramAccount, on_delete=models.PROTECT, related_name="reminders")
     name = models.CharField(max_length=200)
     timezone = models.CharField(max_length=64, help_text="IANA name, e.g. Asia/Kuala_Lumpur.")
     # At most one of the two; neither means manual sends only.
@@ -88,7 +94,7 @@ class ReminderTarget(models.Model):
 
     reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="targets")
     chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
-    topic_id = models.PositiveIntegerField(null=True, blank=True)
+    topic_id = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(TOPIC_ID_MAX)])
 
     class Meta:
         constraints = [
@@ -109,8 +115,10 @@ class RunTrigger(models.TextChoices):
 class ReminderRun(ClaimableRun):
     """One firing of a reminder: its parts as they were then, and one ReminderRunTarget per group."""
 
-    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="runs")
-    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="reminder_runs")
+    # Runs are history: they outlive their reminder (null once it is deleted), named as it was when fired.
+    reminder = models.ForeignKey(Reminder, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    reminder_name = models.CharField(max_length=200, blank=True)
+    account = models.ForeignKey(TelegramAccount, on_delete=models.PROTECT, related_name="reminder_runs")
     trigger = models.CharField(max_length=16, choices=RunTrigger.choices, default=RunTrigger.MANUAL)
     # [{"text", "media", "caption"}, ...] in order: a resumed run sends what was fired, even if edited since.
     parts = models.JSONField(default=list)
@@ -130,11 +138,11 @@ class ReminderRun(ClaimableRun):
         indexes = [models.Index(fields=["account", "status"], name="reminder_run_account_status")]
 
     def __str__(self) -> str:
-        return f"{self.reminder} run #{self.pk}"
+        return f"{self.reminder_name} run #{self.pk}"
 
     @property
     def can_resume(self) -> bool:
-        return self.status in {RunStatus.PAUSED, RunStatus.FAILED} and self.pending > 0
+        return self.reminder_id is not None and self.status in {RunStatus.PAUSED, RunStatus.FAILED} and self.pending > 0
 
     @property
     def can_cancel(self) -> bool:
@@ -144,7 +152,11 @@ class ReminderRun(ClaimableRun):
 
     @property
     def can_retry_failed(self) -> bool:
-        return self.status in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED} and self.failed > 0
+        return (
+            self.reminder_id is not None
+            and self.status in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}
+            and self.failed > 0
+        )
 
 
 class TargetStatus(models.TextChoices):

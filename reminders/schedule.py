@@ -9,9 +9,20 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
-from celery.schedules import crontab
+from celery.schedules import ParseException, crontab
+from django_celery_beat.models import CrontabSchedule
 
 CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+# Reminder.schedule_crontab's length; each field also fits its CrontabSchedule column.
+CRONTAB_MAX_CHARS = 120
+# A one-off send or an estimate further from now than this is a typo in the year (and near the years 1 and
+# 9999 a local time has no UTC equivalent at all).
+HORIZON = timedelta(days=3660)
+HORIZON_TEXT = "10 years"
+
+
+def within_horizon(moment: datetime, now: datetime) -> bool:
+    return now - HORIZON <= moment <= now + HORIZON
 
 
 @cache
@@ -29,12 +40,19 @@ def zone(name: str) -> ZoneInfo:
 
 def crontab_parse(expression: str) -> crontab:
     """Five fields: minute hour day-of-month month day-of-week; ValueError says what is wrong."""
+    if len(expression) > CRONTAB_MAX_CHARS:
+        raise ValueError(f"A crontab is at most {CRONTAB_MAX_CHARS} characters, got {len(expression)}.")
     fields = expression.split()
     if len(fields) != len(CRONTAB_FIELDS):
         raise ValueError(f"A crontab has 5 fields (minute hour day month weekday), got {len(fields)}: {expression!r}.")
+    for name, value in zip(CRONTAB_FIELDS, fields, strict=True):
+        limit = CrontabSchedule._meta.get_field(name).max_length
+        if len(value) > limit:
+            raise ValueError(f"The {name.replace('_', ' ')} field of a crontab is at most {limit} characters.")
     try:
         return crontab(**dict(zip(CRONTAB_FIELDS, fields, strict=True)))
-    except (ValueError, TypeError) as exc:
+    # celery's ParseException ("negative numbers not supported") is not a ValueError
+    except (ValueError, TypeError, ParseException) as exc:
         raise ValueError(f"{expression!r} is not a valid crontab: {exc}") from None
 
 

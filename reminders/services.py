@@ -3,12 +3,12 @@
 import hashlib
 import json
 import logging
-import mimetypes
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import IntegrityError, transaction
@@ -20,7 +20,9 @@ from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core import clock
 from core.models import RunStatus
 from core.notifications import notification_raise
+from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
+    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -31,15 +33,16 @@ from reminders.models import (
     TargetStatus,
 )
 from reminders.schedule import (
+    HORIZON_TEXT,
     crontab_fields,
     crontab_parse,
     local_hm,
     window_containing,
     window_next_start,
     window_on,
+    within_horizon,
     zone,
 )
-from telegram.records import UPLOAD_MAX_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ FIRE_TASK = "reminders.tasks.reminder_fire"
 TEXT_MAX = 4096  # Telegram's limit for a message
 CAPTION_MAX = 1024  # and for a media caption (non-Premium)
 CANCELED = "canceled by operator"
+REMINDER_DELETED = "the reminder was deleted"
 
 
 class ReminderStateError(Exception):
@@ -86,8 +90,10 @@ class ReminderSpec:
 # Media ----------------------------------------------------------------------------------------------------------
 
 
-def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFile:
-    """Store an uploaded file once per content: the same bytes uploaded again return the existing MediaFile."""
+def media_create(*, file: File, name: str = "") -> MediaFile:
+    """Store an uploaded file once per content: the same bytes uploaded again return the existing MediaFile.
+
+    Its type comes from its bytes (reminders.media_types), whatever its name or the browser says."""
     name = (name or file.name or "media").rsplit("/", 1)[-1][:255]
     digest, size = hashlib.sha256(), 0
     for chunk in file.chunks():
@@ -95,14 +101,12 @@ def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFil
         size += len(chunk)
     if size == 0:
         raise ValidationError({"file": "The file is empty."})
-    if size > UPLOAD_MAX_BYTES:
-        raise ValidationError({"file": f"The file is {size} bytes; Telegram accepts at most {UPLOAD_MAX_BYTES}."})
+    file_type = media_type(file=file, name=name, size=size)
     sha256 = digest.hexdigest()
     existing = MediaFile.objects.filter(sha256=sha256).first()
     if existing is not None:
         return existing
-    mime_type = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
-    media = MediaFile(name=name, size=size, mime_type=mime_type[:100], sha256=sha256)
+    media = MediaFile(name=name, size=size, kind=file_type.kind, mime_type=file_type.mime_type, sha256=sha256)
     file.seek(0)
     media.file.save(name, file, save=False)
     try:
@@ -113,6 +117,25 @@ def media_create(*, file: File, name: str = "", mime_type: str = "") -> MediaFil
         media.file.delete(save=False)
         return MediaFile.objects.get(sha256=sha256)
     return media
+
+
+def media_purge_unused(*, now: datetime | None = None) -> int:
+    """Delete media no reminder uses, a day after upload (an abandoned compose wizard's files); media that
+    a stopped run still has to send stays until the run is over. Returns how many were deleted."""
+    now = now or clock.now()
+    cutoff = now - timedelta(hours=settings.MEDIA_UNUSED_KEEP_HOURS)
+    open_runs = ReminderRun.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED])
+    open_runs = open_runs | ReminderRun.objects.filter(status=RunStatus.FAILED, pending__gt=0)
+    needed = {part["media"] for parts in open_runs.values_list("parts", flat=True) for part in parts if part["media"]}
+    unused = MediaFile.objects.filter(created_at__lt=cutoff, parts__isnull=True).exclude(pk__in=needed)
+    deleted = 0
+    for media in unused:
+        media.file.delete(save=False)
+        media.delete()
+        deleted += 1
+    if deleted:
+        logger.info("Deleted %s media that no reminder used for %s hours.", deleted, settings.MEDIA_UNUSED_KEEP_HOURS)
+    return deleted
 
 
 # Reminders ------------------------------------------------------------------------------------------------------
@@ -158,6 +181,8 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
             error("schedule", "The one-off time needs a UTC offset, e.g. 2026-12-01T09:00:00+08:00.")
         elif spec.schedule_at <= clock.now():
             error("schedule", "The one-off time has already passed.")
+        elif not within_horizon(spec.schedule_at, clock.now()):
+            error("schedule", f"The one-off time is more than {HORIZON_TEXT} ahead; check the year.")
         elif (
             tz is not None
             and not errors.keys() & {"window_start_hour", "window_end_hour"}
@@ -168,13 +193,13 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
                 f"{local_hm(spec.schedule_at, tz)} ({spec.timezone}) is outside the delivery window "
                 f"{start:02d}:00–{end:02d}:00.",
             )
-    _validate_parts(spec.parts, error)
+    _validate_parts(spec.parts, error, spec.account)
     _validate_targets(spec, error)
     if errors:
         raise ValidationError(errors)
 
 
-def _validate_parts(parts: Sequence[PartSpec], error) -> None:
+def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount | None = None) -> None:
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
     for index, part in enumerate(parts):
@@ -189,6 +214,10 @@ def _validate_parts(parts: Sequence[PartSpec], error) -> None:
             error("parts", f"{where}: the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}.")
         if len(part.caption) > CAPTION_MAX:
             error("parts", f"{where}: the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}.")
+        if part.media is not None and account is not None:
+            too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
+            if too_large:
+                error("parts", f"{where}: {too_large}.")
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:
@@ -215,8 +244,8 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             error("targets", f"{where}: {spec.account} cannot post in “{chat.title}” ({chat.telegram_id}).")
         if target.topic_id is not None and not chat.is_forum:
             error("targets", f"{where}: “{chat.title}” is not a forum; leave the topic empty.")
-        elif target.topic_id is not None and target.topic_id < 1:
-            error("targets", f"{where}: a topic id is a positive number.")
+        elif target.topic_id is not None and not 1 <= target.topic_id <= TOPIC_ID_MAX:
+            error("targets", f"{where}: a topic id is a number from 1 to {TOPIC_ID_MAX}.")
 
 
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
@@ -259,13 +288,22 @@ def reminder_update(*, reminder: Reminder, spec: ReminderSpec) -> Reminder:
 
 @transaction.atomic
 def reminder_delete(*, reminder: Reminder) -> None:
+    """The reminder and its schedule go (a database trigger drops the PeriodicTask, however a reminder is
+    deleted); its runs stay as history, under the name they were fired with. Groups a stopped run still
+    had pending are skipped: without the reminder there is no window to resume in."""
     busy = reminder.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
     if busy is not None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
-    task = reminder.periodic_task
+    now = clock.now()
+    stopped = list(reminder.runs.filter(status__in=[RunStatus.PAUSED, RunStatus.FAILED], pending__gt=0))
+    ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(
+        status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now
+    )
+    for run in stopped:
+        reminder_run_counts_refresh(run=run)
+        if run.status == RunStatus.PAUSED:
+            ReminderRun.objects.filter(pk=run.pk).update(status=RunStatus.PARTIAL, finished_at=now)
     reminder.delete()
-    if task is not None:
-        task.delete()
 
 
 def reminder_schedule_sync(*, reminder: Reminder) -> PeriodicTask | None:
@@ -350,6 +388,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     with transaction.atomic():
         run = ReminderRun.objects.create(
             reminder=reminder,
+            reminder_name=reminder.name,
             account=reminder.account,
             trigger=trigger,
             parts=[{"text": p["text"], "media": p["media_id"], "caption": p["caption"]} for p in parts],
@@ -423,6 +462,8 @@ def _open_window_end(run: ReminderRun) -> datetime:
 
 
 def _requeue(run: ReminderRun) -> ReminderRun:
+    if run.reminder is None:
+        raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
     problem = _account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
@@ -458,6 +499,8 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     failed = run.targets.filter(status=TargetStatus.FAILED)
     if not failed.exists():
         raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
+    if run.reminder is None:
+        raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
     _open_window_end(run)  # check before changing anything
     failed.update(status=TargetStatus.PENDING, error="", finished_at=None)
     return _requeue(run)
@@ -581,7 +624,9 @@ def reminder_run_notify(*, run: ReminderRun) -> None:
         title=title,
         message=run.error_summary or title,
         subject=f"reminder-run:{run.pk}",
-        url=reverse("reminders:detail", args=[run.reminder_id]),
+        url=reverse("reminders:detail", args=[run.reminder_id])
+        if run.reminder_id
+        else reverse("reminders:activity-run", args=[run.pk]),
         context={"reminder": run.reminder_id, "run": run.pk, "sent": run.sent, "total": run.total},
     )
 

@@ -26,3 +26,8 @@ def reminder_fire(reminder_id: int) -> int | None:
 @shared_task
 def reminder_runs_auto_resume() -> list[int]:
     return services.reminder_runs_auto_resume()
+
+
+@shared_task
+def media_purge_unused() -> int:
+    return services.media_purge_unused()

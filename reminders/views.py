@@ -31,7 +31,7 @@ from reminders import selectors, services
 from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
 from reminders.models import Reminder, ReminderRun, TargetStatus
-from reminders.schedule import local_hm, zone
+from reminders.schedule import HORIZON_TEXT, local_hm, within_horizon, zone
 from reminders.services import ReminderSpec, ReminderStateError
 
 LIST = "reminders/list.html"
@@ -134,6 +134,8 @@ def eta_context(spec: ReminderSpec | None) -> dict:
             return {**context, "eta_note": "Write a valid crontab to see whether it fits."}
     elif spec.schedule_at is not None:
         fire_at, fire_label = spec.schedule_at, "Sends"
+        if not within_horizon(fire_at, now):
+            return {**context, "eta_note": f"Pick a time within {HORIZON_TEXT} to see whether it fits."}
     else:
         fire_at, fire_label = now, "If sent now"
     rate = settings.REMINDER_MAX_SEND_PER_MINUTE
@@ -239,7 +241,7 @@ def reminder_delete(request, pk: int):
     except ReminderStateError as exc:
         messages.error(request, str(exc))
         return _go(request, reverse("reminders:detail", args=[pk]))
-    messages.success(request, f"“{reminder}” is deleted, with its schedule and run history.")
+    messages.success(request, f"“{reminder}” and its schedule are deleted; its runs stay in Activity.")
     return _go(request, reverse("reminders:list"))
 
 
@@ -392,7 +394,7 @@ def reminder_eta(request):
     reminder_id = request.POST.get("reminder", "")
     if reminder_id:
         section = request.POST.get("section", "")
-        if not reminder_id.isdigit() or section not in SECTIONS:
+        if not reminder_id.isdecimal() or section not in SECTIONS:
             raise Http404
         form = ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
     else:
@@ -486,7 +488,7 @@ def activity(request):
         key = ""
     reminder = None
     reminder_id = request.GET.get("reminder", "")
-    if reminder_id.isdigit():
+    if reminder_id.isdecimal():
         reminder = Reminder.objects.filter(pk=reminder_id).first()
     statuses = ACTIVITY_FILTERS[key][1] if key else ()
     runs = selectors.reminder_run_filter(statuses=statuses, reminder_id=reminder.pk if reminder else None)

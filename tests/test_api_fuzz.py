@@ -1,4 +1,9 @@
-"""The API fuzzed against its own OpenAPI schema: no 5xx, responses match the schema."""
+"""The API fuzzed against its own OpenAPI schema.
+
+Valid data (positive): no 5xx and responses match the schema. Invalid data (negative: wrong types, values
+out of range, missing fields, bodies of other content types, plus the coverage phase's boundary values):
+no 5xx, and every 4xx is JSON with a `message`. Each run is bounded: a few examples per operation.
+"""
 
 import pytest
 import schemathesis
@@ -7,6 +12,7 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import content_type_conformance, not_a_server_error, response_schema_conformance
+from schemathesis.config import SchemathesisConfig
 
 from config.wsgi import application
 from tests.ingestion.conftest import run_cycle, world
@@ -19,10 +25,17 @@ def _schema():
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-schema = schemathesis.openapi.from_dict(_schema())
-schema.app = application
-# The token endpoint is throttled and takes passwords: it has tests of its own.
-schema = schema.exclude(path="/api/auth/token/")
+def _loaded(config: SchemathesisConfig | None = None):
+    loaded = schemathesis.openapi.from_dict(_schema(), config=config)
+    loaded.app = application
+    # The token endpoint is throttled and takes passwords: it has tests of its own.
+    return loaded.exclude(path="/api/auth/token/")
+
+
+schema = _loaded()
+negative_schema = _loaded(
+    SchemathesisConfig.from_dict({"generation": {"mode": "negative"}, "phases": {"coverage": {"enabled": True}}})
+)
 
 
 @pytest.fixture
@@ -63,4 +76,25 @@ def test_api_answers_within_its_schema(case, operator_token):
     case.call_and_validate(
         headers={"Authorization": f"Token {operator_token}"},
         checks=[not_a_server_error, content_type_conformance, response_schema_conformance],
+    )
+
+
+def errors_say_what_to_do(ctx, response, case):
+    """Every refusal is JSON with a message a person can act on (not an HTML page)."""
+    if 400 <= response.status_code < 500:
+        content_type = response.headers.get("content-type", [""])[0]
+        assert "application/json" in content_type, f"{response.status_code} answered {content_type}, not JSON"
+        assert str(response.json().get("message", "")).strip(), f"{response.status_code} has no message"
+
+
+@pytest.mark.django_db
+@negative_schema.parametrize()
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_api_refuses_invalid_data_without_a_server_error(case, operator_token):
+    case.call_and_validate(
+        headers={"Authorization": f"Token {operator_token}"}, checks=[not_a_server_error, errors_say_what_to_do]
     )

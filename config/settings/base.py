@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before CsrfViewMiddleware, the first to read a form: an oversized body gets an answer a person can use.
+    "core.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -110,6 +112,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+# `make run` serves static/ from the source folders with DEBUG off too; production collects them.
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))
@@ -199,7 +203,10 @@ SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(var_dir(BASE_DIR) / "sandbox")))
 # Fernet keys, newest first; older keys still decrypt.
 SESSION_ENCRYPTION_KEYS = envlist("STASHCAST_SESSION_KEYS", [])
 
+# Where the console's /flower/ proxy finds Flower (run with --url_prefix=flower), and the basic auth secret
+# only the proxy sends (core/flower.py). Flower itself is never published.
 FLOWER_URL = envstr("FLOWER_URL", "http://127.0.0.1:5555/")
+FLOWER_BASIC_AUTH = envstr("FLOWER_BASIC_AUTH", "")
 
 LOGGING = {
     "version": 1,
@@ -251,6 +258,9 @@ REMINDER_TRANSIENT_RETRIES = envint("REMINDER_TRANSIENT_RETRIES", 3, minimum=0)
 REMINDER_ACCOUNT_BUSY_RETRY_SECONDS = envint("REMINDER_ACCOUNT_BUSY_RETRY_SECONDS", 10, minimum=1)
 REMINDER_PROGRESS_EVERY_SECONDS = 2
 REMINDER_OBSERVED_RATE_RUNS = 5
+# Uploaded media that no reminder uses (an abandoned compose wizard) is deleted this long after upload.
+MEDIA_UNUSED_KEEP_HOURS = envint("MEDIA_UNUSED_KEEP_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["reminder-media-purge"] = {"task": "reminders.tasks.media_purge_unused", "schedule": 3600.0}
 CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "task": "reminders.tasks.reminder_runs_auto_resume",
     "schedule": 60.0,

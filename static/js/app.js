@@ -17,6 +17,23 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
+// A body the server refused to read (too large, too many fields) comes back as a message for the form
+// that was sent: it goes at the top of that form, which keeps everything the operator typed.
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const xhr = event.detail.xhr;
+  if (xhr.getResponseHeader("X-Request-Refused") !== "true") return;
+  event.detail.shouldSwap = false;
+  event.detail.isError = false;
+  const form = event.detail.elt.closest("form");
+  if (!form) {
+    window.alert(new DOMParser().parseFromString(xhr.responseText, "text/html").body.textContent);
+    return;
+  }
+  form.querySelector(".request-error")?.remove();
+  form.insertAdjacentHTML("afterbegin", xhr.responseText);
+  form.querySelector(".request-error").scrollIntoView({ block: "center" });
+});
+
 // HTMX ignores failed requests by default; the operator must not be left wondering. Background polls
 // (marked data-background: the bell's count, the Operations page) fail quietly and try again later.
 const isBackground = (event) => event.detail.elt?.hasAttribute?.("data-background");

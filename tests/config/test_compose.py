@@ -123,3 +123,14 @@ def test_compose_refuses_to_run_flower_without_its_password(compose, project):
     (project / ".env").write_text(_filled_env((ROOT / ".env.example").read_text(), FLOWER_BASIC_AUTH=""))
     result = subprocess.run([*compose, "config", "-q"], cwd=project, capture_output=True, text=True, timeout=60)
     assert "FLOWER_BASIC_AUTH" in result.stderr
+
+
+def test_flower_is_reached_only_through_the_console():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    flower = services["flower"]
+    assert "ports" not in flower, "Flower must not be published: web's /flower/ proxy is the one door"
+    assert "--url_prefix=flower" in flower["command"]
+    assert flower["environment"]["FLOWER_BASIC_AUTH"].startswith("${FLOWER_BASIC_AUTH:?")
+    assert services["web"]["environment"]["FLOWER_URL"] == "http://flower:5555/"
+    procfile = (ROOT / "Procfile").read_text()
+    assert "--address=127.0.0.1" in procfile and "--url_prefix=flower" in procfile

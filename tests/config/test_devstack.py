@@ -101,7 +101,7 @@ def test_services_started_before_a_failure_are_stopped_again(tmp_path, busy_port
     stopped = []
 
     class FakePostgres:
-        def __init__(self, data_dir, port):
+        def __init__(self, data_dir, port, fsync=True):
             self.url = f"postgres://postgres@127.0.0.1:{port}/stashcast"
 
         def start(self):
@@ -169,7 +169,12 @@ def test_secrets_are_generated_once_and_kept_private(tmp_path, monkeypatch):
         "STASHCAST_SESSION_KEYS",
         "STASHCAST_ADMIN_USER",
         "STASHCAST_ADMIN_PASSWORD",
+        "FLOWER_BASIC_AUTH",
     }
+    assert (
+        first["FLOWER_BASIC_AUTH"].startswith("flower:")
+        and first["STASHCAST_ADMIN_PASSWORD"] not in (first["FLOWER_BASIC_AUTH"])
+    )
     Fernet(first["STASHCAST_SESSION_KEYS"])  # a real key
     assert len(first["DJANGO_SECRET_KEY"]) >= 50
     assert first["STASHCAST_ADMIN_USER"] == "admin"
@@ -204,3 +209,61 @@ def test_manage_py_finds_the_running_stack_but_tests_ignore_it(tmp_path, monkeyp
 def test_bad_port_setting_fails_loudly(monkeypatch):
     monkeypatch.setenv("STASHCAST_REDIS_PORT", "redis")
     assert devstack.main(["run"]) == 1
+
+
+@pytest.mark.processes
+def test_make_run_keeps_fsync_on_and_tests_may_turn_it_off(tmp_path):
+    durable = EmbeddedPostgres(tmp_path / "pg", _free_port())
+    assert durable.start() is True
+    try:
+        assert durable.fsync_on()
+    finally:
+        durable.stop()
+    throwaway = EmbeddedPostgres(tmp_path / "pg", _free_port(), fsync=False)
+    assert throwaway.start() is True
+    try:
+        assert not throwaway.fsync_on()
+    finally:
+        throwaway.stop()
+
+
+def test_a_running_server_is_found_on_whatever_port_it_was_started_with(tmp_path, busy_port):
+    data = tmp_path / "pg"
+    data.mkdir()
+    (data / "postmaster.pid").write_text(f"{os.getpid()}\n{data}\n1700000000\n{busy_port}\n\n127.0.0.1\n")
+    server = EmbeddedPostgres(data, _free_port())
+    assert server.running_port() == busy_port
+    assert server.start() is False and server.port == busy_port
+
+    redis_data = tmp_path / "redis"
+    redis_data.mkdir()
+    (redis_data / "redis.pid").write_text(str(os.getpid()))
+    (redis_data / "redis.port").write_text(str(busy_port))
+    assert EmbeddedRedis(redis_data, _free_port()).running_port() == busy_port
+
+
+def test_a_server_that_died_is_not_taken_for_running(tmp_path):
+    data = tmp_path / "pg"
+    data.mkdir()
+    (data / "postmaster.pid").write_text(f"{2**22 + 12345}\n{data}\n1700000000\n{_free_port()}\n")
+    assert EmbeddedPostgres(data, _free_port()).running_port() is None
+
+
+def test_make_manage_talks_to_the_running_stack_whatever_its_ports(tmp_path, busy_port, monkeypatch):
+    stack = _stack(tmp_path)
+    stack.var.mkdir()
+    running = {"DATABASE_URL": f"postgres://postgres@127.0.0.1:{busy_port}/stashcast", "REDIS_URL": "redis://x/0"}
+    stack.stack_env.write_text("".join(f"{key}={value}\n" for key, value in running.items()))
+    monkeypatch.setattr(devstack, "start_services", lambda *args, **kwargs: pytest.fail("started its own servers"))
+    seen = {}
+    monkeypatch.setattr(devstack._ForwardSignals, "run", lambda self, args, env, cwd: seen.update(env) or 0)
+
+    assert devstack.command_manage(stack, ["check"]) == 0
+    assert (seen["DATABASE_URL"], seen["REDIS_URL"]) == (running["DATABASE_URL"], running["REDIS_URL"])
+
+
+def test_make_manage_ignores_a_stack_env_left_by_a_killed_stack(tmp_path, monkeypatch):
+    stack = _stack(tmp_path)
+    stack.var.mkdir()
+    stack.stack_env.write_text(f"DATABASE_URL=postgres://postgres@127.0.0.1:{_free_port()}/stashcast\n")
+    assert devstack.running_stack_env(stack) == {}

@@ -30,10 +30,11 @@ def test_beat_sends_a_heartbeat_every_30_seconds(settings):
     assert entry["task"] == "core.tasks.beat_heartbeat" and entry["schedule"] == 30.0
 
 
-def test_healthy_with_a_fresh_tick_and_no_login_needed(client):
+def test_healthy_with_a_fresh_tick_and_no_login_needed(client, admin_client):
     beat_heartbeat()
 
-    response = client.get("/healthz")
+    assert client.get("/healthz").json() == {"status": "ok"}
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 200
     data = response.json()
@@ -42,19 +43,19 @@ def test_healthy_with_a_fresh_tick_and_no_login_needed(client):
     assert "no-cache" in response["Cache-Control"] or "max-age=0" in response["Cache-Control"]
 
 
-def test_a_few_missed_ticks_are_late_but_still_healthy(client):
+def test_a_few_missed_ticks_are_late_but_still_healthy(admin_client):
     tick_ago(120)
 
-    response = client.get("/healthz")
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 200 and response.json()["beat"] == "late"
 
 
-def test_beat_late_by_more_than_5_minutes_is_unhealthy(client, settings):
+def test_beat_late_by_more_than_5_minutes_is_unhealthy(admin_client, settings):
     settings.HEALTH_BEAT_MAX_AGE_SECONDS = 300
     tick_ago(301)
 
-    response = client.get("/healthz")
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 503
     data = response.json()
@@ -62,21 +63,21 @@ def test_beat_late_by_more_than_5_minutes_is_unhealthy(client, settings):
     assert any(error.startswith("beat: last ticked 301 s ago") for error in data["errors"])
 
 
-def test_beat_that_never_ticked_is_unhealthy(client):
-    response = client.get("/healthz")
+def test_beat_that_never_ticked_is_unhealthy(admin_client):
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 503 and response.json()["beat"] == "late"
     assert "never ticked" in " ".join(response.json()["errors"])
 
 
-def test_compose_asks_with_beat_optional_so_web_does_not_wait_for_beat(client, settings):
+def test_compose_asks_with_beat_optional_so_web_does_not_wait_for_beat(admin_client, settings):
     # Compose starts beat only once web is healthy: web's own check must not wait for beat's first tick.
     tick_ago(86400)
 
-    optional = client.get("/healthz?beat=optional")
+    optional = admin_client.get("/healthz?beat=optional")
 
     assert optional.status_code == 200 and optional.json()["beat"] == "late"
-    assert client.get("/healthz").status_code == 503
+    assert admin_client.get("/healthz").status_code == 503
 
 
 def test_beat_optional_still_fails_when_redis_is_down(client, settings):
@@ -85,10 +86,10 @@ def test_beat_optional_still_fails_when_redis_is_down(client, settings):
     assert client.get("/healthz?beat=optional").status_code == 503
 
 
-def test_redis_unreachable_is_unhealthy(client, settings):
+def test_redis_unreachable_is_unhealthy(admin_client, settings):
     settings.REDIS_URL = CLOSED_PORT_URL
 
-    response = client.get("/healthz")
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 503
     data = response.json()
@@ -96,7 +97,7 @@ def test_redis_unreachable_is_unhealthy(client, settings):
     assert data["errors"][0].startswith("redis: ConnectionError")
 
 
-def test_database_unreachable_is_unhealthy(client, monkeypatch):
+def test_database_unreachable_is_unhealthy(admin_client, monkeypatch):
     class DownConnection:
         def cursor(self):
             raise OperationalError("connection refused")
@@ -104,7 +105,7 @@ def test_database_unreachable_is_unhealthy(client, monkeypatch):
     monkeypatch.setattr(health, "connection", DownConnection())
     beat_heartbeat()
 
-    response = client.get("/healthz")
+    response = admin_client.get("/healthz")
 
     assert response.status_code == 503
     assert response.json()["database"] == "error" and response.json()["redis"] == "ok"
@@ -129,3 +130,24 @@ def test_a_beat_that_stopped_is_an_alert(admin_client, settings):
     html = admin_client.get("/").content.decode()
 
     assert "Celery beat stopped ticking" in html and "Last tick 15 min ago" in html
+
+
+def test_strangers_get_the_status_alone_never_driver_errors(client, settings):
+    settings.REDIS_URL = CLOSED_PORT_URL
+
+    down = client.get("/healthz")
+
+    assert down.status_code == 503 and down.json() == {"status": "error"}
+    assert "127.0.0.1" not in down.content.decode()
+    settings.REDIS_URL = settings.CELERY_BROKER_URL
+    beat_heartbeat()
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_the_metrics_token_sees_the_details(client, settings):
+    settings.METRICS_TOKEN = "a-token-of-16-chars-or-more"
+    beat_heartbeat()
+
+    response = client.get("/healthz", headers={"Authorization": "Bearer a-token-of-16-chars-or-more"})
+
+    assert response.json()["status"] == "ok" and response.json()["redis"] == "ok"

@@ -122,6 +122,17 @@ def test_a_negative_retention_is_a_400_naming_the_field(api, setup):
     assert Channel.objects.get(pk=pk).expiration_days is None
 
 
+@pytest.mark.parametrize("days", [36501, 9999999, 99999999999, 10**30])
+def test_a_retention_beyond_a_century_is_a_400_naming_the_field(api, setup, days):
+    pk = channel_id(api, SOURCE)
+
+    response = api.patch(f"/api/channels/{pk}/", {"expiration_days": days}, format="json")
+
+    assert response.status_code == 400, response.content
+    assert response.json()["message"].startswith("expiration_days:"), response.json()
+    assert Channel.objects.get(pk=pk).expiration_days is None
+
+
 def test_the_destination_cannot_become_a_source(api, setup):
     pk = channel_id(api, DESTINATION)
 

@@ -192,19 +192,6 @@ def two_sources() -> dict:
     return data
 
 
-def test_a_channel_with_an_out_of_range_retention_fails_alone(ingest_world):
-    ingest_world(two_sources())
-    Channel.objects.filter(chat__telegram_id=SOURCE).update(expiration_days=9_999_999)
-
-    run = run_cycle()
-
-    assert run.status == "partial" and run.ingested == 1
-    skipped = SkippedPackage.objects.get()
-    assert (skipped.file_name, skipped.reason) == ("dragon.zip", "CONFIGURATION")
-    assert "beyond any date" in skipped.error_message
-    assert Package.objects.get().file_name == "castle.zip"
-
-
 def test_an_unexpected_error_in_one_set_is_that_sets_skip_and_the_cycle_goes_on(ingest_world, monkeypatch):
     ingest_world(two_sources())
     original = package_services.upload_plan

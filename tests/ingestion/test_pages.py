@@ -142,6 +142,17 @@ def test_a_negative_retention_is_refused_inside_the_row(admin_client, setup):
     assert Channel.objects.get(pk=source.pk).expiration_days is None
 
 
+@pytest.mark.parametrize("days", ["9999999", "99999999999"])
+def test_a_huge_retention_is_a_field_error_not_a_500(admin_client, setup, days):
+    source = channel(SOURCE)
+
+    html = htmx_post(admin_client, reverse("ingestion:channel-settings", args=[source.pk]), {"expiration_days": days})
+
+    assert 'class="field-error"' in html and "36500" in html
+    assert f'value="{days}"' in html
+    assert Channel.objects.get(pk=source.pk).expiration_days is None
+
+
 def test_a_non_number_retention_is_a_field_error(admin_client, setup):
     source = channel(SOURCE)
 

@@ -38,6 +38,8 @@ LIST_FIELDS = {
     "is_multipart",
     "part_count",
     "volume_names",
+    "encrypted_files",
+    "needs_password",
     "file_count",
     "metadata_status",
     "source_channel",

@@ -2,8 +2,10 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.storage import FileSystemStorage, default_storage
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from ingestion.models import Channel
 from packages.models import RawFile
 from packages.services import (
     RetentionMisconfigured,
@@ -84,6 +86,17 @@ def test_retention_from_the_channel(days, expected):
         assert expires_at is None
     else:
         assert abs((expires_at - timezone.now()) - expected) < timedelta(seconds=5)
+
+
+def test_a_retention_stored_before_the_bound_expires_within_a_century_not_an_overflow():
+    expires_at = raw_file_expiry(expiration_days=9_999_999)
+    assert abs((expires_at - timezone.now()) - timedelta(days=36_500)) < timedelta(seconds=5)
+
+
+def test_the_database_refuses_a_retention_out_of_range():
+    channel = factories.channel()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Channel.objects.filter(pk=channel.pk).update(expiration_days=36_501)
 
 
 def test_negative_retention_is_a_configuration_error():

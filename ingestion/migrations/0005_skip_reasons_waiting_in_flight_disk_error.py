@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ingestion', '0002_scan_state'),
+        ('ingestion', '0004_history_kept'),
     ]
 
     operations = [

@@ -12,7 +12,7 @@ def sent_targets_sent_every_part(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reminders", "0001_initial"),
+        ("reminders", "0004_media_kind"),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('packages', '0002_search_words'),
+        ('packages', '0003_encrypted_entries'),
     ]
 
     operations = [

@@ -49,6 +49,7 @@ from telegram.errors import (
     FileTooLarge,
     FloodWait,
     NotFound,
+    SessionInUse,
     TargetForbidden,
     TransientError,
 )
@@ -300,6 +301,16 @@ class IngestionCycle:
             return RunStatus.PARTIAL, f"{self.run.skipped} set(s) skipped; see Skipped packages."
         return RunStatus.SUCCESS, ""
 
+    async def _hand_over_sessions(self) -> None:
+        """At a set boundary, lend the sessions this cycle holds to a process waiting for them (a reminder
+        run, another account's cycle uploading through this writer), then take them back."""
+        for gateway in self.gateways.values():
+            try:
+                if await gateway.hand_over_if_wanted(wait_seconds=settings.INGEST_SESSION_HANDOVER_WAIT_SECONDS):
+                    logger.info("Handed the session of %s over at a set boundary, and took it back", gateway.phone)
+            except SessionInUse as exc:
+                raise CycleInterrupted(f"{gateway.phone} is busy elsewhere (sending reminders?): {exc}") from exc
+
     async def _last_message_ids(self, reader: TelegramGateway, refs: list[ChatRef]) -> dict[int, int]:
         """One request per LAST_MESSAGE_BATCH chats; a failed batch leaves its chats to a full scan."""
         last_ids = {}
@@ -314,7 +325,12 @@ class IngestionCycle:
     async def _gateway(self, account: TelegramAccount) -> TelegramGateway:
         if account.pk not in self.gateways:
             gateway = open_gateway(phone=account.phone, session=unseal(account.session_sealed))
-            await gateway.__aenter__()
+            try:
+                await gateway.__aenter__()
+            except SessionInUse as exc:
+                if account.pk == self.account.pk:
+                    raise CycleInterrupted(f"{account} is busy in another process: {exc}") from exc
+                raise SetFailed(SkipReason.UPLOAD_FAILED, f"The writer {account} is busy: {exc}") from exc
             self.gateways[account.pk] = gateway
         return self.gateways[account.pk]
 
@@ -488,6 +504,7 @@ class IngestionCycle:
         capped = await db(self._capped_skips)(target, sets)
         lowest_held = None
         for index, archive_set in enumerate(sets):
+            await self._hand_over_sessions()
             if target.topic is not None and not await db(self._topic_enabled)(target.topic):
                 result.stopped = True  # fetch turned off mid-run: stop after the current set
                 return result

@@ -247,7 +247,13 @@ class Fanout:
             return
         self.bucket = account_send_bucket(account_id=self.account.pk)
         queue = deque(targets)
-        async with open_gateway(phone=self.account.phone, session=unseal(self.account.session_sealed)) as gateway:
+        # Fan-out waits longer for the account's session than others: an ingestion cycle holding it hands it
+        # over at its next set boundary.
+        async with open_gateway(
+            phone=self.account.phone,
+            session=unseal(self.account.session_sealed),
+            wait_seconds=settings.REMINDER_SESSION_WAIT_SECONDS,
+        ) as gateway:
             self.gateway = gateway
             heartbeat = asyncio.create_task(self._heartbeat())
             try:

@@ -47,6 +47,10 @@ class TransientError(TelegramError):
     retryable = True
 
 
+class SessionInUse(TransientError):
+    """Another process is using this account's Telegram session; it is tried again later."""
+
+
 class FileTooLarge(TelegramError):
     """The file is above the account's upload limit."""
 

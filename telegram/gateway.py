@@ -14,6 +14,7 @@ from typing import Protocol, Self
 
 from django.conf import settings
 
+from core.leases import session_lease
 from telegram.records import (
     AccountInfo,
     ChatInfo,
@@ -39,6 +40,10 @@ class TelegramGateway(Protocol):
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(self, *exc_info) -> None: ...
+
+    async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
+        """When another process waits for this account's session: let it have it, then take it back
+        (waiting up to wait_seconds, else SessionInUse). Returns whether it was handed over."""
 
     def export_session(self) -> str:
         """The session to store (encrypted) after a login step; '' before any."""
@@ -106,13 +111,24 @@ class TelegramGateway(Protocol):
         """A retried random_id returns duplicate=True instead of posting twice."""
 
 
-def open_gateway(*, phone: str, session: str = "") -> TelegramGateway:
-    """The Telethon gateway of one account, on Telegram or on the sandbox server (TELEGRAM_BACKEND)."""
+def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = None) -> TelegramGateway:
+    """The Telethon gateway of one account, on Telegram or on the sandbox server (TELEGRAM_BACKEND).
+
+    Entering it takes the account's session lease first (waiting up to wait_seconds, default
+    TELEGRAM_SESSION_WAIT_SECONDS, else SessionInUse): one process at a time talks to Telegram as an account.
+    """
     from telegram.telethon.gateway import TelethonGateway
 
+    wait = settings.TELEGRAM_SESSION_WAIT_SECONDS if wait_seconds is None else wait_seconds
+    lease = functools.partial(session_lease, phone)
     if settings.TELEGRAM_BACKEND == "telethon":
         return TelethonGateway(
-            phone=phone, session=session, api_id=settings.TELEGRAM_API_ID, api_hash=settings.TELEGRAM_API_HASH
+            phone=phone,
+            session=session,
+            api_id=settings.TELEGRAM_API_ID,
+            api_hash=settings.TELEGRAM_API_HASH,
+            lease=lease,
+            wait_seconds=wait,
         )
     from telegram.sandbox.sender import SandboxClient
 
@@ -122,4 +138,6 @@ def open_gateway(*, phone: str, session: str = "") -> TelegramGateway:
         api_id=SANDBOX_API_ID,
         api_hash=SANDBOX_API_HASH,
         client_factory=functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=phone),
+        lease=lease,
+        wait_seconds=wait,
     )

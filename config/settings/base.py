@@ -234,6 +234,11 @@ INGEST_FLOOD_SLEEP_MAX_SECONDS = envint("INGEST_FLOOD_SLEEP_MAX_SECONDS", 60, mi
 INGEST_TRANSIENT_RETRIES = envint("INGEST_TRANSIENT_RETRIES", 3, minimum=0)
 # A volume set waits this long after its newest volume before it is taken (more may be on their way), and
 # a set whose numbering may go on (its last volume as big as its first) waits up to INGEST_SET_OPEN_MAX_SECONDS.
+# One process at a time talks to Telegram as an account (core/leases.py): how long an opener waits for the
+# session, how long an ingestion cycle waits to get it back after handing it over, how long fan-out waits.
+TELEGRAM_SESSION_WAIT_SECONDS = envint("TELEGRAM_SESSION_WAIT_SECONDS", 30, minimum=0)
+INGEST_SESSION_HANDOVER_WAIT_SECONDS = envint("INGEST_SESSION_HANDOVER_WAIT_SECONDS", 120, minimum=0)
+REMINDER_SESSION_WAIT_SECONDS = envint("REMINDER_SESSION_WAIT_SECONDS", 600, minimum=0)
 INGEST_SET_SETTLE_SECONDS = envint("INGEST_SET_SETTLE_SECONDS", 120, minimum=0)
 INGEST_SET_OPEN_MAX_SECONDS = envint("INGEST_SET_OPEN_MAX_SECONDS", 6 * 3600, minimum=0)
 # Free space kept on the staging disk beyond what a set needs (its download, and its split parts).

@@ -18,7 +18,8 @@ from telethon import errors, functions, types
 from telethon.password import compute_check
 from telethon.sessions import StringSession
 
-from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, TargetForbidden
+from core.leases import SessionBusy
+from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, SessionInUse, TargetForbidden
 from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, PART_SIZE, TOPICS_PAGE
 from telegram.records import (
     CHANNEL,
@@ -44,8 +45,22 @@ PHOTO_MIME_TYPES = ("image/jpeg", "image/png")  # what Telegram accepts as a pho
 
 
 class TelethonGateway:
-    def __init__(self, phone: str, session: str, api_id: int | str, api_hash: str, *, client_factory=None):
+    def __init__(
+        self,
+        phone: str,
+        session: str,
+        api_id: int | str,
+        api_hash: str,
+        *,
+        client_factory=None,
+        lease=None,
+        wait_seconds: float = 0,
+    ):
         self.phone = phone
+        self._lease_factory = lease  # session_lease(wait_seconds=...) of this account, or None (tools, tests)
+        self._wait_seconds = wait_seconds
+        self._lease_block = None
+        self._lease = None
         self._session = session
         self._api_id = int(api_id)
         self._api_hash = api_hash
@@ -59,6 +74,7 @@ class TelethonGateway:
             session = StringSession(self._session)
         except (ValueError, struct.error) as exc:
             raise AuthRequired("The stored Telegram session cannot be read; log in again.") from exc
+        await self._take_lease(self._wait_seconds)
         self._client = self._client_factory(
             session,
             self._api_id,
@@ -72,18 +88,49 @@ class TelethonGateway:
             # A worker task only makes requests: no update stream to keep up with.
             receive_updates=False,
         )
+        await self._connect()
+        return self
+
+    async def _connect(self) -> None:
         try:
             with mapped_errors():
                 await self._client.connect()
         except BaseException:
             # A connect refused half-way (FLOOD_WAIT, AUTH_KEY_DUPLICATED) must not leave the socket open.
             await self._client.disconnect()
+            await self._release_lease()
             raise
-        return self
 
     async def __aexit__(self, *exc_info) -> None:
         # The client object stays, disconnected, so export_session() still works after the block.
+        try:
+            await self._client.disconnect()
+        finally:
+            await self._release_lease()
+
+    async def _take_lease(self, wait_seconds: float) -> None:
+        if self._lease_factory is None:
+            return
+        block = self._lease_factory(wait_seconds=wait_seconds)
+        try:
+            self._lease = await block.__aenter__()
+        except SessionBusy as exc:
+            raise SessionInUse(f"{exc} It is tried again later.", rpc="SESSION_IN_USE") from None
+        self._lease_block = block
+
+    async def _release_lease(self) -> None:
+        block, self._lease_block, self._lease = self._lease_block, None, None
+        if block is not None:
+            await block.__aexit__(None, None, None)
+
+    async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
+        if self._lease is None or not await self._lease.wanted():
+            return False
         await self._client.disconnect()
+        await self._release_lease()
+        await self._take_lease(wait_seconds)
+        await self._connect()
+        return True
 
     def export_session(self) -> str:
         if self._client is None:

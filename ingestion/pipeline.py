@@ -55,6 +55,7 @@ from telegram.errors import (
 )
 from telegram.gateway import LAST_MESSAGE_BATCH, TOPICS_PAGE, TelegramGateway, open_gateway
 from telegram.records import GENERAL_TOPIC_ID, ChatRef, DocumentMessage
+from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
@@ -414,7 +415,7 @@ class IngestionCycle:
 
     async def _call(self, make_call):
         """One Telegram request: short FloodWaits are slept through, then the same request again."""
-        attempts = 0
+        retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         while True:
             try:
                 return await make_call()
@@ -424,11 +425,8 @@ class IngestionCycle:
                         f"Telegram asked {self.account} to wait {exc.seconds} s; the rest waits for the next cycle."
                     ) from exc
                 await asyncio.sleep(exc.seconds)
-            except TransientError:
-                attempts += 1
-                if attempts > settings.INGEST_TRANSIENT_RETRIES:
-                    raise
-                await asyncio.sleep(min(2**attempts, 30) * 0.1)
+            except TransientError as exc:
+                await retries.after(exc)
 
     # Scanning -----------------------------------------------------------------------------------------------
     async def _scan_channel(
@@ -789,7 +787,7 @@ class IngestionCycle:
         path = folder / package_services.disk_name(item.document.name)
         volume_hash = hashlib.sha256()
         offset = 0
-        transient = 0
+        retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         await self.tick(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
         with StagingFile(path) as sink:
@@ -814,10 +812,10 @@ class IngestionCycle:
                 except FileReferenceExpired:
                     document = await self._fresh_document(reader, ref, item)
                 except TransientError as exc:
-                    transient += 1
-                    if transient > settings.INGEST_TRANSIENT_RETRIES:
+                    try:
+                        await retries.after(exc)
+                    except TransientError:
                         raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
-                    await asyncio.sleep(min(2**transient, 30) * 0.1)
         return path, volume_hash.hexdigest()
 
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
@@ -882,7 +880,7 @@ class IngestionCycle:
         return dest_ids, [part.name for part in plan]
 
     async def _upload_part(self, writer: Writer, gateway: TelegramGateway, path: Path, part, random_id: int) -> int:
-        transient = 0
+        retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         while True:
             try:
                 sent = await gateway.upload_document(
@@ -898,10 +896,10 @@ class IngestionCycle:
             except FileTooLarge as exc:
                 raise SetFailed(SkipReason.SIZE_LIMIT, f"{part.name}: {exc}") from exc
             except TransientError as exc:
-                transient += 1
-                if transient > settings.INGEST_TRANSIENT_RETRIES:
+                try:
+                    await retries.after(exc)
+                except TransientError:
                     raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
-                await asyncio.sleep(min(2**transient, 30) * 0.1)
                 continue
             except (TargetForbidden, NotFound) as exc:
                 await db(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")

@@ -48,6 +48,7 @@ from telegram.errors import (
 )
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import ChatRef, MediaHandle
+from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ class Fanout:
     async def _send(self, target: ReminderRunTarget, ref: ChatRef, index: int, part: Part) -> float:
         """Send one part (retrying what Telegram says to retry); returns when it went out (loop time)."""
         reuploaded = False
-        transient = 0
+        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
         while True:
             await self._paced()
             media = await self._media(part.media) if part.media else None
@@ -348,7 +349,7 @@ class Fanout:
             except FloodWait as exc:
                 await self._flood(exc)
             except TransientError as exc:
-                transient = await self._transient(exc, transient)
+                await self._transient(exc, retries)
             except (AccountRestricted, AuthRequired) as exc:
                 self._stop(ACCOUNT, exc)
                 raise _LeavePending from exc
@@ -371,12 +372,11 @@ class Fanout:
         self.pause_until = max(self.pause_until, loop.time() + exc.seconds)
         await asyncio.to_thread(self.bucket.pause, exc.seconds)  # and every other worker of this account
 
-    async def _transient(self, exc: TransientError, attempts: int) -> int:
-        attempts += 1
-        if attempts > settings.REMINDER_TRANSIENT_RETRIES:
-            raise _TargetFailed(f"{exc} (after {attempts} tries)") from exc
-        await asyncio.sleep(0.5 * 2 ** (attempts - 1))
-        return attempts
+    async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
+        try:
+            await retries.after(exc)
+        except TransientError:
+            raise _TargetFailed(f"{exc} (after {retries.attempts} tries)") from exc
 
     # Media: uploaded once per run and reused for every group ------------------------------------------------
     async def _media(self, media: MediaFile) -> MediaHandle:
@@ -394,7 +394,7 @@ class Fanout:
         if self.temp_dir is None:
             self.temp_dir = Path(tempfile.mkdtemp(prefix=f"reminder-run-{self.run.pk}-"))
         path = await asyncio.to_thread(self._local_path, media)
-        transient = 0
+        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
         while True:
             await self._serve_pause()
             try:
@@ -402,7 +402,7 @@ class Fanout:
             except FloodWait as exc:
                 await self._flood(exc)
             except TransientError as exc:
-                transient = await self._transient(exc, transient)
+                await self._transient(exc, retries)
             except FileTooLarge as exc:
                 self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
                 raise _LeavePending from exc

@@ -720,9 +720,11 @@ class IngestionCycle:
                     await db(self._duplicate)(existing, document_ids, target, archive_set.items)
                     return Outcome(kind="duplicate", package=existing)
                 hashes = [volume_hash for _, _, volume_hash in volumes]
-                generation = existing.upload_generation + 1 if existing is not None else 0
+                generation, live = 0, {}
+                if existing is not None:
+                    generation, live = existing.upload_generation + 1, await self._live_parts(existing, writer)
                 dest_ids, part_names = await self._upload(
-                    writer, archive_set.items, paths, hashes, folder, content_hash, generation
+                    writer, archive_set.items, paths, hashes, folder, content_hash, generation, live
                 )
                 if existing is not None:
                     package = await db(self._reuploaded)(
@@ -738,6 +740,16 @@ class IngestionCycle:
         shutil.rmtree(folder, ignore_errors=True)
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
+
+    async def _live_parts(self, package: Package, writer: Writer) -> dict[str, int]:
+        """Part name → message id of the parts of a package still in the destination, checked right now."""
+        gateway = await self._gateway(writer.account)
+        found = await self._call(lambda: gateway.get_messages(writer.ref, list(package.dest_message_ids)))
+        return {
+            name: message_id
+            for name, message_id in zip(package.dest_part_names, package.dest_message_ids, strict=False)
+            if found.get(message_id) is not None
+        }
 
     def _reuploaded(self, package: Package, target: ScanTarget, items, writer: Writer, dest_ids, names) -> Package:
         with transaction.atomic():
@@ -838,6 +850,7 @@ class IngestionCycle:
         folder: Path,
         content_hash: str,
         generation: int,
+        live: dict[str, int],
     ):
         """Each volume in order; one above the writer's limit goes as byte-split parts, checked before upload."""
         gateway = await self._gateway(writer.account)
@@ -869,6 +882,9 @@ class IngestionCycle:
         await self.tick(current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan))
         dest_ids = []
         for index, part in enumerate(plan):
+            if part.name in live:  # still in the destination: only what vanished goes again
+                dest_ids.append(live[part.name])
+                continue
             path = part_paths[part]
             random_id = random_id_for(content_hash, index, generation)
             message_id = await self._upload_part(writer, gateway, path, part, random_id)

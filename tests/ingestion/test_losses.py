@@ -267,3 +267,22 @@ def test_staging_left_by_a_killed_worker_is_swept(ingest_world, settings):
     assert staging_sweep() == 1
 
     assert sorted(path.name for path in staging.iterdir()) == sorted([f"run-{running.pk}", "run-notes"])
+
+
+def test_one_deleted_volume_of_a_set_is_uploaded_again_alone(ingest_world, settings):
+    settings.INGEST_SET_SETTLE_SECONDS = 0
+    entries = [{"path": f"relic/part{n}.stl", "size": 400_000} for n in range(3)]
+    document = {"name": "relic.7z", "archive": entries, "volume_size": 524_288}
+    sandbox = ingest_world(world(messages=[{"id": 10, "document": document}]))
+    run_cycle()
+    package = Package.objects.get()
+    first, gone, last = package.dest_message_ids
+    sandbox.message_delete(DESTINATION, gone)
+
+    packages_check_destination()
+    run_cycle()
+
+    package.refresh_from_db()
+    assert package.dest_message_ids[0] == first and package.dest_message_ids[2] == last
+    assert package.dest_message_ids[1] not in (first, gone, last)
+    assert [m["document"]["name"] for m in uploads()] == ["relic.7z.001", "relic.7z.003", "relic.7z.002"]

@@ -53,7 +53,7 @@ def main() -> None:
     from django.conf import settings
 
     from core.runs import run_claim
-    from ingestion import pipeline
+    from ingestion import fetching, pipeline
     from ingestion.models import IngestionRun
     from telegram.sandbox import sender as sandbox_sender
     from telegram.sandbox.authorize import sandbox_authorize
@@ -101,7 +101,7 @@ def main() -> None:
 
     SandboxServer.answer = timed(SandboxServer.answer)
     sandbox_sender.serialize = timed(sandbox_sender.serialize)
-    pipeline.hashlib = types.SimpleNamespace(sha256=CountingSha256)
+    fetching.hashlib = types.SimpleNamespace(sha256=CountingSha256)
 
     from accounts.models import TelegramAccount
 

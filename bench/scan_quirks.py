@@ -3,7 +3,7 @@
 Each seeded world has one channel with documents and other messages scattered over its history, a
 watermark somewhere in it, and the sandbox server answering search as Telegram may: short pages
 mid-history and min_id/max_id ignored near the top. The ingestion scan's own paging
-(`ingestion.pipeline.documents_above`, through the real Telethon adapter) must find exactly the documents
+(`ingestion.fetching.documents_above`, through the real Telethon adapter) must find exactly the documents
 above the watermark. Beside it, on the same worlds, the paging the scan used before: `min_id` sent
 to Telegram and a short page taken as the end. Prints worlds tried, documents expected, missed,
 extra, and search requests for both.
@@ -78,7 +78,7 @@ def main() -> None:
     bench_django("scan_quirks")
     from django.conf import settings
 
-    from ingestion.pipeline import documents_above
+    from ingestion.fetching import documents_above
     from telegram.gateway import open_gateway
     from telegram.records import ChatRef
     from telegram.sandbox import tl

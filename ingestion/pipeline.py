@@ -1,52 +1,41 @@
-"""One account's ingestion cycle: scan, detect sets, dedupe, download, upload, index.
+"""One account's ingestion cycle, in stages: scan → fetch → upload → record and index.
 
-The cycle is async (Telegram I/O); every database step is a synchronous
-function called through `sync_to_async(thread_sensitive=True)`, so the ORM
-never runs on the event loop and keeps the task thread's connection.
+This module scans (what changed, which sets are whole, which are new) and drives each set through the
+stages: fetching (`fetching.py`), uploading (`uploading.py`), recording and indexing (services of
+`ingestion` and `packages`, no Telegram). The shared records and `db` are in `cycle.py`.
 """
 
 import asyncio
 import errno
-import hashlib
 import logging
 import math
-import re
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import transaction
 
-from accounts.models import AccountChat, AuthState, TelegramAccount
+from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
 from core import locks
 from core.crypto import unseal
 from core.models import RunStatus
 from core.runs import run_finish, run_heartbeat
-from ingestion import notifications, scanning
+from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
-from ingestion.models import (
-    PENDING_REASONS,
-    AccountChannelMap,
-    IngestionRun,
-    MapRole,
-    SkippedPackage,
-    SkipReason,
-    TopicProgress,
-)
-from ingestion.staging import StagingFile
+from ingestion.cycle import CycleInterrupted, Outcome, Progress, ScanResult, ScanTarget, SetFailed, db
+from ingestion.fetching import FetchStage, content_hash_of
+from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
+from ingestion.selectors import Writer
+from ingestion.uploading import UploadStage
 from packages import services as package_services
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
-    FileReferenceExpired,
-    FileTooLarge,
     FloodWait,
     NotFound,
     SessionInUse,
@@ -60,125 +49,7 @@ from telegram.retry import TransientRetries
 logger = logging.getLogger(__name__)
 
 
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
-
-
-async def documents_above(gateway: TelegramGateway, ref: ChatRef, *, min_id: int, call=None) -> list[DocumentMessage]:
-    """Every document message above min_id, ascending (channel-wide in a forum), page after page until
-    the gateway says nothing older is left; `call` wraps each request (the cycle's retry policy)."""
-    call = call or (lambda make_call: make_call())
-    found: dict[int, DocumentMessage] = {}
-    offset_id: int | None = 0
-    while offset_id is not None:
-        page = await call(lambda offset_id=offset_id: gateway.search_documents(ref, min_id=min_id, offset_id=offset_id))
-        for message in page.messages:
-            if message.document is not None:
-                found[message.id] = message
-        offset_id = page.next_offset_id
-    return [found[message_id] for message_id in sorted(found)]
-
-
-class CycleInterrupted(Exception):
-    """Stop this account's cycle cleanly; nothing unfinished is moved past."""
-
-
-class SetFailed(Exception):
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
-
-
-@dataclass
-class ScanTarget:
-    channel_map: AccountChannelMap
-    ref: ChatRef
-    topic: TopicProgress | None = None
-
-    @property
-    def watermark(self) -> int:
-        holder = self.topic if self.topic is not None else self.channel_map
-        return holder.last_processed_message_id
-
-    @property
-    def label(self) -> str:
-        return f"{self.channel_map.channel.title}" + (f" / {self.topic.title}" if self.topic else "")
-
-
-@dataclass
-class Writer:
-    account: TelegramAccount
-    ref: ChatRef
-    destination_id: int
-
-
-@dataclass
-class ScanResult:
-    found: int = 0
-    failures: int = 0
-    held: bool = False  # a retryable failure holds the watermark
-    stopped: bool = False  # the topic's fetch was turned off mid-run
-
-
-@dataclass
-class Outcome:
-    kind: str  # ingested, duplicate, skipped
-    package: Package | None = None
-    holds_watermark: bool = False
-
-
-@dataclass
-class Progress:
-    """Live activity, written to the run at most every INGEST_PROGRESS_EVERY_SECONDS."""
-
-    run: IngestionRun
-    written_at: float = 0.0
-    dirty: set = field(default_factory=set)
-
-    def set(self, **values) -> None:
-        for name, value in values.items():
-            setattr(self.run, name, value)
-            self.dirty.add(name)
-
-    def add(self, **increments) -> None:
-        for name, value in increments.items():
-            setattr(self.run, name, getattr(self.run, name) + value)
-            self.dirty.add(name)
-
-    def due(self) -> bool:
-        return time.monotonic() - self.written_at >= settings.INGEST_PROGRESS_EVERY_SECONDS
-
-
-def random_id_for(content_hash: str, part_index: int, generation: int = 0) -> int:
-    """The same upload always carries the same random_id, so a retry cannot post twice."""
-    # A new generation (an upload again after the destination message was deleted) gets fresh random_ids:
-    # Telegram remembers the old ones.
-    key = f"{content_hash}:{part_index}" + (f":{generation}" if generation else "")
-    digest = hashlib.sha256(key.encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True) or 1
-
-
-def content_hash_of(volume_hashes: list[str]) -> str:
-    """A single file's SHA-256; for a volume set, the SHA-256 of its volumes' digests in order.
-
-    Every payload byte is hashed once, however many volumes there are.
-    """
-    if len(volume_hashes) == 1:
-        return volume_hashes[0]
-    return hashlib.sha256("\n".join(volume_hashes).encode()).hexdigest()
-
-
-def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) -> str:
-    """Topic title, else a creator named in the file name ("[Name] …" or "Name - …"), else the channel."""
-    if topic_title and topic_title.lower() != "general":
-        return topic_title
-    match = re.match(r"^\[(?P<name>[^\]]+)\]", file_name) or re.match(r"^(?P<name>[^-]{2,60}?)\s+-\s+", file_name)
-    if match:
-        return match.group("name").strip()
-    return channel_title
-
-
-class IngestionCycle:
+class IngestionCycle(FetchStage, UploadStage):
     def __init__(self, *, run: IngestionRun, on_progress: Callable[[IngestionRun], None] | None = None):
         self.run = run
         self.account = run.account
@@ -254,8 +125,8 @@ class IngestionCycle:
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
-        maps = await db(self._load_maps)()
-        writer = await db(self._load_writer)()
+        maps = await db(selectors.reader_targets)(account=self.account)
+        writer = await db(selectors.destination_writer)(reader=self.account)
         cycle = await db(scanning.cycle_number)(run=self.run)
         plan = await db(scanning.scan_plan)(maps=[channel_map for channel_map, _ in maps], cycle=cycle)
         problems = []
@@ -277,17 +148,17 @@ class IngestionCycle:
                 try:
                     await self._scan_channel(reader, channel_map, ref, writer, last_id)
                     if channel_map.channel.last_error:
-                        await db(self._channel_ok)(channel_map)
+                        await db(ingestion_services.channel_error_clear)(channel=channel_map.channel)
                 except (TargetForbidden, NotFound, TransientError) as exc:
                     # One unreachable channel does not stop the others; it is retried next cycle.
-                    await db(self._channel_error)(channel_map, str(exc))
+                    await db(self._channel_unreachable)(channel_map, str(exc))
                     problems.append(f"{channel_map.channel.title}: {exc}")
                 except (CycleInterrupted, AuthRequired, AccountRestricted):
                     raise
                 except Exception as exc:
                     logger.exception("Unexpected error while scanning %s", channel_map.channel.title)
                     error = f"Unexpected error: {exc.__class__.__name__}: {exc}"
-                    await db(self._channel_error)(channel_map, error)
+                    await db(self._channel_unreachable)(channel_map, error)
                     problems.append(f"{channel_map.channel.title}: {error}")
         except CycleInterrupted as exc:
             problems.append(str(exc))
@@ -335,64 +206,13 @@ class IngestionCycle:
             self.gateways[account.pk] = gateway
         return self.gateways[account.pk]
 
-    def _load_maps(self) -> list[tuple[AccountChannelMap, ChatRef]]:
-        maps = list(
-            AccountChannelMap.objects.filter(account=self.account, role=MapRole.READER, channel__is_active=True)
-            .select_related("channel__chat")
-            .order_by("channel__chat__title")
-        )
-        hashes = dict(
-            AccountChat.objects.filter(account=self.account, chat__in=[m.channel.chat for m in maps]).values_list(
-                "chat_id", "access_hash"
-            )
-        )
-        return [
-            (
-                channel_map,
-                ChatRef(
-                    id=channel_map.channel.chat.telegram_id,
-                    access_hash=hashes.get(channel_map.channel.chat_id, 0),
-                    type=channel_map.channel.chat.type,
-                ),
-            )
-            for channel_map in maps
-        ]
+    def _channel_unreachable(self, channel_map: AccountChannelMap, error: str) -> None:
+        ingestion_services.channel_error_record(channel=channel_map.channel, account=self.account, error=error)
+        notifications.notify_channel_unreachable(channel=channel_map.channel, account=self.account, error=error)
 
-    def _load_writer(self) -> Writer | None:
-        destination = ingestion_services.destination_get()
-        if destination is None:
-            return None
-        writers = AccountChannelMap.objects.filter(
-            channel=destination,
-            role=MapRole.WRITER,
-            account__is_active=True,
-            account__auth_state=AuthState.AUTHENTICATED,
-        ).select_related("account")
-        # The reading account uploads itself when it can: one client, one session.
-        chosen = next((m for m in writers if m.account_id == self.account.pk), None) or writers.first()
-        if chosen is None:
-            return None
-        link = AccountChat.objects.filter(account=chosen.account, chat=destination.chat).first()
-        return Writer(
-            account=chosen.account,
-            ref=ChatRef(
-                id=destination.chat.telegram_id,
-                access_hash=link.access_hash if link else 0,
-                type=destination.chat.type,
-            ),
-            destination_id=destination.pk,
-        )
-
-    def _channel_ok(self, channel_map: AccountChannelMap) -> None:
-        """Reachable again: the Channels page and the alerts stop showing the old error."""
-        channel_map.channel.last_error = ""
-        channel_map.channel.save(update_fields=["last_error"])
-
-    def _channel_error(self, channel_map: AccountChannelMap, error: str) -> None:
-        channel = channel_map.channel
-        channel.last_error = f"{self.account}: {error}"
-        channel.save(update_fields=["last_error"])
-        notifications.notify_channel_unreachable(channel=channel, account=self.account, error=error)
+    async def _duplicate(self, package: Package, channel, items: list[DocumentMessage]) -> None:
+        self.progress.add(duplicates=1)
+        await db(ingestion_services.set_record_duplicate)(package=package, channel=channel, items=items)
 
     async def _learn_topics(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
         """List the forum's topics (TOPICS_PAGE a page): only to learn new topics and their titles."""
@@ -404,14 +224,7 @@ class IngestionCycle:
             if len(page) < TOPICS_PAGE:
                 break
             offset = page[-1].id
-        return await db(self._sync_topics)(channel_map, topics)
-
-    def _sync_topics(self, channel_map: AccountChannelMap, topics) -> list[TopicProgress]:
-        for topic in topics:
-            TopicProgress.objects.update_or_create(
-                map=channel_map, topic_id=topic.id, defaults={"title": topic.title[:255]}
-            )
-        return list(TopicProgress.objects.filter(map=channel_map))
+        return await db(ingestion_services.topics_sync)(channel_map=channel_map, topics=topics)
 
     async def _call(self, make_call):
         """One Telegram request: short FloodWaits are slept through, then the same request again."""
@@ -450,7 +263,7 @@ class IngestionCycle:
 
     async def _scan_forum(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id) -> None:
         """One channel-wide scan from the lowest enabled topic watermark; each message goes to its topic."""
-        topics = await db(self._topics)(channel_map)
+        topics = await db(selectors.map_topics)(channel_map=channel_map)
         if not topics:
             topics = await self._learn_topics(reader, channel_map, ref)
         enabled = [topic for topic in topics if topic.fetch_enabled]
@@ -487,9 +300,6 @@ class IngestionCycle:
             retry_left=held,
         )
 
-    def _topics(self, channel_map: AccountChannelMap) -> list[TopicProgress]:
-        return list(TopicProgress.objects.filter(map=channel_map))
-
     async def _process_messages(
         self, reader, target: ScanTarget, messages: list[DocumentMessage], writer, through: int
     ) -> "ScanResult":
@@ -499,11 +309,12 @@ class IngestionCycle:
         topic_of = (lambda message: message.topic_id) if target.topic else (lambda message: None)
         messages = await self._with_earlier_volumes(reader, target, messages, topic_of)
         sets = group_sets(messages, topic_of=topic_of)
-        capped = await db(self._capped_skips)(target, sets)
+        tried = {archive_set.items[0].id: {item.id for item in archive_set.items} for archive_set in sets}
+        capped = await db(selectors.skips_capped)(channel=target.channel_map.channel, sets=tried)
         lowest_held = None
         for index, archive_set in enumerate(sets):
             await self._hand_over_sessions()
-            if target.topic is not None and not await db(self._topic_enabled)(target.topic):
+            if target.topic is not None and not await db(selectors.topic_fetch_enabled)(topic=target.topic):
                 result.stopped = True  # fetch turned off mid-run: stop after the current set
                 return result
             first_id = min(item.id for item in archive_set.items)
@@ -520,42 +331,18 @@ class IngestionCycle:
             candidate = (min(remaining) - 1) if remaining else through
             if lowest_held is not None:
                 candidate = min(candidate, lowest_held - 1)
-            await db(self._advance)(target, candidate)
+            await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=candidate)
         result.held = lowest_held is not None
         if not result.held:
-            await db(self._advance)(target, through)
+            await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)
         return result
-
-    async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
-        return await documents_above(reader, ref, min_id=min_id, call=self._call)
-
-    def _capped_skips(self, target: ScanTarget, sets: list[ArchiveSet]) -> set[int]:
-        """First message ids of sets passed over after INGEST_MAX_SKIP_ATTEMPTS; a set that gained a
-        volume since it was last tried is not passed over."""
-        ids = {archive_set.items[0].id: {item.id for item in archive_set.items} for archive_set in sets}
-        rows = SkippedPackage.objects.filter(
-            channel=target.channel_map.channel,
-            message_id__in=list(ids),
-            attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS,
-        ).values_list("message_id", "message_ids")
-        return {first for first, tried in rows if ids[first] <= set(tried)}
-
-    def _open_skips(self, target: ScanTarget) -> list[SkippedPackage]:
-        """Sets of this channel (and topic) still short of volumes."""
-        return list(
-            SkippedPackage.objects.filter(
-                channel=target.channel_map.channel,
-                topic_id=target.topic.topic_id if target.topic else None,
-                reason__in=[SkipReason.MISSING_PART, SkipReason.WAITING_FOR_VOLUMES],
-            ).only("file_name", "message_ids")
-        )
 
     async def _with_earlier_volumes(
         self, reader: TelegramGateway, target: ScanTarget, messages: list[DocumentMessage], topic_of
     ) -> list[DocumentMessage]:
         """Volumes posted before the watermark (a set passed over as MISSING_PART) join the new volumes of
         their set, so the set is taken whole."""
-        open_sets = await db(self._open_skips)(target)
+        open_sets = await db(selectors.skips_open)(channel=target.channel_map.channel, topic_id=target.topic_id)
         if not open_sets:
             return messages
         seen = {message.id for message in messages}
@@ -573,18 +360,6 @@ class IngestionCycle:
         earlier = [message for message in fetched.values() if message is not None and message.document is not None]
         return sorted(messages + earlier, key=lambda message: message.id)
 
-    def _topic_enabled(self, topic: TopicProgress) -> bool:
-        return TopicProgress.objects.filter(pk=topic.pk, fetch_enabled=True).exists()
-
-    def _advance(self, target: ScanTarget, message_id: int) -> None:
-        holder = target.topic if target.topic is not None else target.channel_map
-        if message_id <= holder.last_processed_message_id:
-            return
-        type(holder).objects.filter(pk=holder.pk, last_processed_message_id__lt=message_id).update(
-            last_processed_message_id=message_id
-        )
-        holder.last_processed_message_id = message_id
-
     # One archive set ----------------------------------------------------------------------------------------
     async def _process(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None
@@ -597,7 +372,7 @@ class IngestionCycle:
         known = await db(package_services.package_find)(document_ids=document_ids, source=(channel, items[0].id))
         if known is not None and not known.reupload_needed:
             self.progress.add(duplicates=1)
-            await db(self._resolved)(target, items)
+            await db(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
             return Outcome(kind="duplicate", package=known)
         try:
             return await self._attempt(reader, target, archive_set, writer, size)
@@ -605,7 +380,7 @@ class IngestionCycle:
             record = await db(ingestion_services.skipped_package_record)(
                 channel=channel,
                 message_ids=[item.id for item in items],
-                topic_id=target.topic.topic_id if target.topic else None,
+                topic_id=target.topic_id,
                 account=self.account,
                 file_name=archive_set.file_name,
                 file_size=size,
@@ -679,9 +454,6 @@ class IngestionCycle:
             f"{(until - newest.date.timestamp()) / 60:.0f} min."
         )
 
-    def _resolved(self, target: ScanTarget, items: list[DocumentMessage]) -> None:
-        ingestion_services.skipped_package_resolve(channel=target.channel_map.channel, message_id=items[0].id)
-
     async def _ingest(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer
     ) -> Outcome:
@@ -694,14 +466,12 @@ class IngestionCycle:
             path, volume_hash = await self._download(reader, target.ref, item, folder)
             volumes.append((item, path, volume_hash))
         content_hash = content_hash_of([volume_hash for _, _, volume_hash in volumes])
-        document_ids = [item.document.id for item in archive_set.items]
-
         existing = await db(package_services.package_find)(content_hash=content_hash)
         if existing is not None and not existing.reupload_needed:
-            await db(self._duplicate)(existing, document_ids, target, archive_set.items)
+            await self._duplicate(existing, channel, archive_set.items)
             return Outcome(kind="duplicate", package=existing)
         try:
-            raws = await db(self._record_raw_files)(channel, volumes)
+            raws = await db(ingestion_services.set_raw_files_record)(channel=channel, volumes=volumes)
         except package_services.RetentionMisconfigured as exc:
             raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
 
@@ -717,7 +487,7 @@ class IngestionCycle:
                     )
                 existing = await db(package_services.package_find)(content_hash=content_hash)
                 if existing is not None and not existing.reupload_needed:
-                    await db(self._duplicate)(existing, document_ids, target, archive_set.items)
+                    await self._duplicate(existing, channel, archive_set.items)
                     return Outcome(kind="duplicate", package=existing)
                 hashes = [volume_hash for _, _, volume_hash in volumes]
                 generation, live = 0, {}
@@ -727,12 +497,26 @@ class IngestionCycle:
                     writer, archive_set.items, paths, hashes, folder, content_hash, generation, live
                 )
                 if existing is not None:
-                    package = await db(self._reuploaded)(
-                        existing, target, archive_set.items, writer, dest_ids, part_names
+                    package = await db(ingestion_services.set_record_reupload)(
+                        package=existing,
+                        channel=channel,
+                        items=archive_set.items,
+                        dest_message_ids=dest_ids,
+                        dest_part_names=part_names,
+                        uploaded_by=writer.account,
                     )
                 else:
-                    package = await db(self._stub)(
-                        target, archive_set, content_hash, raws, writer, dest_ids, part_names
+                    package = await db(ingestion_services.set_record_upload)(
+                        channel=channel,
+                        topic=target.topic,
+                        archive_set=archive_set,
+                        content_hash=content_hash,
+                        raws=raws,
+                        destination_id=writer.destination_id,
+                        dest_message_ids=dest_ids,
+                        dest_part_names=part_names,
+                        run=self.run,
+                        uploaded_by=writer.account,
                     )
             if package.metadata_status == MetadataStatus.PENDING:
                 await self.tick(current_step="indexing")
@@ -740,243 +524,6 @@ class IngestionCycle:
         shutil.rmtree(folder, ignore_errors=True)
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
-
-    async def _live_parts(self, package: Package, writer: Writer) -> dict[str, int]:
-        """Part name → message id of the parts of a package still in the destination, checked right now."""
-        gateway = await self._gateway(writer.account)
-        found = await self._call(lambda: gateway.get_messages(writer.ref, list(package.dest_message_ids)))
-        return {
-            name: message_id
-            for name, message_id in zip(package.dest_part_names, package.dest_message_ids, strict=False)
-            if found.get(message_id) is not None
-        }
-
-    def _reuploaded(self, package: Package, target: ScanTarget, items, writer: Writer, dest_ids, names) -> Package:
-        with transaction.atomic():
-            package_services.package_reuploaded(
-                package=package, dest_message_ids=dest_ids, dest_part_names=names, uploaded_by=writer.account
-            )
-            self._resolved(target, items)
-        return package
-
-    def _check_free_space(self, folder: Path, archive_set: ArchiveSet, writer: Writer) -> None:
-        """The set's download, its split parts (a volume above the writer's limit is split on the same disk)
-        and a margin must fit, or the set waits as DISK_FULL instead of failing half-way."""
-        sizes = [item.document.size for item in archive_set.items]
-        needed = sum(sizes) + sum(size for size in sizes if size > writer.account.upload_limit_bytes)
-        needed += settings.INGEST_DISK_MARGIN_BYTES
-        free = shutil.disk_usage(folder).free
-        if free < needed:
-            raise SetFailed(
-                SkipReason.DISK_FULL,
-                f"{archive_set.file_name} needs {needed / 1024**3:.2f} GB free on the staging disk; "
-                f"{free / 1024**3:.2f} GB are.",
-            )
-
-    def _duplicate(self, package: Package, document_ids, target: ScanTarget, items) -> None:
-        self.progress.add(duplicates=1)
-        package_services.package_remember_documents(package=package, document_ids=document_ids)
-        self._resolved(target, items)
-
-    def _record_raw_files(self, channel, volumes) -> list:
-        return [
-            package_services.raw_file_record(
-                file_uid=str(item.document.id),
-                file_name=item.document.name,
-                size=item.document.size,
-                sha256=volume_hash,
-                staged_path=path,
-                channel=channel,
-                expiration_days=channel.expiration_days,
-            )
-            for item, path, volume_hash in volumes
-        ]
-
-    async def _download(
-        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
-    ) -> tuple[Path, str]:
-        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
-        path = folder / package_services.disk_name(item.document.name)
-        volume_hash = hashlib.sha256()
-        offset = 0
-        retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
-        await self.tick(current_step="downloading")
-        document = await self._fresh_document(reader, ref, item)
-        with StagingFile(path) as sink:
-            while offset < document.size:
-                try:
-                    async for chunk in reader.iter_download(ref, document, offset=offset):
-                        sink.write(chunk)
-                        volume_hash.update(chunk)
-                        offset += len(chunk)
-                        self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))
-                        if self.progress.due():
-                            await self.tick()
-                    if offset < document.size:
-                        raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
-                except FloodWait as exc:
-                    if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
-                        raise CycleInterrupted(
-                            f"Telegram asked {self.account} to wait {exc.seconds} s during {document.name}; "
-                            "it is retried next cycle."
-                        ) from exc
-                    await asyncio.sleep(exc.seconds)
-                except FileReferenceExpired:
-                    document = await self._fresh_document(reader, ref, item)
-                except TransientError as exc:
-                    try:
-                        await retries.after(exc)
-                    except TransientError:
-                        raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
-        return path, volume_hash.hexdigest()
-
-    async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
-        """Re-fetch the message right before downloading, so its file reference is fresh."""
-        try:
-            fresh = await self._call(lambda: reader.get_messages(ref, [item.id]))
-        except TransientError as exc:
-            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{item.document.name}: {exc}") from exc
-        message = fresh.get(item.id)
-        if message is None or message.document is None:
-            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"Message {item.id} ({item.document.name}) was deleted.")
-        return message.document
-
-    async def _upload(
-        self,
-        writer: Writer,
-        items: list[DocumentMessage],
-        paths: list[Path],
-        hashes: list[str],
-        folder: Path,
-        content_hash: str,
-        generation: int,
-        live: dict[str, int],
-    ):
-        """Each volume in order; one above the writer's limit goes as byte-split parts, checked before upload."""
-        gateway = await self._gateway(writer.account)
-        plan = package_services.upload_plan(
-            volumes=[(item.document.name, item.document.size) for item in items],
-            limit=writer.account.upload_limit_bytes,
-        )
-        part_paths = {}
-        for volume_index, source in enumerate(paths):
-            parts = [part for part in plan if part.volume_index == volume_index]
-            if len(parts) == 1:
-                part_paths[parts[0]] = source
-                continue
-            await self.tick(current_step="splitting")
-            try:
-                written = await asyncio.to_thread(
-                    package_services.volume_split,
-                    source=source,
-                    parts=parts,
-                    folder=folder,
-                    expected_sha256=hashes[volume_index],
-                )
-            except package_services.SplitMismatch as exc:
-                await db(notifications.notify_split_mismatch)(
-                    file_name=items[volume_index].document.name, error=str(exc)
-                )
-                raise SetFailed(SkipReason.UPLOAD_FAILED, f"Splitting failed: {exc}") from exc
-            part_paths.update(zip(parts, written, strict=True))
-        await self.tick(current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan))
-        dest_ids = []
-        for index, part in enumerate(plan):
-            if part.name in live:  # still in the destination: only what vanished goes again
-                dest_ids.append(live[part.name])
-                continue
-            path = part_paths[part]
-            random_id = random_id_for(content_hash, index, generation)
-            message_id = await self._upload_part(writer, gateway, path, part, random_id)
-            dest_ids.append(message_id)
-            if path.parent == folder:
-                path.unlink(missing_ok=True)
-            self.progress.add(bytes_uploaded=part.length, current_bytes_done=part.length)
-            await self.tick()
-        return dest_ids, [part.name for part in plan]
-
-    async def _upload_part(self, writer: Writer, gateway: TelegramGateway, path: Path, part, random_id: int) -> int:
-        retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
-        while True:
-            try:
-                sent = await gateway.upload_document(
-                    writer.ref, path=str(path), file_name=part.name, random_id=random_id, caption=""
-                )
-            except FloodWait as exc:
-                if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
-                    raise CycleInterrupted(
-                        f"Telegram asked {writer.account} to wait {exc.seconds} s while uploading {part.name}."
-                    ) from exc
-                await asyncio.sleep(exc.seconds)
-                continue
-            except FileTooLarge as exc:
-                raise SetFailed(SkipReason.SIZE_LIMIT, f"{part.name}: {exc}") from exc
-            except TransientError as exc:
-                try:
-                    await retries.after(exc)
-                except TransientError:
-                    raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
-                continue
-            except (TargetForbidden, NotFound) as exc:
-                await db(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
-                raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc
-            if not sent.duplicate:
-                return sent.id
-            # Posted before a crash: find that message instead of posting again.
-            found = await self._find_uploaded(gateway, writer.ref, part)
-            if found is not None:
-                return found
-            raise SetFailed(
-                SkipReason.UPLOAD_FAILED,
-                f"{part.name} was already sent (same random_id) but cannot be found in the destination.",
-            )
-
-    async def _find_uploaded(self, gateway: TelegramGateway, ref: ChatRef, part) -> int | None:
-        offset_id: int | None = 0
-        for _ in range(10):
-            page = await self._call(
-                lambda offset_id=offset_id: gateway.search_documents(ref, min_id=0, offset_id=offset_id)
-            )
-            for message in page.messages:
-                if message.document and message.document.name == part.name and message.document.size == part.length:
-                    return message.id
-            offset_id = page.next_offset_id
-            if offset_id is None:
-                return None
-        return None
-
-    def _stub(self, target: ScanTarget, archive_set: ArchiveSet, content_hash, raws, writer: Writer, dest_ids, names):
-        channel = target.channel_map.channel
-        items = archive_set.items
-        with transaction.atomic():
-            package = package_services.package_stub_create(
-                content_hash=content_hash,
-                file_name=archive_set.file_name,
-                file_size=sum(item.document.size for item in items),
-                archive_type=archive_set.archive_type,
-                is_multipart=archive_set.is_multipart,
-                part_count=len(items),
-                volume_names=[item.document.name for item in items],
-                source_channel=channel,
-                source_message_id=items[0].id,
-                source_message_ids=[item.id for item in items],
-                source_topic_id=target.topic.topic_id if target.topic else None,
-                telegram_document_ids=[item.document.id for item in items],
-                destination_channel_id=writer.destination_id,
-                dest_message_ids=dest_ids,
-                dest_part_names=names,
-                creator=creator_for(
-                    topic_title=target.topic.title if target.topic else None,
-                    file_name=archive_set.file_name,
-                    channel_title=channel.title,
-                ),
-                tags=[channel.category] if channel.category else [],
-                run=self.run,
-                uploaded_by=writer.account,
-            )
-            package.raw_files.set(raws)
-            self._resolved(target, items)
-        return package
 
 
 def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:

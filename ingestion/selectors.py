@@ -2,12 +2,21 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
-from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole, SkippedPackage, TopicProgress
-from telegram.records import CHANNEL, SUPERGROUP
+from ingestion.models import (
+    AccountChannelMap,
+    Channel,
+    IngestionRun,
+    MapRole,
+    SkippedPackage,
+    SkipReason,
+    TopicProgress,
+)
+from telegram.records import CHANNEL, SUPERGROUP, ChatRef
 
 # Basic groups carry no archives worth watching; they are reminder targets.
 SOURCE_CHAT_TYPES = (CHANNEL, SUPERGROUP)
@@ -139,3 +148,88 @@ def skipped_reason_counts(*, channel: Channel | int | None = None) -> dict[str, 
     if channel is not None:
         rows = rows.filter(channel=channel)
     return dict(rows.values_list("reason").annotate(count=Count("pk")).order_by())
+
+
+# -- what an ingestion cycle reads ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Writer:
+    """The account that uploads to the destination, and how it addresses it."""
+
+    account: TelegramAccount
+    ref: ChatRef
+    destination_id: int
+
+
+def _ref(chat, access_hash: int) -> ChatRef:
+    return ChatRef(id=chat.telegram_id, access_hash=access_hash, type=chat.type)
+
+
+def reader_targets(*, account: TelegramAccount) -> list[tuple[AccountChannelMap, ChatRef]]:
+    """The active channels this account reads, each with how this account addresses it."""
+    maps = list(
+        AccountChannelMap.objects.filter(account=account, role=MapRole.READER, channel__is_active=True)
+        .select_related("channel__chat")
+        .order_by("channel__chat__title")
+    )
+    hashes = dict(
+        AccountChat.objects.filter(account=account, chat__in=[m.channel.chat for m in maps]).values_list(
+            "chat_id", "access_hash"
+        )
+    )
+    return [
+        (channel_map, _ref(channel_map.channel.chat, hashes.get(channel_map.channel.chat_id, 0)))
+        for channel_map in maps
+    ]
+
+
+def destination_writer(*, reader: TelegramAccount) -> Writer | None:
+    """Who uploads for `reader`: itself when it writes to the destination (one client, one session), else
+    another logged-in writer; None without a destination or a writer."""
+    destination = Channel.objects.filter(is_destination=True).select_related("chat").first()
+    if destination is None:
+        return None
+    writers = AccountChannelMap.objects.filter(
+        channel=destination,
+        role=MapRole.WRITER,
+        account__is_active=True,
+        account__auth_state=AuthState.AUTHENTICATED,
+    ).select_related("account")
+    chosen = next((m for m in writers if m.account_id == reader.pk), None) or writers.first()
+    if chosen is None:
+        return None
+    link = AccountChat.objects.filter(account=chosen.account, chat=destination.chat).first()
+    return Writer(
+        account=chosen.account,
+        ref=_ref(destination.chat, link.access_hash if link else 0),
+        destination_id=destination.pk,
+    )
+
+
+def map_topics(*, channel_map: AccountChannelMap) -> list[TopicProgress]:
+    return list(TopicProgress.objects.filter(map=channel_map))
+
+
+def topic_fetch_enabled(*, topic: TopicProgress) -> bool:
+    return TopicProgress.objects.filter(pk=topic.pk, fetch_enabled=True).exists()
+
+
+def skips_capped(*, channel: Channel, sets: dict[int, set[int]]) -> set[int]:
+    """Of sets (first message id → all their message ids), those passed over after INGEST_MAX_SKIP_ATTEMPTS;
+    a set that gained a volume since it was last tried is not passed over."""
+    rows = SkippedPackage.objects.filter(
+        channel=channel, message_id__in=list(sets), attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS
+    ).values_list("message_id", "message_ids")
+    return {first for first, tried in rows if sets[first] <= set(tried)}
+
+
+def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage]:
+    """Sets of this channel (and topic) still short of volumes."""
+    return list(
+        SkippedPackage.objects.filter(
+            channel=channel,
+            topic_id=topic_id,
+            reason__in=[SkipReason.MISSING_PART, SkipReason.WAITING_FOR_VOLUMES],
+        ).only("file_name", "message_ids")
+    )

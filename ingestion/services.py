@@ -1,6 +1,7 @@
 """Channels, their readers and writers, runs, skipped packages and Retry."""
 
 import random
+import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -21,7 +22,8 @@ from ingestion.models import (
     TopicProgress,
 )
 from ingestion.scanning import scan_state_reset
-from packages.models import RAW_FILE_MAX_RETENTION_DAYS
+from packages import services as package_services
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS, Package, RawFile
 
 
 def channel_for_chat(*, chat: Chat) -> Channel:
@@ -266,3 +268,125 @@ def channels_for_known_chats() -> None:
         type__in=SOURCE_CHAT_TYPES, account_links__isnull=False, channel__isnull=True
     ).distinct()
     Channel.objects.bulk_create([Channel(chat=chat) for chat in chats], ignore_conflicts=True)
+
+
+# -- what an ingestion cycle writes ----------------------------------------------------------------------------------
+
+
+def channel_error_clear(*, channel: Channel) -> None:
+    """Reachable again: the Channels page and the alerts stop showing the old error."""
+    if channel.last_error:
+        channel.last_error = ""
+        channel.save(update_fields=["last_error"])
+
+
+def channel_error_record(*, channel: Channel, account: TelegramAccount, error: str) -> None:
+    channel.last_error = f"{account}: {error}"
+    channel.save(update_fields=["last_error"])
+
+
+def topics_sync(*, channel_map: AccountChannelMap, topics) -> list[TopicProgress]:
+    """Learn new topics of a forum (and new titles); returns all of the map's topics."""
+    for topic in topics:
+        TopicProgress.objects.update_or_create(
+            map=channel_map, topic_id=topic.id, defaults={"title": topic.title[:255]}
+        )
+    return list(TopicProgress.objects.filter(map=channel_map))
+
+
+def watermark_advance(*, holder: AccountChannelMap | TopicProgress, message_id: int) -> None:
+    """Move a channel map's or a topic's watermark forward, never back."""
+    if message_id <= holder.last_processed_message_id:
+        return
+    type(holder).objects.filter(pk=holder.pk, last_processed_message_id__lt=message_id).update(
+        last_processed_message_id=message_id
+    )
+    holder.last_processed_message_id = message_id
+
+
+def set_raw_files_record(*, channel: Channel, volumes) -> list[RawFile]:
+    """Keep each downloaded volume ((message, staged path, sha256)) as a raw file, with the channel's retention."""
+    return [
+        package_services.raw_file_record(
+            file_uid=str(item.document.id),
+            file_name=item.document.name,
+            size=item.document.size,
+            sha256=volume_hash,
+            staged_path=path,
+            channel=channel,
+            expiration_days=channel.expiration_days,
+        )
+        for item, path, volume_hash in volumes
+    ]
+
+
+def set_record_duplicate(*, package: Package, channel: Channel, items) -> None:
+    """The set is content already ingested: its document ids dedupe for free next time."""
+    package_services.package_remember_documents(package=package, document_ids=[item.document.id for item in items])
+    skipped_package_resolve(channel=channel, message_id=items[0].id)
+
+
+def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) -> str:
+    """Topic title, else a creator named in the file name ("[Name] …" or "Name - …"), else the channel."""
+    if topic_title and topic_title.lower() != "general":
+        return topic_title
+    match = re.match(r"^\[(?P<name>[^\]]+)\]", file_name) or re.match(r"^(?P<name>[^-]{2,60}?)\s+-\s+", file_name)
+    if match:
+        return match.group("name").strip()
+    return channel_title
+
+
+@transaction.atomic
+def set_record_upload(
+    *,
+    channel: Channel,
+    topic: TopicProgress | None,
+    archive_set,
+    content_hash: str,
+    raws: list[RawFile],
+    destination_id: int,
+    dest_message_ids: list[int],
+    dest_part_names: list[str],
+    run: IngestionRun,
+    uploaded_by: TelegramAccount,
+) -> Package:
+    """Phase one, right after the upload: the package stub (enough never to upload again)."""
+    items = archive_set.items
+    package = package_services.package_stub_create(
+        content_hash=content_hash,
+        file_name=archive_set.file_name,
+        file_size=sum(item.document.size for item in items),
+        archive_type=archive_set.archive_type,
+        is_multipart=archive_set.is_multipart,
+        part_count=len(items),
+        volume_names=[item.document.name for item in items],
+        source_channel=channel,
+        source_message_id=items[0].id,
+        source_message_ids=[item.id for item in items],
+        source_topic_id=topic.topic_id if topic else None,
+        telegram_document_ids=[item.document.id for item in items],
+        destination_channel_id=destination_id,
+        dest_message_ids=dest_message_ids,
+        dest_part_names=dest_part_names,
+        creator=creator_for(
+            topic_title=topic.title if topic else None, file_name=archive_set.file_name, channel_title=channel.title
+        ),
+        tags=[channel.category] if channel.category else [],
+        run=run,
+        uploaded_by=uploaded_by,
+    )
+    package.raw_files.set(raws)
+    skipped_package_resolve(channel=channel, message_id=items[0].id)
+    return package
+
+
+@transaction.atomic
+def set_record_reupload(
+    *, package: Package, channel: Channel, items, dest_message_ids: list[int], dest_part_names: list[str], uploaded_by
+) -> Package:
+    """The new upload of a package whose destination messages were deleted."""
+    package_services.package_reuploaded(
+        package=package, dest_message_ids=dest_message_ids, dest_part_names=dest_part_names, uploaded_by=uploaded_by
+    )
+    skipped_package_resolve(channel=channel, message_id=items[0].id)
+    return package

@@ -26,7 +26,7 @@ class MetadataStatus(models.TextChoices):
 class Package(models.Model):
     """One unique archive set, uploaded once to the destination channel."""
 
-    content_hash = models.CharField(max_length=64, unique=True)  # ingestion.pipeline.content_hash_of
+    content_hash = models.CharField(max_length=64, unique=True)  # ingestion.fetching.content_hash_of
     file_name = models.CharField(max_length=500)
     file_size = models.BigIntegerField()
     archive_type = models.CharField(max_length=10)

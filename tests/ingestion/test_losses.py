@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.models import TelegramAccount
 from core import locks
 from core.models import Notification
-from ingestion import pipeline
+from ingestion import fetching
 from ingestion.models import Channel, IngestionRun, SkippedPackage
 from ingestion.recovery import packages_check_destination, staging_sweep
 from ingestion.staging import StagingFile
@@ -212,14 +212,14 @@ def test_an_unexpected_error_in_one_set_is_that_sets_skip_and_the_cycle_goes_on(
 
 def test_an_unexpected_error_in_one_channel_is_that_channels_error(ingest_world, monkeypatch):
     ingest_world(two_sources())
-    original = pipeline.documents_above
+    original = fetching.documents_above
 
     async def history(gateway, ref, **kwargs):
         if ref.id == SOURCE:
             raise KeyError("broken channel")
         return await original(gateway, ref, **kwargs)
 
-    monkeypatch.setattr(pipeline, "documents_above", history)
+    monkeypatch.setattr(fetching, "documents_above", history)
     run = run_cycle()
 
     assert run.status == "partial" and run.ingested == 1
@@ -229,7 +229,7 @@ def test_an_unexpected_error_in_one_channel_is_that_channels_error(ingest_world,
 
 def test_a_full_disk_is_checked_before_the_download_and_the_set_waits(ingest_world, monkeypatch):
     ingest_world(world(messages=[ZIP]))
-    monkeypatch.setattr(pipeline.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 1000))
+    monkeypatch.setattr(fetching.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 1000))
 
     run = run_cycle()
 

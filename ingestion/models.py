@@ -192,5 +192,10 @@ class SkippedPackage(models.Model):
         return f"{self.file_name} ({self.reason})"
 
     @property
+    def is_pending(self) -> bool:
+        """Not a failure: waiting for volumes, or for another worker's copy; looked at every cycle."""
+        return self.reason in PENDING_REASONS
+
+    @property
     def is_retryable(self) -> bool:
         return self.reason in RETRYABLE_REASONS

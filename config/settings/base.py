@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "ingestion",
     "packages",
     "reminders",
+    "operations",
 ]
 
 MIDDLEWARE = [
@@ -271,7 +272,7 @@ CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "schedule": 60.0,
 }
 
-# Operations: metrics, alerts, health and notifications (core/metrics.py, core/health.py, docs/operations.md).
+# Operations: metrics, alerts, health and notifications (operations/metrics.py, core/health.py, docs/operations.md).
 # Alert when a run has been running (or runs took on average over 24 h) longer than this.
 ALERT_PROCESSING_SECONDS = envint("ALERT_PROCESSING_SECONDS", 3600, minimum=1)
 # Alert when more tasks than this wait in one Celery queue.

@@ -1,5 +1,6 @@
 """Core API: errors as JSON with a `message` a person can act on; notifications."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -8,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core import notifications, selectors
+from core.errors import OperatorError
 from core.models import Notification
 
 
@@ -21,7 +23,33 @@ def _first_message(detail) -> str:
     return str(detail)
 
 
+# The API's reading of errors raised below it that are not core's: registered by their owners (apps.py).
+_STATUS_OF: dict[type[BaseException], int] = {}
+
+
+def api_error_status_register(exc_type: type[BaseException], status_code: int) -> None:
+    """Answer `exc_type` (and its subclasses) with `status_code` and its message, wherever the API meets it."""
+    _STATUS_OF[exc_type] = status_code
+
+
+def _registered_status(exc: BaseException) -> int | None:
+    return next((_STATUS_OF[kind] for kind in type(exc).__mro__ if kind in _STATUS_OF), None)
+
+
 def exception_handler(exc, context):
+    """The one translation of errors into API answers: `{"message": ..., "errors": {field: [...]}}`."""
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages})
+    elif isinstance(exc, OperatorError):
+        extra = {"errors": {exc.field: [exc.message]}} if exc.field else {}
+        return error_response(exc.message, status_code=exc.status, **extra)
+    elif (status_code := _registered_status(exc)) is not None:
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is None:
+            return error_response(str(exc), status_code=status_code)
+        response = error_response(str(exc), status_code=status_code, retry_after=retry_after)
+        response["Retry-After"] = str(retry_after)
+        return response
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -17,7 +17,6 @@ from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
-    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -27,6 +26,7 @@ from reminders.models import (
 )
 from reminders.schedule import HORIZON_TEXT, within_horizon, zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
+from telegram.records import TOPIC_ID_MAX
 
 # Far above any real fan-out (an account is in at most a few thousand chats), far below an overflow.
 ETA_MAX_TARGETS = 1_000_000

@@ -21,9 +21,9 @@ from core import clock
 from core.errors import OperatorError, item_error
 from core.models import RunStatus
 from core.notifications import notification_raise
+from core.runs import run_task_send
 from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
-    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -44,12 +44,11 @@ from reminders.schedule import (
     within_horizon,
     zone,
 )
+from telegram.records import CAPTION_MAX, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
 FIRE_TASK = "reminders.tasks.reminder_fire"
-TEXT_MAX = 4096  # Telegram's limit for a message
-CAPTION_MAX = 1024  # and for a media caption (non-Premium)
 CANCELED = "canceled by operator"
 REMINDER_DELETED = "the reminder was deleted"
 
@@ -428,9 +427,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
 
 
 def reminder_run_enqueue(run_id: int) -> None:
-    from reminders.tasks import reminder_run_execute
-
-    reminder_run_execute.delay(run_id)
+    run_task_send("reminders.tasks.reminder_run_execute", run_id)
 
 
 def target_counts(*, run_id: int) -> dict[str, int]:

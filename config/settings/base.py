@@ -165,7 +165,9 @@ CELERY_TASK_SEND_SENT_EVENT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "ingestion.tasks.ingestion_run_execute": {"queue": "ingest"},
-    "reminders.tasks.reminder_run_*": {"queue": "fanout"},
+    # By name, not reminder_run_*: that glob also caught the one-minute reminder_runs_auto_resume, which then
+    # waited on the fan-out queue behind long runs.
+    "reminders.tasks.reminder_run_execute": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -11,9 +11,7 @@ from rest_framework.response import Response
 
 from accounts import selectors, services
 from accounts.models import AuthState, TelegramAccount
-from core.api import ErrorSerializer, error_response
-from core.crypto import SealBroken
-from telegram.errors import AccountRestricted, AuthRequired, FloodWait, LoginError, TransientError
+from core.api import ErrorSerializer
 
 
 class AccountSerializer(serializers.ModelSerializer):
@@ -76,24 +74,6 @@ ERRORS = {
 }
 
 
-def service_error_response(exc: Exception) -> Response:
-    """The status a client can act on: fix the input (400), change the order (409), wait (429), retry (503)."""
-    if isinstance(exc, FloodWait):
-        response = error_response(str(exc), status_code=status.HTTP_429_TOO_MANY_REQUESTS, retry_after=exc.seconds)
-        response["Retry-After"] = str(exc.seconds)
-        return response
-    if isinstance(exc, DjangoValidationError):
-        return error_response(" ".join(exc.messages))
-    if isinstance(exc, LoginError):
-        return error_response(str(exc))
-    conflicts = services.LoginStepError | services.AccountHasHistory | AuthRequired | AccountRestricted | SealBroken
-    if isinstance(exc, conflicts):
-        return error_response(str(exc), status_code=status.HTTP_409_CONFLICT)
-    if isinstance(exc, TransientError):
-        return error_response(str(exc), status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
-    return error_response(str(exc), status_code=status.HTTP_502_BAD_GATEWAY)
-
-
 @method_decorator(sensitive_post_parameters("password", "code"), name="dispatch")
 @extend_schema_view(
     list=extend_schema(summary="List Telegram accounts", parameters=[AccountFilterSerializer]),
@@ -116,11 +96,6 @@ class AccountViewSet(
         filters = AccountFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         return selectors.account_list(**filters.validated_data)
-
-    def handle_exception(self, exc):
-        if isinstance(exc, (*services.OPERATOR_ERRORS, services.AccountHasHistory)):
-            return service_error_response(exc)
-        return super().handle_exception(exc)
 
     def _account_response(self, account: TelegramAccount, *, status_code: int = status.HTTP_200_OK) -> Response:
         return Response(AccountSerializer(selectors.account_get(pk=account.pk)).data, status=status_code)

@@ -14,6 +14,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
 from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
+from core.errors import OperatorError
 from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import AccountInfo
@@ -21,7 +22,7 @@ from telegram.records import AccountInfo
 T = TypeVar("T")
 
 
-class LoginStepError(Exception):
+class LoginStepError(OperatorError):
     """A login step was asked for out of order; the message says what to do."""
 
 
@@ -177,7 +178,7 @@ def account_mark_unusable(*, account: TelegramAccount, error: TelegramError) -> 
     account.save(update_fields=["auth_state", "last_error"])
 
 
-class AccountHasHistory(Exception):
+class AccountHasHistory(OperatorError):
     """The account's reminders and runs are history: it can be switched off, not deleted."""
 
 

@@ -106,9 +106,9 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from accounts.models import Chat, TelegramAccount
+    from operations.sandbox import sandbox_authorize
     from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create, reminder_fire
     from telegram.gateway import PART_SIZE
-    from telegram.sandbox.authorize import sandbox_authorize
     from telegram.sandbox.world import World, world_load
 
     world_load(

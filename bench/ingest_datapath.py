@@ -55,8 +55,8 @@ def main() -> None:
     from core.runs import run_claim
     from ingestion import fetching, pipeline
     from ingestion.models import IngestionRun
+    from operations.sandbox import sandbox_authorize
     from telegram.sandbox import sender as sandbox_sender
-    from telegram.sandbox.authorize import sandbox_authorize
     from telegram.sandbox.server import SandboxServer
     from telegram.sandbox.world import world_load
 

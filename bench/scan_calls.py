@@ -83,7 +83,7 @@ def main() -> None:
 
     from accounts.models import TelegramAccount
     from ingestion.models import AccountChannelMap
-    from telegram.sandbox.authorize import sandbox_authorize
+    from operations.sandbox import sandbox_authorize
     from telegram.sandbox.world import World, world_load
 
     world_load(settings.SANDBOX_PATH, build_world())

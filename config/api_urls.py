@@ -2,7 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import AccountViewSet
-from core.api import MetricsView, NotificationViewSet
+from core.api import NotificationViewSet
 from core.security import obtain_auth_token
 from ingestion.api import (
     ChannelViewSet,
@@ -12,6 +12,7 @@ from ingestion.api import (
     SkippedPackageViewSet,
     TopicViewSet,
 )
+from operations.api import MetricsView
 from packages.api import PackageViewSet
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
+    path("", include("operations.urls")),
     path("", include("core.urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("ingestion.urls")),

@@ -1,18 +1,15 @@
-"""Core API: errors as JSON with a `message` a person can act on; metrics; notifications."""
+"""Core API: errors as JSON with a `message` a person can act on; notifications."""
 
-import hmac
-
-from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core import metrics as core_metrics
 from core import notifications, selectors
+from core.errors import OperatorError
 from core.models import Notification
 
 
@@ -26,7 +23,33 @@ def _first_message(detail) -> str:
     return str(detail)
 
 
+# The API's reading of errors raised below it that are not core's: registered by their owners (apps.py).
+_STATUS_OF: dict[type[BaseException], int] = {}
+
+
+def api_error_status_register(exc_type: type[BaseException], status_code: int) -> None:
+    """Answer `exc_type` (and its subclasses) with `status_code` and its message, wherever the API meets it."""
+    _STATUS_OF[exc_type] = status_code
+
+
+def _registered_status(exc: BaseException) -> int | None:
+    return next((_STATUS_OF[kind] for kind in type(exc).__mro__ if kind in _STATUS_OF), None)
+
+
 def exception_handler(exc, context):
+    """The one translation of errors into API answers: `{"message": ..., "errors": {field: [...]}}`."""
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages})
+    elif isinstance(exc, OperatorError):
+        extra = {"errors": {exc.field: [exc.message]}} if exc.field else {}
+        return error_response(exc.message, status_code=exc.status, **extra)
+    elif (status_code := _registered_status(exc)) is not None:
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is None:
+            return error_response(str(exc), status_code=status_code)
+        response = error_response(str(exc), status_code=status_code, retry_after=retry_after)
+        response["Retry-After"] = str(retry_after)
+        return response
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -41,98 +64,7 @@ def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUE
     return Response({"message": message, **extra}, status=status_code)
 
 
-# Metrics and notifications ------------------------------------------------------------------------------
-
-
-def metrics_token_matches(authorization: str) -> bool:
-    """`Authorization: Bearer <METRICS_TOKEN>`; never true while METRICS_TOKEN is empty."""
-    keyword, _, credential = authorization.partition(" ")
-    token = settings.METRICS_TOKEN
-    return keyword == "Bearer" and bool(token) and hmac.compare_digest(credential.strip().encode(), token.encode())
-
-
-class HasMetricsToken(permissions.BasePermission):
-    """For Prometheus and other scrapers that have no user."""
-
-    def has_permission(self, request, view) -> bool:
-        return metrics_token_matches(request.headers.get("Authorization", ""))
-
-
-class RunKindMetricsSerializer(serializers.Serializer):
-    kind = serializers.CharField(source="key", help_text="ingestion_run, reminder_run, ...")
-    label = serializers.CharField()
-    queued = serializers.IntegerField()
-    running = serializers.IntegerField()
-    stuck = serializers.IntegerField(help_text="Running without a heartbeat for WORK_STALE_AFTER_SECONDS.")
-    paused = serializers.IntegerField()
-    finished_24h = serializers.IntegerField(help_text="Runs that ended (any outcome) in the last 24 hours.")
-    failed_24h = serializers.IntegerField()
-    average_seconds_24h = serializers.FloatField(
-        allow_null=True, help_text="Average claim-to-end time of the runs that ended in the last 24 hours."
-    )
-    longest_running_seconds = serializers.FloatField(allow_null=True)
-    oldest_queued_seconds = serializers.FloatField(allow_null=True)
-
-
-class QueueBacklogSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    waiting = serializers.IntegerField(help_text="Tasks in the queue's list on the broker, not yet taken.")
-
-
-class StateCountSerializer(serializers.Serializer):
-    state = serializers.CharField()
-    label = serializers.CharField()
-    count = serializers.IntegerField()
-
-
-class DayCountSerializer(serializers.Serializer):
-    day = serializers.DateField()
-    count = serializers.IntegerField()
-
-
-class ReasonCountSerializer(serializers.Serializer):
-    reason = serializers.CharField()
-    label = serializers.CharField()
-    count = serializers.IntegerField()
-
-
-class BeatSerializer(serializers.Serializer):
-    state = serializers.CharField(help_text="ok, or late (missed 3 ticks)")
-    age_seconds = serializers.FloatField(allow_null=True, help_text="Since the last tick; null: never ticked.")
-
-
-class AlertSerializer(serializers.Serializer):
-    key = serializers.CharField()
-    severity = serializers.CharField(help_text="error or warning")
-    title = serializers.CharField()
-    message = serializers.CharField()
-    url = serializers.CharField()
-
-
-class MetricsSerializer(serializers.Serializer):
-    generated_at = serializers.DateTimeField()
-    runs = RunKindMetricsSerializer(many=True)
-    queues = QueueBacklogSerializer(many=True, allow_null=True, help_text="null when the broker did not answer.")
-    broker_error = serializers.CharField()
-    accounts_by_state = StateCountSerializer(many=True)
-    packages_per_day = DayCountSerializer(many=True, help_text="The last 14 days (UTC), oldest first.")
-    skipped_by_reason = ReasonCountSerializer(many=True)
-    notifications_unread = serializers.IntegerField()
-    beat = BeatSerializer(allow_null=True)
-    alerts = AlertSerializer(many=True)
-
-
-class MetricsView(APIView):
-    permission_classes = [permissions.IsAuthenticated | HasMetricsToken]
-
-    @extend_schema(
-        summary="Runs, queues, accounts, packages, skipped packages and alerts right now",
-        description="A logged-in session, `Authorization: Token <API token>` or `Authorization: Bearer "
-        "<METRICS_TOKEN>`. The same figures in Prometheus text format are at `/metrics`.",
-        responses=MetricsSerializer,
-    )
-    def get(self, request):
-        return Response(MetricsSerializer(core_metrics.metrics_collect()).data)
+# Notifications ------------------------------------------------------------------------------------------
 
 
 class NotificationSerializer(serializers.ModelSerializer):

@@ -12,6 +12,7 @@ from django.db import connections
 
 ACCOUNT = "account"
 CONTENT_HASH = "content-hash"
+FANOUT_ACCOUNT = "fanout-account"  # one reminder run per account at a time; never collides with ACCOUNT
 NOTIFICATION = "notification"
 
 

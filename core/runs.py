@@ -1,4 +1,4 @@
-"""Claim, heartbeat, finish and reap services for every ClaimableRun."""
+"""Claim, heartbeat, finish and reap services for every ClaimableRun, and how services enqueue their run's task."""
 
 import logging
 import os
@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from celery import signature
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
@@ -34,6 +35,32 @@ def run_claim(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
     if not claimed:
         return None
     return model.objects.get(pk=run_id)
+
+
+def run_take_over(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
+    """Claim a run still `running` whose worker is known to be gone (the caller holds the lock every live
+    worker of that run would hold). Compare-and-set on the old worker_id: one taker wins."""
+    run = model.objects.filter(pk=run_id, status=RunStatus.RUNNING).first()
+    if run is None:
+        return None
+    now = timezone.now()
+    taken = model.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_id=run.worker_id).update(
+        worker_id=worker_id(),
+        claimed_at=now,
+        heartbeat_at=now,
+        requeue_count=F("requeue_count") + 1,
+        error=f"Taken over from worker {run.worker_id}, which stopped mid-run.",
+    )
+    if not taken:
+        return None
+    logger.warning("%s #%s: taken over from worker %s, which stopped mid-run", model.__name__, run_id, run.worker_id)
+    return model.objects.get(pk=run_id)
+
+
+def run_task_send(task_name: str, run_id: int, *, countdown: int = 0) -> None:
+    """Send a run's task by its name: services never import tasks (tasks import services). Call it after
+    commit (transaction.on_commit); the task's route, queue and retries stay with the task."""
+    signature(task_name, args=[run_id]).apply_async(countdown=countdown)
 
 
 def run_claim_next(*, model: type[ClaimableRun], **filters) -> ClaimableRun | None:

@@ -1,46 +1,8 @@
-"""Reads for the dashboard: real counts only, straight from the database."""
+"""Reads for the notification pages and the bell."""
 
-from dataclasses import dataclass
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
-
-from accounts.models import AuthState, Chat, TelegramAccount
 from core.models import Notification
-
-
-@dataclass(frozen=True)
-class StateCount:
-    state: str
-    label: str
-    count: int
-
-
-@dataclass(frozen=True)
-class DashboardSummary:
-    accounts_total: int
-    accounts_by_state: list[StateCount]
-    accounts_premium: int
-    chats_known: int
-    accounts_needing_login: list[TelegramAccount]
-
-    @property
-    def accounts_authenticated(self) -> int:
-        return next(item.count for item in self.accounts_by_state if item.state == AuthState.AUTHENTICATED)
-
-
-def dashboard_summary() -> DashboardSummary:
-    counts = dict(TelegramAccount.objects.values_list("auth_state").annotate(count=Count("pk")).order_by())
-    by_state = [StateCount(state=value, label=label, count=counts.get(value, 0)) for value, label in AuthState.choices]
-    return DashboardSummary(
-        accounts_total=sum(counts.values()),
-        accounts_by_state=by_state,
-        accounts_premium=TelegramAccount.objects.filter(is_premium=True).count(),
-        # A chat no account sees any more (dropped by a refresh) is not known.
-        chats_known=Chat.objects.filter(account_links__isnull=False).distinct().count(),
-        accounts_needing_login=list(
-            TelegramAccount.objects.filter(auth_state__in=[AuthState.EXPIRED, AuthState.RESTRICTED])
-        ),
-    )
 
 
 def notifications_unread_count() -> int:

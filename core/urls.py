@@ -4,22 +4,17 @@ from django.urls import path, re_path
 from core import flower, views
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
     path(
         "login/",
         auth_views.LoginView.as_view(template_name="core/login.html", redirect_authenticated_user=True),
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("operations/", views.operations, name="operations"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/bell/", views.notification_bell, name="notifications-bell"),
     path("notifications/panel/", views.notification_panel, name="notifications-panel"),
     path("notifications/read-all/", views.notifications_read_all, name="notifications-mark-all-read"),
     path("notifications/<int:pk>/read/", views.notification_read, name="notifications-mark-read"),
-    # For machines: Prometheus (login or token) and health checks (no login).
-    path("metrics", views.prometheus_metrics, name="metrics-prometheus"),
-    path("healthz", views.healthz, name="healthz"),
     # Flower, for operators, through the console's login (core/flower.py).
     path("flower/tasks/datatable", flower.flower_read_post, name="flower-task-table"),
     re_path(r"^flower/(?P<path>.*)$", flower.flower_proxy, name="flower"),

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
@@ -6,42 +5,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from rest_framework.authtoken.models import Token
 
-from core import health, metrics, notifications, selectors
-from core.api import metrics_token_matches
+from core import notifications, selectors
 from core.models import Notification
-from core.prometheus import MetricsCollector
 
 NOTIFICATIONS_PAGE = "core/notifications.html"
 NOTIFICATIONS_PER_PAGE = 50
 PANEL_SIZE = 8
-
-
-@login_required
-def dashboard(request):
-    return render(
-        request,
-        "core/dashboard.html",
-        {"summary": selectors.dashboard_summary(), "metrics": metrics.metrics_collect()},
-    )
-
-
-@login_required
-def operations(request):
-    """Runs, queues, accounts, packages and skipped packages; the body refreshes itself every 15 s."""
-    context = {
-        "metrics": metrics.metrics_collect(),
-        "health": health.health_check(),
-        "alert_queue_backlog": settings.ALERT_QUEUE_BACKLOG,
-        "stale_after": settings.WORK_STALE_AFTER_SECONDS,
-    }
-    if request.htmx:
-        return render(request, "core/operations.html#operations-body", context)
-    return render(request, "core/operations.html", context)
 
 
 # Notifications ------------------------------------------------------------------------------------------
@@ -120,50 +91,6 @@ def _panel_response(request):
             "oob_count": True,
         },
     )
-
-
-# Machine endpoints --------------------------------------------------------------------------------------
-
-
-def _machine_authorized(request) -> bool:
-    """`Authorization: Bearer <METRICS_TOKEN>` or `Authorization: Token <an operator's API token>`."""
-    authorization = request.headers.get("Authorization", "")
-    keyword, _, credential = authorization.partition(" ")
-    if keyword == "Token" and credential.strip():
-        return Token.objects.filter(key=credential.strip(), user__is_active=True).exists()
-    return metrics_token_matches(authorization)
-
-
-@never_cache
-@require_GET
-def prometheus_metrics(request):
-    """Prometheus text exposition; a logged-in session, an API token or METRICS_TOKEN."""
-    if not (request.user.is_authenticated or _machine_authorized(request)):
-        response = HttpResponse(
-            "Authentication required: log in, or send Authorization: Bearer <METRICS_TOKEN>.\n",
-            status=401,
-            content_type="text/plain",
-        )
-        response["WWW-Authenticate"] = 'Bearer realm="stashcast"'
-        return response
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(MetricsCollector(metrics.metrics_collect()))
-    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
-
-
-@never_cache
-@require_GET
-def healthz(request):
-    """No login, for monitors: 503 when the database or Redis is down, or beat has not ticked for
-    HEALTH_BEAT_MAX_AGE_SECONDS. `?beat=optional` reports beat without failing on it (compose's web check).
-
-    Strangers get the status alone; a logged-in user, an API token or METRICS_TOKEN also gets each part and
-    the errors, whose driver messages name hosts and ports."""
-    report = health.health_check(beat_required=request.GET.get("beat") != "optional")
-    body = {"status": "ok" if report.healthy else "error"}
-    if request.user.is_authenticated or _machine_authorized(request):
-        body.update(report.as_dict())
-    return JsonResponse(body, status=200 if report.healthy else 503)
 
 
 # Error pages (settings.DEBUG off): the API answers JSON with a message, like its views do ------------------------

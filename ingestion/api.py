@@ -1,10 +1,8 @@
 """API for channels, forum topics, the destination, ingestion runs and skipped packages."""
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,20 +22,6 @@ from ingestion.models import (
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
-
-
-def as_api_error(exc: DjangoValidationError) -> ValidationError:
-    """A service's ValidationError as a 400 whose message names the field."""
-    if hasattr(exc, "error_dict"):
-        return ValidationError(exc.message_dict)
-    return ValidationError({"non_field_errors": exc.messages})
-
-
-class ServiceErrorsMixin:
-    def handle_exception(self, exc):
-        if isinstance(exc, DjangoValidationError):
-            exc = as_api_error(exc)
-        return super().handle_exception(exc)
 
 
 # Channels -------------------------------------------------------------------------------------------------
@@ -134,7 +118,7 @@ class ChannelFilterSerializer(serializers.Serializer):
     ),
     retrieve=extend_schema(summary="One channel"),
 )
-class ChannelViewSet(ServiceErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = ChannelSerializer
 
     def get_queryset(self):
@@ -277,7 +261,7 @@ def destination_data() -> dict:
     return {"channel": channel, "writers": [m.account_id for m in channel.maps.all() if m.role == MapRole.WRITER]}
 
 
-class DestinationView(ServiceErrorsMixin, APIView):
+class DestinationView(APIView):
     @extend_schema(summary="The destination channel and its writers", responses=DestinationSerializer)
     def get(self, request):
         return Response(DestinationSerializer(destination_data()).data)
@@ -373,7 +357,7 @@ class TriggerResultSerializer(serializers.Serializer):
     runs = IngestionRunSerializer(many=True, help_text="The runs queued (or already open, for one account).")
 
 
-class IngestionTriggerView(ServiceErrorsMixin, APIView):
+class IngestionTriggerView(APIView):
     @extend_schema(
         summary="Ingest now: queue a run per account, or for one account",
         description="An account that already has a run queued or running keeps it; no second run is queued.",
@@ -448,7 +432,7 @@ class RetryResultSerializer(serializers.Serializer):
     list=extend_schema(summary="List skipped packages, newest failure first", parameters=[SkippedFilterSerializer]),
     retrieve=extend_schema(summary="One skipped package"),
 )
-class SkippedPackageViewSet(ServiceErrorsMixin, viewsets.ReadOnlyModelViewSet):
+class SkippedPackageViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = SkippedPackageSerializer
 
     def get_queryset(self):

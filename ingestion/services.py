@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core.models import RunStatus
+from core.runs import run_task_send
 from ingestion.models import (
     PENDING_REASONS,
     AccountChannelMap,
@@ -140,9 +141,7 @@ def ingestion_run_request(
 
 
 def _enqueue(run_id: int, countdown: int = 0) -> None:
-    from ingestion.tasks import ingestion_run_execute
-
-    ingestion_run_execute.apply_async(args=[run_id], countdown=countdown)
+    run_task_send("ingestion.tasks.ingestion_run_execute", run_id, countdown=countdown)
 
 
 def ingestion_run_enqueue(run_id: int) -> None:

@@ -3,7 +3,6 @@
 from dataclasses import replace
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -11,15 +10,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from accounts.api import ErrorSerializer  # one "Error" component in the schema
 from accounts.models import Chat, TelegramAccount
 from core import clock
-from core.api import error_response
+from core.api import ErrorSerializer
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
-    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -28,7 +25,8 @@ from reminders.models import (
     ReminderTarget,
 )
 from reminders.schedule import HORIZON_TEXT, within_horizon, zone
-from reminders.services import PartSpec, ReminderSpec, ReminderStateError, TargetSpec
+from reminders.services import PartSpec, ReminderSpec, TargetSpec
+from telegram.records import TOPIC_ID_MAX
 
 # Far above any real fan-out (an account is in at most a few thousand chats), far below an overflow.
 ETA_MAX_TARGETS = 1_000_000
@@ -38,15 +36,6 @@ ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
     409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
 }
-
-
-class ApiErrorsMixin:
-    def handle_exception(self, exc):
-        if isinstance(exc, ReminderStateError):
-            return error_response(str(exc), status_code=status.HTTP_409_CONFLICT)
-        if isinstance(exc, DjangoValidationError):
-            exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
-        return super().handle_exception(exc)
 
 
 # Media ------------------------------------------------------------------------------------------------------------
@@ -67,7 +56,7 @@ class MediaUploadSerializer(serializers.Serializer):
     list=extend_schema(summary="List uploaded media"),
     retrieve=extend_schema(summary="One uploaded media"),
 )
-class MediaFileViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class MediaFileViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = MediaFileSerializer
     parser_classes = [MultiPartParser, FormParser]
 
@@ -299,7 +288,7 @@ class ReminderRunSerializer(serializers.ModelSerializer):
     ),
 )
 class ReminderViewSet(
-    ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
 ):
     serializer_class = ReminderSerializer
 
@@ -417,7 +406,7 @@ class RunTargetFilterSerializer(serializers.Serializer):
     list=extend_schema(summary="List reminder runs", parameters=[RunFilterSerializer]),
     retrieve=extend_schema(summary="One reminder run with its counters"),
 )
-class ReminderRunViewSet(ApiErrorsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = ReminderRunSerializer
 
     def get_queryset(self):

@@ -34,7 +34,7 @@ from core import clock, locks
 from core.crypto import unseal
 from core.models import RunStatus
 from core.ratelimit import account_send_bucket
-from core.runs import run_claim, run_finish, run_heartbeat, worker_id
+from core.runs import run_claim, run_finish, run_heartbeat, run_take_over
 from reminders import services
 from reminders.models import MediaFile, ReminderRun, ReminderRunTarget, TargetStatus
 from telegram.errors import (
@@ -52,7 +52,6 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-FANOUT_ACCOUNT = "fanout-account"  # lock namespace: never collides with ingestion's account locks
 BUSY = "busy"  # another run holds the account; the task tries again later
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 
@@ -87,33 +86,13 @@ def reminder_run_execute(*, run_id: int) -> str | None:
     account_id = ReminderRun.objects.filter(pk=run_id).values_list("account_id", flat=True).first()
     if account_id is None:
         return None
-    with locks.advisory_lock(namespace=FANOUT_ACCOUNT, name=str(account_id)) as acquired:
+    with locks.advisory_lock(namespace=locks.FANOUT_ACCOUNT, name=str(account_id)) as acquired:
         if not acquired:
             return BUSY
-        run = run_claim(model=ReminderRun, run_id=run_id) or _take_over(run_id)
+        run = run_claim(model=ReminderRun, run_id=run_id) or run_take_over(model=ReminderRun, run_id=run_id)
         if run is None:
             return None  # another delivery already finished it, or it is paused or canceled
         return Fanout(run=run).execute()
-
-
-def _take_over(run_id: int) -> ReminderRun | None:
-    """A run still `running` while we hold its account's lock has lost its worker: every worker holds that
-    lock while it sends, and a dead process's lock goes with its connection. Resume it here."""
-    run = ReminderRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).first()
-    if run is None:
-        return None
-    now = timezone.now()
-    taken = ReminderRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_id=run.worker_id).update(
-        worker_id=worker_id(),
-        claimed_at=now,
-        heartbeat_at=now,
-        requeue_count=F("requeue_count") + 1,
-        error=f"Taken over from worker {run.worker_id}, which stopped mid-run.",
-    )
-    if not taken:
-        return None
-    logger.warning("Reminder run #%s: taken over from worker %s, which stopped mid-run", run_id, run.worker_id)
-    return ReminderRun.objects.get(pk=run_id)
 
 
 class Fanout:

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 
 from accounts.models import Chat, TelegramAccount
+from core.forms import item_errors
 from reminders import selectors, services
 from reminders.media_types import ACCEPTED_TEXT
 from reminders.models import MediaFile, Reminder
@@ -54,8 +55,6 @@ CRONTAB_PRESETS = (
 )
 DEFAULT_CRONTAB = CRONTAB_PRESETS[0][0]
 AT_FORMAT = "%Y-%m-%dT%H:%M"  # what <input type="datetime-local"> sends
-PART_ERROR = re.compile(r"^parts\[(\d+)\]: (.*)$", re.S)
-TARGET_ERROR = re.compile(r"^targets\[\d+\]: (.*)$", re.S)
 ACTION_ON_PART = re.compile(r"^(remove|up|down)-(\d+)$")
 
 
@@ -358,28 +357,27 @@ class ReminderForm(forms.Form):
         """Put each of the services' messages where the operator sees it: under its field, on its part row,
         or above the form when its field is not on this page."""
         sections = tuple(sections or SECTIONS)
-        messages = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}
-        for key, texts in messages.items():
+        errors = exc.error_dict if hasattr(exc, "error_dict") else {None: exc.error_list}
+        for key, items in errors.items():
             section = SECTION_OF.get(key)
             if section is not None and section not in sections:
                 continue
+            texts = [text for error in items for text in error.messages]
             if section is None or section not in self.sections:
                 for text in texts:
                     self.add_error(None, text)
             elif key == "parts":
-                for text in texts:
-                    match = PART_ERROR.match(text)
-                    index = int(match.group(1)) if match else None
+                for index, text in item_errors(items):
                     if index is not None and index < len(self.part_rows):
                         row = self.part_rows[index]
                         if not row.errors:  # "choose a file" says more than the services' "give a text or a media"
-                            row.errors.append(_sentence(match.group(2)))
+                            row.errors.append(_sentence(text))
                     else:
                         self.part_errors.append(text)
             elif key == "targets":
-                for text in texts:
-                    match = TARGET_ERROR.match(text)
-                    self.target_errors.append(_sentence(match.group(1)) if match else text)
+                self.target_errors.extend(
+                    text if index is None else _sentence(text) for index, text in item_errors(items)
+                )
             elif key in self.fields and not self.has_error(key):
                 self.add_error(key, texts)
 

@@ -6,9 +6,9 @@ from django.utils.timezone import now
 
 from accounts.models import Chat, TelegramAccount
 from core.models import ClaimableRun, RunStatus
+from telegram.records import TOPIC_ID_MAX
 
 # Telegram's message ids, and so forum topic ids, are 32-bit.
-TOPIC_ID_MAX = 2**31 - 1
 
 
 class MediaFile(models.Model):

@@ -18,11 +18,12 @@ from django_celery_beat.models import ClockedSchedule, CrontabSchedule, Periodic
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core import clock
+from core.errors import OperatorError, item_error
 from core.models import RunStatus
 from core.notifications import notification_raise
+from core.runs import run_task_send
 from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
-    TOPIC_ID_MAX,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -43,17 +44,16 @@ from reminders.schedule import (
     within_horizon,
     zone,
 )
+from telegram.records import CAPTION_MAX, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
 FIRE_TASK = "reminders.tasks.reminder_fire"
-TEXT_MAX = 4096  # Telegram's limit for a message
-CAPTION_MAX = 1024  # and for a media caption (non-Premium)
 CANCELED = "canceled by operator"
 REMINDER_DELETED = "the reminder was deleted"
 
 
-class ReminderStateError(Exception):
+class ReminderStateError(OperatorError):
     """The action does not fit the reminder's or run's state; the message says what to do."""
 
 
@@ -142,9 +142,9 @@ def media_purge_unused(*, now: datetime | None = None) -> int:
 
 
 def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[str | ValidationError]] = {}
 
-    def error(name: str, message: str) -> None:
+    def error(name: str, message: str | ValidationError) -> None:
         errors.setdefault(name, []).append(message)
 
     if not spec.name.strip():
@@ -203,21 +203,28 @@ def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount |
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
     for index, part in enumerate(parts):
-        where = f"parts[{index}]"
         if part.media is None and not part.text.strip():
-            error("parts", f"{where}: give a text or a media.")
+            error("parts", item_error("parts", index, "give a text or a media."))
         elif part.media is not None and part.text:
-            error("parts", f"{where}: a media part carries a caption, not a text.")
+            error("parts", item_error("parts", index, "a media part carries a caption, not a text."))
         elif part.media is None and part.caption:
-            error("parts", f"{where}: a caption needs a media.")
+            error("parts", item_error("parts", index, "a caption needs a media."))
         if len(part.text) > TEXT_MAX:
-            error("parts", f"{where}: the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}.")
+            error(
+                "parts",
+                item_error("parts", index, f"the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}."),
+            )
         if len(part.caption) > CAPTION_MAX:
-            error("parts", f"{where}: the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}.")
+            error(
+                "parts",
+                item_error(
+                    "parts", index, f"the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}."
+                ),
+            )
         if part.media is not None and account is not None:
             too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
             if too_large:
-                error("parts", f"{where}: {too_large}.")
+                error("parts", item_error("parts", index, f"{too_large}."))
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:
@@ -230,22 +237,30 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
     }
     seen = set()
     for index, target in enumerate(spec.targets):
-        where, chat = f"targets[{index}]", target.chat
+        chat = target.chat
         key = (chat.pk, target.topic_id)
         if key in seen:
-            error("targets", f"{where}: “{chat.title}” is listed twice.")
+            error("targets", item_error("targets", index, f"“{chat.title}” is listed twice."))
         seen.add(key)
         link = links.get(chat.pk)
         if link is None:
             error(
-                "targets", f"{where}: {spec.account} is not in “{chat.title}” ({chat.telegram_id}); refresh its chats."
+                "targets",
+                item_error(
+                    "targets",
+                    index,
+                    f"{spec.account} is not in “{chat.title}” ({chat.telegram_id}); refresh its chats.",
+                ),
             )
         elif not link.can_post:
-            error("targets", f"{where}: {spec.account} cannot post in “{chat.title}” ({chat.telegram_id}).")
+            error(
+                "targets",
+                item_error("targets", index, f"{spec.account} cannot post in “{chat.title}” ({chat.telegram_id})."),
+            )
         if target.topic_id is not None and not chat.is_forum:
-            error("targets", f"{where}: “{chat.title}” is not a forum; leave the topic empty.")
+            error("targets", item_error("targets", index, f"“{chat.title}” is not a forum; leave the topic empty."))
         elif target.topic_id is not None and not 1 <= target.topic_id <= TOPIC_ID_MAX:
-            error("targets", f"{where}: a topic id is a number from 1 to {TOPIC_ID_MAX}.")
+            error("targets", item_error("targets", index, f"a topic id is a number from 1 to {TOPIC_ID_MAX}."))
 
 
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
@@ -412,9 +427,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
 
 
 def reminder_run_enqueue(run_id: int) -> None:
-    from reminders.tasks import reminder_run_execute
-
-    reminder_run_execute.delay(run_id)
+    run_task_send("reminders.tasks.reminder_run_execute", run_id)
 
 
 def target_counts(*, run_id: int) -> dict[str, int]:

@@ -18,6 +18,10 @@ class FloodWait(TelegramError):
         super().__init__(message or f"Telegram asks to wait {seconds} s ({rpc}).", rpc=rpc)
         self.seconds = seconds
 
+    @property
+    def retry_after(self) -> int:
+        return self.seconds
+
 
 class AccountRestricted(TelegramError):
     """The account is limited by Telegram (PEER_FLOOD, banned, deactivated)."""

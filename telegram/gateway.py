@@ -15,7 +15,13 @@ from typing import Protocol, Self
 from django.conf import settings
 
 from core.leases import session_lease
-from telegram.records import (
+
+# The page sizes are read from here too (telegram.records holds every Telegram limit).
+from telegram.records import (  # noqa: F401
+    HISTORY_PAGE,
+    LAST_MESSAGE_BATCH,
+    PART_SIZE,
+    TOPICS_PAGE,
     AccountInfo,
     ChatInfo,
     ChatRef,
@@ -26,12 +32,10 @@ from telegram.records import (
     SentMessage,
     TopicInfo,
 )
+from telegram.sandbox.sender import SandboxClient
+from telegram.telethon.gateway import TelethonGateway
 
 SANDBOX_API_ID, SANDBOX_API_HASH = 1, "sandbox"  # the sandbox server takes any application
-PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
-LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
-TOPICS_PAGE = 100
-HISTORY_PAGE = 100
 
 
 class TelegramGateway(Protocol):
@@ -117,8 +121,6 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
     Entering it takes the account's session lease first (waiting up to wait_seconds, default
     TELEGRAM_SESSION_WAIT_SECONDS, else SessionInUse): one process at a time talks to Telegram as an account.
     """
-    from telegram.telethon.gateway import TelethonGateway
-
     wait = settings.TELEGRAM_SESSION_WAIT_SECONDS if wait_seconds is None else wait_seconds
     lease = functools.partial(session_lease, phone)
     if settings.TELEGRAM_BACKEND == "telethon":
@@ -130,8 +132,6 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
             lease=lease,
             wait_seconds=wait,
         )
-    from telegram.sandbox.sender import SandboxClient
-
     return TelethonGateway(
         phone=phone,
         session=session,

@@ -3,8 +3,16 @@
 from dataclasses import dataclass, field
 from datetime import datetime
 
+# Telegram's limits, in one place.
 UPLOAD_MAX_BYTES = 2_097_152_000  # 4000 parts of 512 KiB
 PREMIUM_UPLOAD_MAX_BYTES = 4_194_304_000  # 8000 parts
+PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
+LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
+TOPICS_PAGE = 100
+HISTORY_PAGE = 100
+TEXT_MAX = 4096  # characters in a message
+CAPTION_MAX = 1024  # characters in a media caption (non-Premium)
+TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
 GROUP = "group"

@@ -106,7 +106,7 @@ def _fresh_cache():
 @pytest.fixture
 def ingest_world(sandbox):
     """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
-    from telegram.sandbox.authorize import sandbox_authorize
+    from operations.sandbox import sandbox_authorize
 
     def load(data):
         loaded = sandbox(data)

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "ingestion",
     "packages",
     "reminders",
+    "operations",
 ]
 
 MIDDLEWARE = [
@@ -164,7 +165,9 @@ CELERY_TASK_SEND_SENT_EVENT = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "ingestion.tasks.ingestion_run_execute": {"queue": "ingest"},
-    "reminders.tasks.reminder_run_*": {"queue": "fanout"},
+    # By name, not reminder_run_*: that glob also caught the one-minute reminder_runs_auto_resume, which then
+    # waited on the fan-out queue behind long runs.
+    "reminders.tasks.reminder_run_execute": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -271,7 +274,7 @@ CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "schedule": 60.0,
 }
 
-# Operations: metrics, alerts, health and notifications (core/metrics.py, core/health.py, docs/operations.md).
+# Operations: metrics, alerts, health and notifications (operations/metrics.py, core/health.py, docs/operations.md).
 # Alert when a run has been running (or runs took on average over 24 h) longer than this.
 ALERT_PROCESSING_SECONDS = envint("ALERT_PROCESSING_SECONDS", 3600, minimum=1)
 # Alert when more tasks than this wait in one Celery queue.

@@ -4,7 +4,7 @@ from django import template
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from core.metrics import format_duration
+from core.formatting import format_duration
 
 register = template.Library()
 

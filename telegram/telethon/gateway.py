@@ -20,13 +20,16 @@ from telethon.sessions import StringSession
 
 from core.leases import SessionBusy
 from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, SessionInUse, TargetForbidden
-from telegram.gateway import HISTORY_PAGE, LAST_MESSAGE_BATCH, PART_SIZE, TOPICS_PAGE
 from telegram.records import (
     CHANNEL,
     GENERAL_TOPIC_ID,
     GROUP,
+    HISTORY_PAGE,
+    LAST_MESSAGE_BATCH,
+    PART_SIZE,
     PREMIUM_UPLOAD_MAX_BYTES,
     SUPERGROUP,
+    TOPICS_PAGE,
     UPLOAD_MAX_BYTES,
     AccountInfo,
     ChatInfo,

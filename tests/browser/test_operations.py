@@ -7,10 +7,11 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import AuthState, Chat, TelegramAccount
-from core import health, metrics
+from core import health
 from core.models import RunStatus
 from core.notifications import notification_raise, notifications_mark_all_read
 from ingestion.models import Channel, IngestionRun, SkippedPackage, SkipReason
+from operations import metrics
 from packages.models import Package
 
 pytestmark = pytest.mark.browser

@@ -150,6 +150,8 @@ def test_celery_routes_work_to_the_three_queues():
 
     assert app.conf.task_default_queue == "default"
     assert queue_of("core.tasks.runs_reap_all") == "default"
+    assert queue_of("reminders.tasks.reminder_run_execute") == "fanout"
+    assert queue_of("reminders.tasks.reminder_runs_auto_resume") == "default"  # short: never behind long runs
     assert settings.CELERY_TASK_ROUTES, "no task is routed off the default queue"
     for pattern, route in settings.CELERY_TASK_ROUTES.items():
         assert route["queue"] in QUEUES

@@ -84,7 +84,7 @@ def fresh_buckets():
 @pytest.fixture
 def fanout_world(sandbox):
     """Load a world and log its accounts in, as `sandbox_load --authorize` does."""
-    from telegram.sandbox.authorize import sandbox_authorize
+    from operations.sandbox import sandbox_authorize
 
     def load(data: dict):
         world = sandbox(data)

@@ -383,7 +383,7 @@ def test_a_second_run_on_a_busy_account_waits(fanout_world):
     other = connections.create_connection("default")
     try:
         with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [locks.lock_key(fanout.FANOUT_ACCOUNT, str(account().pk))])
+            cursor.execute("SELECT pg_advisory_lock(%s)", [locks.lock_key(locks.FANOUT_ACCOUNT, str(account().pk))])
         assert fanout.reminder_run_execute(run_id=run.pk) == fanout.BUSY
         run.refresh_from_db()
         assert run.status == RunStatus.QUEUED, "it stays queued for the task's retry"

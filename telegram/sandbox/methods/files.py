@@ -11,7 +11,7 @@ from pathlib import Path
 
 from telethon.tl import functions, types
 
-from telegram.gateway import PART_SIZE
+from telegram.records import PART_SIZE
 from telegram.sandbox import tl
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, reference_fresh

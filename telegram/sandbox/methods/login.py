@@ -4,7 +4,7 @@ import secrets
 
 from telethon.tl import functions, types
 
-from telegram.gateway import PART_SIZE
+from telegram.records import PART_SIZE
 from telegram.sandbox import srp, tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call

@@ -9,10 +9,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.authtoken.models import Token
 
 from accounts.models import AuthState, Chat, TelegramAccount
-from core import health, metrics
+from core import health
 from core.models import RunStatus
 from core.runs import run_kinds
 from ingestion.models import Channel, IngestionRun, SkippedPackage, SkipReason
+from operations import metrics
 from packages.models import Package
 
 pytestmark = pytest.mark.django_db

@@ -6,11 +6,12 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import LoginStepError
+from operations.sandbox import sandbox_authorize
 from telegram.errors import TelegramError
-from telegram.sandbox.authorize import sandbox_authorize
 from telegram.sandbox.world import WorldError, world_load
 
 
+# In operations/, not telegram/: with --authorize it logs accounts in and applies chat roles (other apps).
 class Command(BaseCommand):
     help = "Replace the sandbox world with a world file (DESIGN.md, 'Sandbox world file (JSON, v1)')."
 

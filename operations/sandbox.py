@@ -1,4 +1,6 @@
-"""Log every world account in through the real login services, as an operator would in the UI."""
+"""Log every world account in through the real login services, as an operator would in the UI.
+
+Here, above the apps it drives (accounts' login, ingestion's chat roles), so that `telegram` imports no app."""
 
 from django.conf import settings
 
@@ -10,6 +12,7 @@ from accounts.services import (
     account_send_code,
     account_sign_in,
 )
+from ingestion.services import channels_apply_roles
 from telegram.errors import AuthRequired
 from telegram.sandbox.world import World
 
@@ -18,8 +21,6 @@ def sandbox_authorize() -> list[TelegramAccount]:
     """Each world account as an authenticated TelegramAccount with its chats stored,
     and the chats' roles applied: sources read by their members, the destination
     written by its admins."""
-    from ingestion.services import channels_apply_roles
-
     world = World(settings.SANDBOX_PATH)
     try:
         specs = world.accounts()

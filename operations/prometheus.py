@@ -1,9 +1,9 @@
-"""core.metrics as Prometheus metric families, built fresh for each scrape of /metrics."""
+"""operations.metrics as Prometheus metric families, built fresh for each scrape of /metrics."""
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from core.metrics import Metrics
+from operations.metrics import Metrics
 
 
 class MetricsCollector(Collector):

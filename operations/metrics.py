@@ -1,4 +1,5 @@
 """Operations metrics and alerts: real counts from the database and the broker, nothing cached.
+The dashboard, /operations/, /api/metrics/ and /metrics read them.
 
 Runs are counted for every kind registered with core.runs.run_kind_register (ingestion runs, reminder
 runs, ...). The Celery backlog is the length of each queue's list on the Redis broker: tasks waiting
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from accounts.models import AuthState, TelegramAccount
 from core import health
+from core.formatting import format_duration
 from core.models import Notification, RunStatus
 from core.runs import run_kinds
 from ingestion.models import Channel, SkippedPackage, SkipReason
@@ -249,20 +251,6 @@ def metrics_collect() -> Metrics:
 def _names(items: list[str]) -> str:
     shown = ", ".join(items[:ALERT_NAMES])
     return shown if len(items) <= ALERT_NAMES else f"{shown} and {len(items) - ALERT_NAMES} more"
-
-
-def format_duration(seconds: float | None) -> str:
-    """Seconds as the operator reads them: "45 s", "12 min", "2 h 05 min"; "—" for none."""
-    if seconds is None:
-        return "—"
-    seconds = int(seconds)
-    if seconds < 120:
-        return f"{seconds} s"
-    if seconds < 7200:
-        return f"{seconds // 60} min"
-    if seconds < 172800:
-        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
 
 
 def alerts_for(metrics: Metrics) -> list[Alert]:

@@ -1,0 +1,15 @@
+"""Services' errors (core/errors.py) read for forms: the item a message is about, without parsing its text."""
+
+from django.core.exceptions import ValidationError
+
+
+def item_errors(errors: list[ValidationError]) -> list[tuple[int | None, str]]:
+    """(index, text) per message of a list field; index None for a message about the whole list."""
+    found = []
+    for error in errors:
+        params = error.params or {}
+        if "index" in params:
+            found.append((params["index"], params["detail"]))
+        else:
+            found.extend((None, text) for text in error.messages)
+    return found

@@ -108,7 +108,7 @@ def main() -> None:
     from accounts.models import Chat, TelegramAccount
     from operations.sandbox import sandbox_authorize
     from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create, reminder_fire
-    from telegram.gateway import PART_SIZE
+    from telegram.records import PART_SIZE
     from telegram.sandbox.world import World, world_load
 
     world_load(

@@ -5,6 +5,7 @@ The stages (scan in `pipeline.py`, fetch in `fetching.py`, upload in `uploading.
 through `db`, so the ORM never runs on the event loop and keeps the task thread's connection.
 """
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 
@@ -13,11 +14,22 @@ from django.conf import settings
 
 from ingestion.models import AccountChannelMap, IngestionRun, TopicProgress
 from packages.models import Package
+from telegram.errors import FloodWait
 from telegram.records import ChatRef
 
 
 def db(function):
     return sync_to_async(function, thread_sensitive=True)
+
+
+async def sleep_flood_wait(exc: FloodWait, *, account, doing: str) -> None:
+    """A short FloodWait is slept through in place (then the same request again); a long one ends the cycle
+    cleanly, and what is left waits for the next one."""
+    if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
+        raise CycleInterrupted(
+            f"Telegram asked {account} to wait {exc.seconds} s {doing}; the rest waits for the next cycle."
+        ) from exc
+    await asyncio.sleep(exc.seconds)
 
 
 class CycleInterrupted(Exception):

@@ -4,14 +4,13 @@ Each volume is re-fetched right before its download (fresh file reference), stre
 hashed in the same pass (the payload is read once); trouble resumes the download from its offset.
 """
 
-import asyncio
 import hashlib
 import shutil
 from pathlib import Path
 
 from django.conf import settings
 
-from ingestion.cycle import CycleInterrupted, SetFailed
+from ingestion.cycle import SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from ingestion.staging import StagingFile
@@ -91,12 +90,7 @@ class FetchStage:
                     if offset < document.size:
                         raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
                 except FloodWait as exc:
-                    if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
-                        raise CycleInterrupted(
-                            f"Telegram asked {self.account} to wait {exc.seconds} s during {document.name}; "
-                            "it is retried next cycle."
-                        ) from exc
-                    await asyncio.sleep(exc.seconds)
+                    await sleep_flood_wait(exc, account=self.account, doing=f"while downloading {document.name}")
                 except FileReferenceExpired:
                     document = await self._fresh_document(reader, ref, item)
                 except TransientError as exc:

@@ -25,7 +25,7 @@ from core.models import RunStatus
 from core.runs import run_finish, run_heartbeat
 from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
-from ingestion.cycle import CycleInterrupted, Outcome, Progress, ScanResult, ScanTarget, SetFailed, db
+from ingestion.cycle import CycleInterrupted, Outcome, Progress, ScanResult, ScanTarget, SetFailed, db, sleep_flood_wait
 from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
 from ingestion.selectors import Writer
@@ -42,8 +42,8 @@ from telegram.errors import (
     TargetForbidden,
     TransientError,
 )
-from telegram.gateway import LAST_MESSAGE_BATCH, TOPICS_PAGE, TelegramGateway, open_gateway
-from telegram.records import GENERAL_TOPIC_ID, ChatRef, DocumentMessage
+from telegram.gateway import TelegramGateway, open_gateway
+from telegram.records import GENERAL_TOPIC_ID, LAST_MESSAGE_BATCH, TOPICS_PAGE, ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
@@ -233,11 +233,7 @@ class IngestionCycle(FetchStage, UploadStage):
             try:
                 return await make_call()
             except FloodWait as exc:
-                if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
-                    raise CycleInterrupted(
-                        f"Telegram asked {self.account} to wait {exc.seconds} s; the rest waits for the next cycle."
-                    ) from exc
-                await asyncio.sleep(exc.seconds)
+                await sleep_flood_wait(exc, account=self.account, doing="while scanning")
             except TransientError as exc:
                 await retries.after(exc)
 

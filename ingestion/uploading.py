@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 
 from ingestion import notifications
-from ingestion.cycle import CycleInterrupted, SetFailed, db
+from ingestion.cycle import SetFailed, db, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from packages import services as package_services
@@ -107,11 +107,7 @@ class UploadStage:
                     writer.ref, path=str(path), file_name=part.name, random_id=random_id, caption=""
                 )
             except FloodWait as exc:
-                if exc.seconds > settings.INGEST_FLOOD_SLEEP_MAX_SECONDS:
-                    raise CycleInterrupted(
-                        f"Telegram asked {writer.account} to wait {exc.seconds} s while uploading {part.name}."
-                    ) from exc
-                await asyncio.sleep(exc.seconds)
+                await sleep_flood_wait(exc, account=writer.account, doing=f"while uploading {part.name}")
                 continue
             except FileTooLarge as exc:
                 raise SetFailed(SkipReason.SIZE_LIMIT, f"{part.name}: {exc}") from exc

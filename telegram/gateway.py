@@ -15,13 +15,7 @@ from typing import Protocol, Self
 from django.conf import settings
 
 from core.leases import session_lease
-
-# The page sizes are read from here too (telegram.records holds every Telegram limit).
-from telegram.records import (  # noqa: F401
-    HISTORY_PAGE,
-    LAST_MESSAGE_BATCH,
-    PART_SIZE,
-    TOPICS_PAGE,
+from telegram.records import (
     AccountInfo,
     ChatInfo,
     ChatRef,

@@ -24,7 +24,7 @@ from reminders.services import (
     reminder_run_retry_failed,
     reminder_runs_auto_resume,
 )
-from telegram.gateway import PART_SIZE
+from telegram.records import PART_SIZE
 from telegram.sandbox.faults import SandboxCrash
 from tests.reminders.conftest import (
     KL,

@@ -6,8 +6,7 @@ import time
 import pytest
 
 from telegram.errors import FileReferenceExpired, TargetForbidden, TelegramError
-from telegram.gateway import PART_SIZE
-from telegram.records import ChatRef
+from telegram.records import PART_SIZE, ChatRef
 from telegram.sandbox.world import chat_access_hash
 from tests.telegram.helpers import ref, search_all
 

@@ -215,10 +215,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        # Shows the Celery task id and name inside tasks, "???" elsewhere.
+        # Shows the Celery task's name and id inside tasks, nothing in their place elsewhere.
         "task": {
-            "()": "celery.app.log.TaskFormatter",
-            "fmt": "%(asctime)s %(levelname)s [%(task_name)s %(task_id)s] %(name)s: %(message)s",
+            "()": "core.logging.TaskFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(task)s%(name)s: %(message)s",
         },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "task"}},

@@ -9,7 +9,7 @@ urlpatterns = [
         auth_views.LoginView.as_view(template_name="core/login.html", redirect_authenticated_user=True),
         name="login",
     ),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/bell/", views.notification_bell, name="notifications-bell"),
     path("notifications/panel/", views.notification_panel, name="notifications-panel"),

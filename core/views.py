@@ -1,3 +1,5 @@
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
@@ -114,3 +116,12 @@ def not_found(request, exception):
 
 def server_error(request):
     return _api_error(request, defaults.server_error, None, "Stashcast failed to answer; the error was logged.", 500)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Log out, and say so on the login page that follows."""
+
+    def post(self, request, *args, **kwargs):
+        response = super().post(request, *args, **kwargs)
+        messages.info(request, "You are logged out.")
+        return response

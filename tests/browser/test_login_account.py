@@ -62,3 +62,20 @@ def test_an_expired_login_goes_back_to_the_login_page(live_server, transactional
     page.get_by_label("Password").fill("password")  # pytest-django's admin_user
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{live_server.url}/accounts/")
+
+
+def test_logging_out_says_so_and_the_api_docs_ask_for_a_login(
+    live_server, transactional_db, django_user_model, page, artifacts
+):
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
+    page.goto(f"{live_server.url}/api/docs/")
+    expect(page.get_by_role("button", name="Log in")).to_be_visible()  # the login page, not a bare 403
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{live_server.url}/api/docs/")
+
+    page.goto(f"{live_server.url}/")
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("status")).to_have_text("You are logged out.")
+    page.screenshot(path=artifacts / "logged-out.png")

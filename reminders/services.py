@@ -35,12 +35,10 @@ from reminders.models import (
 )
 from reminders.schedule import (
     HORIZON_TEXT,
+    DeliveryWindow,
     crontab_fields,
     crontab_parse,
-    local_hm,
-    window_containing,
-    window_next_start,
-    window_on,
+    window_hours_errors,
     within_horizon,
     zone,
 )
@@ -154,16 +152,11 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
         tz = zone(spec.timezone)
     except ValueError as exc:
         error("timezone", str(exc))
-    start, end = spec.window_start_hour, spec.window_end_hour
-    if not 0 <= start <= 23:
-        error("window_start_hour", f"window_start_hour must be an hour from 0 to 23, got {start}.")
-    if not 1 <= end <= 24:
-        error("window_end_hour", f"window_end_hour must be an hour from 1 to 24, got {end}.")
-    if start >= end and "window_start_hour" not in errors:
-        error(
-            "window_start_hour",
-            f"The delivery window must start before it ends: window_start_hour {start} ≥ window_end_hour {end}.",
-        )
+    hours_errors = window_hours_errors(spec.window_start_hour, spec.window_end_hour)
+    for name, message in hours_errors.items():
+        error(name, message)
+    # only read once the hours hold
+    window = DeliveryWindow(tz=tz, start_hour=spec.window_start_hour, end_hour=spec.window_end_hour)
     if spec.schedule_crontab and spec.schedule_at is not None:
         error("schedule", "Give a crontab or a one-off time, not both.")
     elif spec.schedule_crontab:
@@ -172,10 +165,8 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
         except ValueError as exc:
             error("schedule", str(exc))
         else:
-            if not errors.keys() & {"window_start_hour", "window_end_hour"} and not any(
-                start <= hour < end for hour in hours
-            ):
-                error("schedule", f"The crontab never fires inside the delivery window {start:02d}:00–{end:02d}:00.")
+            if not hours_errors and not window.fires_inside(hours):
+                error("schedule", f"The crontab never fires inside the delivery window {window.text}.")
     elif spec.schedule_at is not None and (current is None or spec.schedule_at != current.schedule_at):
         if spec.schedule_at.tzinfo is None:
             error("schedule", "The one-off time needs a UTC offset, e.g. 2026-12-01T09:00:00+08:00.")
@@ -183,15 +174,10 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
             error("schedule", "The one-off time has already passed.")
         elif not within_horizon(spec.schedule_at, clock.now()):
             error("schedule", f"The one-off time is more than {HORIZON_TEXT} ahead; check the year.")
-        elif (
-            tz is not None
-            and not errors.keys() & {"window_start_hour", "window_end_hour"}
-            and window_containing(spec.schedule_at, tz=tz, start_hour=start, end_hour=end) is None
-        ):
+        elif tz is not None and not hours_errors and window.containing(spec.schedule_at) is None:
             error(
                 "schedule",
-                f"{local_hm(spec.schedule_at, tz)} ({spec.timezone}) is outside the delivery window "
-                f"{start:02d}:00–{end:02d}:00.",
+                f"{window.local_hm(spec.schedule_at)} ({spec.timezone}) is outside the delivery window {window.text}.",
             )
     _validate_parts(spec.parts, error, spec.account)
     _validate_targets(spec, error)
@@ -368,15 +354,13 @@ def _account_problem(account: TelegramAccount) -> str:
 
 
 def _outside_window_summary(reminder: Reminder, now: datetime, pending: int) -> str:
-    tz = zone(reminder.timezone)
-    today = window_on(
-        now.astimezone(tz).date(), tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
-    )
-    fired = f"Fired at {local_hm(now, tz)} ({reminder.timezone})"
+    window = DeliveryWindow.of(reminder)
+    today = window.today(now)
+    fired = f"Fired at {window.local_hm(now)} ({reminder.timezone})"
     if now < today.start_at:
-        where = f"before the delivery window opens at {local_hm(today.start_at, tz)}"
+        where = f"before the delivery window opens at {window.local_hm(today.start_at)}"
     else:
-        where = f"after the delivery window closed at {local_hm(today.end_at, tz)}"
+        where = f"after the delivery window closed at {window.local_hm(today.end_at)}"
     return (
         f"{fired}, {where}: nothing was sent, {pending} groups still pending. "
         "Resume from the Activity tab while the window is open."
@@ -392,10 +376,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
-    tz = zone(reminder.timezone)
-    day = window_on(
-        now.astimezone(tz).date(), tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
-    )
+    day = DeliveryWindow.of(reminder).today(now)
     summary = _account_problem(reminder.account)
     if not day.contains(now):
         summary = _outside_window_summary(reminder, now, len(targets))
@@ -462,13 +443,13 @@ def _locked(run: ReminderRun) -> ReminderRun:
 
 def _open_window_end(run: ReminderRun) -> datetime:
     reminder = run.reminder
-    tz = zone(reminder.timezone)
+    daily = DeliveryWindow.of(reminder)
     now = clock.now()
-    window = window_containing(now, tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour)
+    window = daily.containing(now)
     if window is None:
-        opens = window_next_start(now, tz=tz, start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour)
+        opens = daily.next_start(now)
         raise ReminderStateError(
-            f"The delivery window is closed; it opens at {local_hm(opens, tz)} ({reminder.timezone}). "
+            f"The delivery window is closed; it opens at {daily.local_hm(opens)} ({reminder.timezone}). "
             "Resume then, or turn on auto-resume."
         )
     return window.end_at
@@ -559,10 +540,7 @@ def reminder_runs_auto_resume() -> list[int]:
         status=RunStatus.PAUSED, reminder__auto_resume=True, reminder__enabled=True
     ).select_related("reminder")
     for run in paused:
-        reminder = run.reminder
-        window = window_containing(
-            now, tz=zone(reminder.timezone), start_hour=reminder.window_start_hour, end_hour=reminder.window_end_hour
-        )
+        window = DeliveryWindow.of(run.reminder).containing(now)
         if window is None or (run.window_end_at is not None and window.end_at <= run.window_end_at):
             continue
         try:
@@ -584,8 +562,8 @@ def _still_pending(counts: dict[str, int], partly: int) -> str:
 
 def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
     reminder = run.reminder
-    tz = zone(reminder.timezone)
-    closed = f"Delivery window closed at {local_hm(run.window_end_at, tz)} ({reminder.timezone})."
+    closes = DeliveryWindow.of(reminder).local_hm(run.window_end_at)
+    closed = f"Delivery window closed at {closes} ({reminder.timezone})."
     if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:

@@ -31,7 +31,7 @@ from reminders import selectors, services
 from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
 from reminders.models import Reminder, ReminderRun, TargetStatus
-from reminders.schedule import HORIZON_TEXT, local_hm, within_horizon, zone
+from reminders.schedule import HORIZON_TEXT, local_hm, window_hours_errors, window_text, within_horizon, zone
 from reminders.services import ReminderSpec, ReminderStateError
 
 LIST = "reminders/list.html"
@@ -84,10 +84,6 @@ def duration_text(minutes: int) -> str:
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
-def window_text(start: int, end: int) -> str:
-    return f"{start:02d}:00–{end:02d}:00"
-
-
 def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
@@ -124,7 +120,7 @@ def eta_context(spec: ReminderSpec | None) -> dict:
         tz = zone(spec.timezone)
     except ValueError:
         return {**context, "eta_note": "Pick a valid time zone to see whether it fits."}
-    if not 0 <= spec.window_start_hour < spec.window_end_hour <= 24:
+    if window_hours_errors(spec.window_start_hour, spec.window_end_hour):
         return {**context, "eta_note": "The window must open before it closes."}
     now = clock.now()
     if spec.schedule_crontab:

@@ -24,6 +24,11 @@ from core.notifications import notification_raise
 from core.runs import run_task_send
 from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
+    CANCELABLE,
+    IN_FLIGHT,
+    NEEDS_OPERATOR,
+    RESUMABLE,
+    RETRYABLE,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -122,8 +127,7 @@ def media_purge_unused(*, now: datetime | None = None) -> int:
     a stopped run still has to send stays until the run is over. Returns how many were deleted."""
     now = now or clock.now()
     cutoff = now - timedelta(hours=settings.MEDIA_UNUSED_KEEP_HOURS)
-    open_runs = ReminderRun.objects.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED])
-    open_runs = open_runs | ReminderRun.objects.filter(status=RunStatus.FAILED, pending__gt=0)
+    open_runs = ReminderRun.objects.open()
     needed = {part["media"] for parts in open_runs.values_list("parts", flat=True) for part in parts if part["media"]}
     unused = MediaFile.objects.filter(created_at__lt=cutoff, parts__isnull=True).exclude(pk__in=needed)
     deleted = 0
@@ -292,11 +296,11 @@ def reminder_delete(*, reminder: Reminder) -> None:
     """The reminder and its schedule go (a database trigger drops the PeriodicTask, however a reminder is
     deleted); its runs stay as history, under the name they were fired with. Groups a stopped run still
     had pending are skipped: without the reminder there is no window to resume in."""
-    busy = reminder.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
+    busy = reminder.runs.filter(status__in=IN_FLIGHT).first()
     if busy is not None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
     now = clock.now()
-    stopped = list(reminder.runs.filter(status__in=[RunStatus.PAUSED, RunStatus.FAILED], pending__gt=0))
+    stopped = list(reminder.runs.filter(status__in=RESUMABLE, pending__gt=0))
     ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(
         status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now
     )
@@ -477,7 +481,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
 def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
     """Queue the same run again; only its pending targets are attempted, each from its next unsent part."""
     run = _locked(run)
-    if run.status not in {RunStatus.PAUSED, RunStatus.FAILED}:
+    if run.status not in RESUMABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
     if not run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).exists():
         raise ReminderStateError(f"Run #{run.pk} has no pending groups left to send to.")
@@ -488,7 +492,7 @@ def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
 def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     """Failed targets become pending again and the run is queued; each goes on at its first unsent part."""
     run = _locked(run)
-    if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
+    if run.status not in RETRYABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
     failed = run.targets.filter(status=TargetStatus.FAILED)
     if not failed.exists():
@@ -507,7 +511,7 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
     """
     with transaction.atomic():
         run = _locked(run)
-        if run.status not in {RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.FAILED}:
+        if run.status not in CANCELABLE:
             raise ReminderStateError(f"Run #{run.pk} is {run.status}; there is nothing left to cancel.")
         now = clock.now()
         canceled = run.targets.filter(status=TargetStatus.PENDING).update(
@@ -605,7 +609,7 @@ def reminder_run_notification_title(*, run: ReminderRun) -> str:
 def reminder_run_notify(*, run: ReminderRun) -> None:
     """A run that needs the operator (paused, partial, failed) raises a notification: the bell, and a
     browser notification that opens the reminder's page."""
-    if run.status not in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}:
+    if run.status not in NEEDS_OPERATOR:
         return
     title = reminder_run_notification_title(run=run)
     logger.warning("%s [reminder %s, run %s] %s", title, run.reminder_id, run.pk, run.error_summary)

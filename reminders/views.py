@@ -30,7 +30,7 @@ from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import Reminder, ReminderRun, TargetStatus
+from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
 from reminders.schedule import HORIZON_TEXT, local_hm, window_hours_errors, window_text, within_horizon, zone
 from reminders.services import ReminderSpec, ReminderStateError
 
@@ -40,13 +40,12 @@ DETAIL = "reminders/detail.html"
 ACTIVITY = "reminders/activity.html"
 RUN = "reminders/run.html"
 RUNS = "reminders/runs.html"  # the run row and run panel, shared by the detail and Activity pages
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 HISTORY_ROWS = 20
 RUNS_PER_PAGE = 25
 TARGETS_PER_PAGE = 100
 FAILED_SHOWN = 5
 ACTIVITY_FILTERS = {
-    "running": ("Running", (RunStatus.QUEUED, RunStatus.RUNNING)),
+    "running": ("Running", IN_FLIGHT),
     "paused": ("Paused", (RunStatus.PAUSED,)),
     "success": ("Success", (RunStatus.SUCCESS,)),
     "partial": ("Partial", (RunStatus.PARTIAL,)),
@@ -246,7 +245,9 @@ def reminder_delete(request, pk: int):
 def reminder_detail(request, pk: int):
     reminder = _reminder(pk)
     history = list(selectors.reminder_run_list(reminder_id=pk)[:HISTORY_ROWS])
-    open_runs = list(selectors.reminder_run_filter(statuses=[*ACTIVE, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
+    open_runs = (
+        list(selectors.reminder_run_filter(statuses=[*IN_FLIGHT, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
+    )
     tz = zone(reminder.timezone)
     next_fire = None
     if reminder.enabled and reminder.schedule_crontab:
@@ -403,13 +404,13 @@ def reminder_eta(request):
 
 def _panel_context(run: ReminderRun) -> dict:
     failed = []
-    if run.failed and run.status not in ACTIVE:
+    if run.failed and run.status not in IN_FLIGHT:
         failed = list(selectors.reminder_run_targets(run_id=run.pk, status=TargetStatus.FAILED)[:FAILED_SHOWN])
     return {"run": run, "failed_targets": failed}
 
 
 def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.status in ACTIVE else HttpResponseStopPolling(html)
+    return HttpResponse(html) if run.status in IN_FLIGHT else HttpResponseStopPolling(html)
 
 
 @login_required

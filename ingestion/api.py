@@ -14,6 +14,7 @@ from ingestion.models import (
     AccountChannelMap,
     Channel,
     IngestionRun,
+    IngestionTrigger,
     MapRole,
     SkippedPackage,
     SkipReason,
@@ -369,10 +370,10 @@ class IngestionTriggerView(APIView):
         data.is_valid(raise_exception=True)
         account = data.validated_data.get("account")
         if account is None:
-            runs = services.ingestion_cycle_start(trigger="manual")
+            runs = services.ingestion_cycle_start(trigger=IngestionTrigger.MANUAL)
             message = f"Queued {len(runs)} run{'' if len(runs) == 1 else 's'}."
         else:
-            run, created = services.ingestion_run_request(account=account, trigger="manual")
+            run, created = services.ingestion_run_request(account=account, trigger=IngestionTrigger.MANUAL)
             runs = [run]
             message = f"Queued run {run.pk}." if created else f"Run {run.pk} is already {run.status}."
         result = {"message": message, "runs": [selectors.run_get(pk=run.pk) for run in runs]}

@@ -102,12 +102,16 @@ class TopicProgress(models.Model):
         return self.topic_id == GENERAL_TOPIC_ID
 
 
-class IngestionRun(ClaimableRun):
-    TRIGGERS = [("schedule", "Schedule"), ("manual", "Ingest now"), ("command", "Command")]
+class IngestionTrigger(models.TextChoices):
+    SCHEDULE = "schedule", "Schedule"
+    MANUAL = "manual", "Ingest now"
+    COMMAND = "command", "Command"
 
+
+class IngestionRun(ClaimableRun):
     # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
-    trigger = models.CharField(max_length=10, choices=TRIGGERS, default="schedule")
+    trigger = models.CharField(max_length=10, choices=IngestionTrigger.choices, default=IngestionTrigger.SCHEDULE)
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)

@@ -17,6 +17,7 @@ from ingestion.models import (
     AccountChannelMap,
     Channel,
     IngestionRun,
+    IngestionTrigger,
     MapRole,
     SkippedPackage,
     SkipReason,
@@ -117,7 +118,11 @@ def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgre
 
 
 def ingestion_run_request(
-    *, account: TelegramAccount, trigger: str = "manual", enqueue: bool = True, countdown: int | None = None
+    *,
+    account: TelegramAccount,
+    trigger: str = IngestionTrigger.MANUAL,
+    enqueue: bool = True,
+    countdown: int | None = None,
 ) -> tuple[IngestionRun, bool]:
     """Queue a run for an account unless one is already queued or running; (run, created).
 
@@ -135,7 +140,8 @@ def ingestion_run_request(
         run = IngestionRun.objects.create(account=account, trigger=trigger)
         if enqueue:
             if countdown is None:
-                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if trigger == "schedule" else 0
+                scheduled = trigger == IngestionTrigger.SCHEDULE
+                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if scheduled else 0
             transaction.on_commit(lambda: _enqueue(run.pk, countdown))
     return run, True
 
@@ -148,7 +154,7 @@ def ingestion_run_enqueue(run_id: int) -> None:
     _enqueue(run_id)
 
 
-def ingestion_cycle_start(*, trigger: str = "schedule") -> list[IngestionRun]:
+def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[IngestionRun]:
     """One run per active, logged-in account that reads at least one active channel."""
     accounts = TelegramAccount.objects.filter(
         is_active=True,

@@ -28,7 +28,7 @@ from ingestion.forms import (
     RetryAllForm,
     TopicFetchForm,
 )
-from ingestion.models import Channel, MapRole, SkippedPackage, SkipReason
+from ingestion.models import Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
 
 CHANNELS = "ingestion/channels.html"
 CHANNEL = "ingestion/channel_detail.html"
@@ -227,7 +227,7 @@ def runs_ingest_now(request):
         return redirect("ingestion:runs")
     account = form.cleaned_data["account"]
     if account is None:
-        queued = services.ingestion_cycle_start(trigger="manual")
+        queued = services.ingestion_cycle_start(trigger=IngestionTrigger.MANUAL)
         if queued:
             names = ", ".join(str(run.account) for run in queued)
             messages.success(request, f"Queued {_plural(len(queued), 'run')}: {names}.")
@@ -237,7 +237,7 @@ def runs_ingest_now(request):
             messages.info(request, "Every reading account already has a run queued or running.")
         return redirect("ingestion:runs")
     try:
-        run, created = services.ingestion_run_request(account=account, trigger="manual")
+        run, created = services.ingestion_run_request(account=account, trigger=IngestionTrigger.MANUAL)
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
     else:

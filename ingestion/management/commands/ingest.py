@@ -3,7 +3,7 @@ from tqdm import tqdm
 
 from accounts.models import AuthState, TelegramAccount
 from core.runs import run_claim
-from ingestion.models import IngestionRun
+from ingestion.models import IngestionRun, IngestionTrigger
 from ingestion.pipeline import ingestion_run_execute
 from ingestion.services import ingestion_run_request
 
@@ -22,7 +22,9 @@ class Command(BaseCommand):
             if not accounts.exists():
                 raise CommandError(f"No active, logged-in account with phone {account}.")
         for telegram_account in accounts:
-            run, created = ingestion_run_request(account=telegram_account, trigger="command", enqueue=False)
+            run, created = ingestion_run_request(
+                account=telegram_account, trigger=IngestionTrigger.COMMAND, enqueue=False
+            )
             claimed = run_claim(model=IngestionRun, run_id=run.pk)
             if claimed is None:
                 self.stdout.write(f"{telegram_account}: run #{run.pk} is already being worked on elsewhere.")

@@ -131,10 +131,6 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
                 channels = channels.filter(is_active=filters.validated_data["is_active"])
         return channels
 
-    def list(self, request, *args, **kwargs):
-        services.channels_for_known_chats()
-        return super().list(request, *args, **kwargs)
-
     @extend_schema(
         summary="Change whether a channel is scanned, its category or its raw-file retention",
         request=ChannelUpdateSerializer,

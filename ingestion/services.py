@@ -252,6 +252,7 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
     A `source` is activated and read by every account in it; the `destination`
     is written by every account that can post there.
     """
+    channels_for_known_chats()
     for telegram_id, role in roles.items():
         chat = Chat.objects.filter(telegram_id=telegram_id).first()
         if chat is None:
@@ -266,7 +267,10 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
 
 
 def channels_for_known_chats() -> None:
-    """A Channel row for every channel or supergroup an account is in, so the operator can set each up."""
+    """A Channel row for every channel or supergroup an account is in, so the operator can set each up.
+
+    Run when an account's chats are stored (accounts.signals.chats_refreshed) and when roles are applied;
+    pages and the API only read."""
     from ingestion.selectors import SOURCE_CHAT_TYPES
 
     chats = Chat.objects.filter(

@@ -74,7 +74,6 @@ def _channels_context(request) -> dict:
 @login_required
 @require_GET
 def channel_list(request):
-    services.channels_for_known_chats()
     return render(request, CHANNELS, _channels_context(request))
 
 

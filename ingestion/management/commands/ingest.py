@@ -1,3 +1,5 @@
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -9,13 +11,15 @@ from ingestion.services import ingestion_run_request
 
 
 class Command(BaseCommand):
-    help = "Run one ingestion cycle now, in this process, with a progress bar."
+    help = "Run one ingestion cycle now, in this process, with a progress bar, and exit."
 
     def add_arguments(self, parser):
-        parser.add_argument("--once", action="store_true", help="Run one cycle and exit (the only mode).")
+        # One cycle is all this command runs (beat starts the others); `--once` is still accepted, and hidden,
+        # so that scripts that pass it keep working.
+        parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
         parser.add_argument("--account", help="Only this account (phone number).")
 
-    def handle(self, *args, once, account, **options):
+    def handle(self, *args, account, **options):
         accounts = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED)
         if account:
             accounts = accounts.filter(phone=account)

@@ -1,4 +1,7 @@
-"""Channels, their readers and writers, runs, skipped packages and Retry."""
+"""Channels, their readers and writers, runs, skipped packages and Retry.
+
+Why this size: every write of channels, maps, runs and skipped packages, each small; split by job if it grows.
+"""
 
 import random
 import re

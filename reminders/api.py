@@ -1,4 +1,7 @@
-"""API for reminders, their media, the ETA pill, and runs with their Resume / Cancel / Retry failed actions."""
+"""API for reminders, their media, the ETA pill, and runs with their Resume / Cancel / Retry failed actions.
+
+Why this size: one viewset per reminders resource, each with its serializers and schema text beside it.
+"""
 
 from dataclasses import replace
 

@@ -26,6 +26,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import AuthState, TelegramAccount
 from core import clock
+from core.forms import error_text
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
@@ -105,7 +106,7 @@ def reminder_set_enabled(request, pk: int):
     try:
         services.reminder_update(reminder=reminder, spec=spec)
     except ValidationError as exc:
-        return _list_row(request, reminder, notice=" ".join(exc.messages), notice_is_error=True)
+        return _list_row(request, reminder, notice=error_text(exc), notice_is_error=True)
     return _list_row(request, reminder, notice="On: it sends on its schedule." if enabled else "Off: no more sends.")
 
 

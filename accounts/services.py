@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
+from accounts.signals import chats_refreshed
 from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
 from core.errors import OperatorError
 from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
@@ -157,6 +158,7 @@ def account_refresh_chats(*, account: TelegramAccount) -> int:
         AccountChat.objects.filter(account=account).exclude(chat_id__in=seen).delete()
         account.chats_refreshed_at = now
         account.save(update_fields=["chats_refreshed_at"])
+        chats_refreshed.send(sender=TelegramAccount, account=account)
     return len(chats)
 
 

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import selectors, services
 from accounts.forms import CodeForm, PasswordForm, PhoneForm
 from accounts.models import AuthState, TelegramAccount
+from core.forms import error_text
 from telegram.errors import LoginError
 
 PAGE = "accounts/list.html"
@@ -36,15 +37,9 @@ NEXT_STEP = {
 }
 
 
-def error_message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return " ".join(exc.messages)
-    return str(exc)
-
-
 def _show_error(form: forms.Form, exc: Exception, *, field: str) -> None:
     """A wrong code, password or phone belongs under its field; anything else above the form."""
-    form.add_error(field if isinstance(exc, LoginError | ValidationError) else None, error_message(exc))
+    form.add_error(field if isinstance(exc, LoginError | ValidationError) else None, error_text(exc))
 
 
 def _dialog(request, name: str, **context) -> HttpResponse:
@@ -92,9 +87,7 @@ def account_send_code(request, pk: int):
     try:
         account = services.account_send_code(account=account)
     except services.OPERATOR_ERRORS as exc:
-        return _dialog(
-            request, "notice-dialog", account=account, title="No login code sent", message=error_message(exc)
-        )
+        return _dialog(request, "notice-dialog", account=account, title="No login code sent", message=error_text(exc))
     return _after_login_step(request, account)
 
 
@@ -137,7 +130,7 @@ def account_refresh_chats(request, pk: int):
     try:
         found = services.account_refresh_chats(account=account)
     except services.OPERATOR_ERRORS as exc:
-        notice, notice_is_error = error_message(exc), True
+        notice, notice_is_error = error_text(exc), True
     else:
         notice, notice_is_error = f"Found {found} chat{'' if found == 1 else 's'}.", False
     if not request.htmx:

@@ -25,6 +25,7 @@ def seed() -> None:
 
     from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
     from ingestion.models import AccountChannelMap, Channel, IngestionRun, SkippedPackage
+    from ingestion.services import channels_for_known_chats
     from packages.models import Package
     from reminders.models import Reminder, ReminderRun
 
@@ -38,6 +39,7 @@ def seed() -> None:
         AccountChat(account=account, chat=chat, access_hash=n) for n, chat in enumerate(chats)
     )
     channels = Channel.objects.bulk_create(Channel(chat=chat, is_active=True) for chat in chats[:20])
+    channels_for_known_chats()  # what a chat refresh does: a row for every other chat too
     AccountChannelMap.objects.bulk_create(AccountChannelMap(account=account, channel=channel) for channel in channels)
     IngestionRun.objects.bulk_create(IngestionRun(account=account, status="success") for _ in range(500))
     for start in range(0, PACKAGES, 10_000):

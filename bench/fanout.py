@@ -109,7 +109,8 @@ def main() -> None:
     from operations.sandbox import sandbox_authorize
     from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create, reminder_fire
     from telegram.records import PART_SIZE
-    from telegram.sandbox.world import World, world_load
+    from telegram.sandbox.loader import world_load
+    from telegram.sandbox.world import World
 
     world_load(
         settings.SANDBOX_PATH,

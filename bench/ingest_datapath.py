@@ -57,8 +57,8 @@ def main() -> None:
     from ingestion.models import IngestionRun
     from operations.sandbox import sandbox_authorize
     from telegram.sandbox import sender as sandbox_sender
+    from telegram.sandbox.loader import world_load
     from telegram.sandbox.server import SandboxServer
-    from telegram.sandbox.world import world_load
 
     world = {
         "limits": {"upload_max_bytes": 2 * GIB, "premium_upload_max_bytes": 4 * GIB},

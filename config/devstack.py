@@ -13,6 +13,8 @@ of the `pgserver` wheel) and an embedded Redis (the `redis-server` binary of the
 
 Ports: PORT (dashboard, 8000), FLOWER_PORT (5555), STASHCAST_PG_PORT (54329),
 STASHCAST_REDIS_PORT (63799).
+
+Why this size: one program (run, test, manage, backup, restore) over one embedded PostgreSQL and Redis.
 """
 
 import os

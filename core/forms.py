@@ -1,4 +1,5 @@
-"""Services' errors (core/errors.py) read for forms: the item a message is about, without parsing its text."""
+"""Services' errors (core/errors.py) read for forms and pages: one line of text, or the item a message is about,
+without parsing its text."""
 
 from django.core.exceptions import ValidationError
 
@@ -13,3 +14,11 @@ def item_errors(errors: list[ValidationError]) -> list[tuple[int | None, str]]:
         else:
             found.extend((None, text) for text in error.messages)
     return found
+
+
+def error_text(exc: Exception) -> str:
+    """A service's error as one line for a notice or the top of a form: a ValidationError's messages joined,
+    an OperatorError's (or any other error's) message."""
+    if isinstance(exc, ValidationError):
+        return " ".join(exc.messages)
+    return str(exc)

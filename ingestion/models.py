@@ -52,7 +52,19 @@ class MapRole(models.TextChoices):
     WRITER = "writer", "Writer"
 
 
-class AccountChannelMap(models.Model):
+class EmptyScans:
+    """What a run of empty scans means, for a channel map and for a forum topic alike."""
+
+    consecutive_empty_scans: int
+
+    @property
+    def in_backoff(self) -> bool:
+        """Idle long enough to be backed off: checked only every INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH cycle
+        (scanning.backoff_skips says whether this cycle is one of the others)."""
+        return self.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
+
+
+class AccountChannelMap(EmptyScans, models.Model):
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="channel_maps")
     channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="maps")
     role = models.CharField(max_length=10, choices=MapRole.choices, default=MapRole.READER)
@@ -70,13 +82,8 @@ class AccountChannelMap(models.Model):
     def __str__(self) -> str:
         return f"{self.account} {self.role} of {self.channel}"
 
-    @property
-    def in_backoff(self) -> bool:
-        """Idle long enough to be checked only every INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH cycle."""
-        return self.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
 
-
-class TopicProgress(models.Model):
+class TopicProgress(EmptyScans, models.Model):
     map = models.ForeignKey(AccountChannelMap, on_delete=models.CASCADE, related_name="topics")
     topic_id = models.BigIntegerField()
     title = models.CharField(max_length=255)
@@ -94,20 +101,20 @@ class TopicProgress(models.Model):
         return self.title
 
     @property
-    def in_backoff(self) -> bool:
-        return self.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
-
-    @property
     def is_general(self) -> bool:
         return self.topic_id == GENERAL_TOPIC_ID
 
 
-class IngestionRun(ClaimableRun):
-    TRIGGERS = [("schedule", "Schedule"), ("manual", "Ingest now"), ("command", "Command")]
+class IngestionTrigger(models.TextChoices):
+    SCHEDULE = "schedule", "Schedule"
+    MANUAL = "manual", "Ingest now"
+    COMMAND = "command", "Command"
 
+
+class IngestionRun(ClaimableRun):
     # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
-    trigger = models.CharField(max_length=10, choices=TRIGGERS, default="schedule")
+    trigger = models.CharField(max_length=10, choices=IngestionTrigger.choices, default=IngestionTrigger.SCHEDULE)
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)

@@ -3,6 +3,8 @@
 This module scans (what changed, which sets are whole, which are new) and drives each set through the
 stages: fetching (`fetching.py`), uploading (`uploading.py`), recording and indexing (services of
 `ingestion` and `packages`, no Telegram). The shared records and `db` are in `cycle.py`.
+
+Why this size: scanning and driving a set are one loop over the cycle's records; the stages are elsewhere.
 """
 
 import asyncio

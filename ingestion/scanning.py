@@ -16,7 +16,14 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from ingestion.models import RETRYABLE_REASONS, AccountChannelMap, IngestionRun, SkippedPackage, TopicProgress
+from ingestion.models import (
+    RETRYABLE_REASONS,
+    AccountChannelMap,
+    EmptyScans,
+    IngestionRun,
+    SkippedPackage,
+    TopicProgress,
+)
 
 SCAN, CHECK, SKIP = "scan", "check", "skip"
 
@@ -37,11 +44,9 @@ def cycle_number(*, run: IngestionRun) -> int:
     return IngestionRun.objects.filter(account_id=run.account_id, pk__lte=run.pk).count()
 
 
-def in_backoff(*, state, cycle: int) -> bool:
-    return (
-        state.consecutive_empty_scans >= settings.INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD
-        and cycle % settings.INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH != 0
-    )
+def backoff_skips(*, state: EmptyScans, cycle: int) -> bool:
+    """Whether a backed-off map or topic (state.in_backoff) sits this cycle out: it is looked at every Nth."""
+    return state.in_backoff and cycle % settings.INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH != 0
 
 
 def scan_decide(*, channel_map: AccountChannelMap, cycle: int, pending_retry: bool, at: datetime) -> Decision:
@@ -52,7 +57,7 @@ def scan_decide(*, channel_map: AccountChannelMap, cycle: int, pending_retry: bo
     recent = at - channel_map.last_scanned_at < timedelta(seconds=settings.INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS)
     if recent and channel_map.consecutive_empty_scans > 0:
         return Decision(SKIP, "scanned recently and idle")
-    if in_backoff(state=channel_map, cycle=cycle):
+    if backoff_skips(state=channel_map, cycle=cycle):
         return Decision(SKIP, f"idle for {channel_map.consecutive_empty_scans} scans: backing off")
     return Decision(CHECK, "last-message check")
 

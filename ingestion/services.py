@@ -1,4 +1,7 @@
-"""Channels, their readers and writers, runs, skipped packages and Retry."""
+"""Channels, their readers and writers, runs, skipped packages and Retry.
+
+Why this size: every write of channels, maps, runs and skipped packages, each small; split by job if it grows.
+"""
 
 import random
 import re
@@ -17,6 +20,7 @@ from ingestion.models import (
     AccountChannelMap,
     Channel,
     IngestionRun,
+    IngestionTrigger,
     MapRole,
     SkippedPackage,
     SkipReason,
@@ -117,7 +121,11 @@ def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgre
 
 
 def ingestion_run_request(
-    *, account: TelegramAccount, trigger: str = "manual", enqueue: bool = True, countdown: int | None = None
+    *,
+    account: TelegramAccount,
+    trigger: str = IngestionTrigger.MANUAL,
+    enqueue: bool = True,
+    countdown: int | None = None,
 ) -> tuple[IngestionRun, bool]:
     """Queue a run for an account unless one is already queued or running; (run, created).
 
@@ -135,7 +143,8 @@ def ingestion_run_request(
         run = IngestionRun.objects.create(account=account, trigger=trigger)
         if enqueue:
             if countdown is None:
-                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if trigger == "schedule" else 0
+                scheduled = trigger == IngestionTrigger.SCHEDULE
+                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if scheduled else 0
             transaction.on_commit(lambda: _enqueue(run.pk, countdown))
     return run, True
 
@@ -148,7 +157,7 @@ def ingestion_run_enqueue(run_id: int) -> None:
     _enqueue(run_id)
 
 
-def ingestion_cycle_start(*, trigger: str = "schedule") -> list[IngestionRun]:
+def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[IngestionRun]:
     """One run per active, logged-in account that reads at least one active channel."""
     accounts = TelegramAccount.objects.filter(
         is_active=True,
@@ -246,6 +255,7 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
     A `source` is activated and read by every account in it; the `destination`
     is written by every account that can post there.
     """
+    channels_for_known_chats()
     for telegram_id, role in roles.items():
         chat = Chat.objects.filter(telegram_id=telegram_id).first()
         if chat is None:
@@ -260,7 +270,10 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
 
 
 def channels_for_known_chats() -> None:
-    """A Channel row for every channel or supergroup an account is in, so the operator can set each up."""
+    """A Channel row for every channel or supergroup an account is in, so the operator can set each up.
+
+    Run when an account's chats are stored (accounts.signals.chats_refreshed) and when roles are applied;
+    pages and the API only read."""
     from ingestion.selectors import SOURCE_CHAT_TYPES
 
     chats = Chat.objects.filter(

@@ -5,14 +5,14 @@ from celery.signals import worker_ready
 
 from core.runs import run_claim
 from ingestion import pipeline, recovery, services
-from ingestion.models import IngestionRun
+from ingestion.models import IngestionRun, IngestionTrigger
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task
 def ingestion_cycle_start() -> int:
-    return len(services.ingestion_cycle_start(trigger="schedule"))
+    return len(services.ingestion_cycle_start(trigger=IngestionTrigger.SCHEDULE))
 
 
 @shared_task

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
+from core.forms import error_text
 from core.models import RunStatus
 from ingestion import selectors, services
 from ingestion.forms import (
@@ -28,7 +29,7 @@ from ingestion.forms import (
     RetryAllForm,
     TopicFetchForm,
 )
-from ingestion.models import Channel, MapRole, SkippedPackage, SkipReason
+from ingestion.models import Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
 
 CHANNELS = "ingestion/channels.html"
 CHANNEL = "ingestion/channel_detail.html"
@@ -36,10 +37,6 @@ RUNS = "ingestion/runs.html"
 SKIPPED = "ingestion/skipped.html"
 RUNS_PER_PAGE = 25
 SKIPPED_PER_PAGE = 50
-
-
-def _error_text(exc: ValidationError) -> str:
-    return " ".join(exc.messages)
 
 
 def _plural(count: int, word: str) -> str:
@@ -74,7 +71,6 @@ def _channels_context(request) -> dict:
 @login_required
 @require_GET
 def channel_list(request):
-    services.channels_for_known_chats()
     return render(request, CHANNELS, _channels_context(request))
 
 
@@ -87,7 +83,7 @@ def channel_set_active(request, pk: int):
     try:
         channel = services.channel_update(channel=channel, is_active=form.cleaned_data["is_active"])
     except ValidationError as exc:
-        return _channel_row(request, pk, notice=_error_text(exc), notice_is_error=True)
+        return _channel_row(request, pk, notice=error_text(exc), notice_is_error=True)
     if not channel.is_active:
         notice = "Paused: no longer scanned."
     elif not channel.maps.filter(role=MapRole.READER).exists():
@@ -127,7 +123,7 @@ def channel_add_reader(request, pk: int):
     try:
         services.channel_link_account(channel=channel, account=account)
     except ValidationError as exc:
-        return _channel_row(request, pk, notice=_error_text(exc), notice_is_error=True)
+        return _channel_row(request, pk, notice=error_text(exc), notice_is_error=True)
     return _channel_row(request, pk, notice=f"{account} reads it now.")
 
 
@@ -151,7 +147,7 @@ def channel_make_destination(request, pk: int):
         try:
             services.destination_set(channel=row.channel, writers=list(form.cleaned_data["writers"]))
         except ValidationError as exc:
-            form.add_error(None, _error_text(exc))
+            form.add_error(None, error_text(exc))
         else:
             if not request.htmx:
                 messages.success(request, f"{row.channel.title} is the destination now.")
@@ -227,7 +223,7 @@ def runs_ingest_now(request):
         return redirect("ingestion:runs")
     account = form.cleaned_data["account"]
     if account is None:
-        queued = services.ingestion_cycle_start(trigger="manual")
+        queued = services.ingestion_cycle_start(trigger=IngestionTrigger.MANUAL)
         if queued:
             names = ", ".join(str(run.account) for run in queued)
             messages.success(request, f"Queued {_plural(len(queued), 'run')}: {names}.")
@@ -237,9 +233,9 @@ def runs_ingest_now(request):
             messages.info(request, "Every reading account already has a run queued or running.")
         return redirect("ingestion:runs")
     try:
-        run, created = services.ingestion_run_request(account=account, trigger="manual")
+        run, created = services.ingestion_run_request(account=account, trigger=IngestionTrigger.MANUAL)
     except ValidationError as exc:
-        messages.error(request, _error_text(exc))
+        messages.error(request, error_text(exc))
     else:
         if created:
             messages.success(request, f"Queued run #{run.pk} for {account}.")

@@ -7,6 +7,8 @@ Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
 odd names) ends the same way. Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
+
+Why this size: one reader per archive format (zip, rar, 7z) behind one listing; they share the checks.
 """
 
 import bisect

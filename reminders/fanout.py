@@ -10,6 +10,8 @@ fired and is counted in the target's `parts_sent`; the target is `sent` once eve
 `failed`. A target stopped part-way (window, pause, cancel, a dead worker) goes on at its next
 unsent part; only the part in flight when a worker died is sent again, with the same random_id,
 so Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
+
+Why this size: one paced send loop and its stop rules (window, pause, FloodWait, cancel), read together.
 """
 
 import asyncio

@@ -5,6 +5,8 @@ Parts and groups are lists the operator edits in place, so they are read from th
 `part` per row, in order, with `part-<n>-kind`, `-text`, `-media`, `-caption` and `-file`; the chosen
 groups as `targets` (chat ids) with an optional `topic-<chat id>`. The rest is an ordinary Django form.
 The rules are the services' (reminder_validate): their errors land under the field they name.
+
+Why this size: one form serves the wizard's four steps and every edit page; fields and checks stay together.
 """
 
 import re

@@ -112,6 +112,21 @@ class RunTrigger(models.TextChoices):
     MANUAL = "manual", "Send now"
 
 
+# Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
+# and the API show them (can_resume, can_cancel, can_retry_failed).
+IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
+RESUMABLE = (RunStatus.PAUSED, RunStatus.FAILED)  # with groups still pending
+CANCELABLE = (*IN_FLIGHT, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
+RETRYABLE = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # with failed groups
+NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # raises a notification
+
+
+class ReminderRunQuerySet(models.QuerySet):
+    def open(self) -> "ReminderRunQuerySet":
+        """Runs that still have groups to send: the ones can_cancel holds for."""
+        return self.filter(Q(status__in=[*IN_FLIGHT, RunStatus.PAUSED]) | Q(status=RunStatus.FAILED, pending__gt=0))
+
+
 class ReminderRun(ClaimableRun):
     """One firing of a reminder: its parts as they were then, and one ReminderRunTarget per group."""
 
@@ -133,6 +148,8 @@ class ReminderRun(ClaimableRun):
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
 
+    objects = ReminderRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["account", "status"], name="reminder_run_account_status")]
@@ -142,21 +159,15 @@ class ReminderRun(ClaimableRun):
 
     @property
     def can_resume(self) -> bool:
-        return self.reminder_id is not None and self.status in {RunStatus.PAUSED, RunStatus.FAILED} and self.pending > 0
+        return self.reminder_id is not None and self.status in RESUMABLE and self.pending > 0
 
     @property
     def can_cancel(self) -> bool:
-        return self.status in {RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.PAUSED} or (
-            self.status == RunStatus.FAILED and self.pending > 0
-        )
+        return self.status in CANCELABLE and (self.status != RunStatus.FAILED or self.pending > 0)
 
     @property
     def can_retry_failed(self) -> bool:
-        return (
-            self.reminder_id is not None
-            and self.status in {RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED}
-            and self.failed > 0
-        )
+        return self.reminder_id is not None and self.status in RETRYABLE and self.failed > 0
 
 
 class TargetStatus(models.TextChoices):

@@ -99,6 +99,65 @@ def window_next_start(moment: datetime, *, tz: ZoneInfo, start_hour: int, end_ho
     return window_on(day + timedelta(days=1), tz=tz, start_hour=start_hour, end_hour=end_hour).start_at
 
 
+def window_hours_errors(start_hour: int, end_hour: int) -> dict[str, str]:
+    """The window rule: hours 0 ≤ start < end ≤ 24. What breaks it, by field; empty when it holds."""
+    errors = {}
+    if not 0 <= start_hour <= 23:
+        errors["window_start_hour"] = f"window_start_hour must be an hour from 0 to 23, got {start_hour}."
+    if not 1 <= end_hour <= 24:
+        errors["window_end_hour"] = f"window_end_hour must be an hour from 1 to 24, got {end_hour}."
+    if start_hour >= end_hour and "window_start_hour" not in errors:
+        errors["window_start_hour"] = (
+            "The delivery window must start before it ends: "
+            f"window_start_hour {start_hour} ≥ window_end_hour {end_hour}."
+        )
+    return errors
+
+
+def window_text(start_hour: int, end_hour: int) -> str:
+    """09:00–18:00."""
+    return f"{start_hour:02d}:00–{end_hour:02d}:00"
+
+
+@dataclass(frozen=True)
+class DeliveryWindow:
+    """A reminder's daily window in its zone: the one place its zone and hours are read together."""
+
+    tz: ZoneInfo
+    start_hour: int
+    end_hour: int
+
+    @classmethod
+    def of(cls, owner) -> "DeliveryWindow":
+        """The window of anything with timezone, window_start_hour and window_end_hour (a Reminder, a spec);
+        ValueError for a zone that is not IANA."""
+        return cls(tz=zone(owner.timezone), start_hour=owner.window_start_hour, end_hour=owner.window_end_hour)
+
+    @property
+    def text(self) -> str:
+        return window_text(self.start_hour, self.end_hour)
+
+    def on(self, day: date) -> Window:
+        return window_on(day, tz=self.tz, start_hour=self.start_hour, end_hour=self.end_hour)
+
+    def today(self, moment: datetime) -> Window:
+        """The window of moment's local day, open or not."""
+        return self.on(moment.astimezone(self.tz).date())
+
+    def containing(self, moment: datetime) -> Window | None:
+        return window_containing(moment, tz=self.tz, start_hour=self.start_hour, end_hour=self.end_hour)
+
+    def next_start(self, moment: datetime) -> datetime:
+        return window_next_start(moment, tz=self.tz, start_hour=self.start_hour, end_hour=self.end_hour)
+
+    def fires_inside(self, hours) -> bool:
+        """Whether any of these local hours (a crontab's) is inside the window."""
+        return any(self.start_hour <= hour < self.end_hour for hour in hours)
+
+    def local_hm(self, moment: datetime) -> str:
+        return local_hm(moment, self.tz)
+
+
 def local_hm(moment: datetime, tz: ZoneInfo) -> str:
     """HH:MM on the wall clock of tz; a window ending at 24 reads 00:00."""
     return moment.astimezone(tz).strftime("%H:%M")

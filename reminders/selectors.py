@@ -8,8 +8,15 @@ from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from accounts.models import Chat
-from core.models import RunStatus
-from reminders.models import MediaFile, Reminder, ReminderPart, ReminderRun, ReminderRunTarget, ReminderTarget
+from reminders.models import (
+    IN_FLIGHT,
+    MediaFile,
+    Reminder,
+    ReminderPart,
+    ReminderRun,
+    ReminderRunTarget,
+    ReminderTarget,
+)
 from reminders.schedule import crontab_parse
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
 from telegram.records import GROUP, SUPERGROUP
@@ -81,7 +88,7 @@ def account_observed_rate(*, account_id: int) -> float | None:
     included); None before its first run."""
     runs = list(
         ReminderRun.objects.filter(account_id=account_id, messages_sent__gt=0, active_seconds__gt=0)
-        .exclude(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .exclude(status__in=IN_FLIGHT)
         .order_by("-finished_at", "-pk")
         .values_list("messages_sent", "active_seconds")[: settings.REMINDER_OBSERVED_RATE_RUNS]
     )

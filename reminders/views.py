@@ -5,12 +5,12 @@ nothing is lost going back and forth; each button posts the whole form and the p
 form again (a step further, or with errors), the whole page without HTMX. The ETA panel beside it posts
 the same form to `eta` whenever a field changes. Run rows and panels poll while their run is queued or
 running and stop (HTTP 286) once it is not.
+
+Why this size: one view per page or HTMX fragment of Reminders and Activity; the words are in presenters.py.
 """
 
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 
-from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -26,13 +26,20 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import AuthState, TelegramAccount
 from core import clock
+from core.forms import error_text
 from core.models import RunStatus
 from reminders import selectors, services
-from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import Reminder, ReminderRun, TargetStatus
-from reminders.schedule import HORIZON_TEXT, local_hm, within_horizon, zone
-from reminders.services import ReminderSpec, ReminderStateError
+from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
+from reminders.presenters import (
+    eta_context,
+    panel_context,
+    plural,
+    reminder_row,
+    saved_note,
+)
+from reminders.schedule import zone
+from reminders.services import ReminderStateError
 
 LIST = "reminders/list.html"
 FORM = "reminders/form.html"
@@ -40,128 +47,16 @@ DETAIL = "reminders/detail.html"
 ACTIVITY = "reminders/activity.html"
 RUN = "reminders/run.html"
 RUNS = "reminders/runs.html"  # the run row and run panel, shared by the detail and Activity pages
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 HISTORY_ROWS = 20
 RUNS_PER_PAGE = 25
 TARGETS_PER_PAGE = 100
-FAILED_SHOWN = 5
 ACTIVITY_FILTERS = {
-    "running": ("Running", (RunStatus.QUEUED, RunStatus.RUNNING)),
+    "running": ("Running", IN_FLIGHT),
     "paused": ("Paused", (RunStatus.PAUSED,)),
     "success": ("Success", (RunStatus.SUCCESS,)),
     "partial": ("Partial", (RunStatus.PARTIAL,)),
     "failed": ("Failed", (RunStatus.FAILED,)),
 }
-CRON_WORDS = Options()
-CRON_WORDS.use_24hour_time_format = True
-
-
-# Words and numbers for the pages ---------------------------------------------------------------------------------
-
-
-def schedule_text(*, crontab: str, at: datetime | None, timezone: str) -> str:
-    """The schedule as the operator would say it: "At 09:00, Monday through Friday"."""
-    if crontab:
-        try:
-            words = ExpressionDescriptor(crontab, CRON_WORDS).get_description()
-        except Exception:  # cron-descriptor raises its own types for what celery accepts; the crontab says it
-            return crontab
-        # "At 09:00" alone reads like once; a crontab with no day, month or weekday fires every day
-        return f"{words}, every day" if crontab.split()[2:] == ["*", "*", "*"] else words
-    if at is not None:
-        try:
-            local = at.astimezone(zone(timezone))
-        except ValueError:
-            local = at
-        return f"Once, {local:%a %-d %b %Y} at {local:%H:%M}"
-    return "Manual: only when you press Send now"
-
-
-def duration_text(minutes: int) -> str:
-    hours, minutes = divmod(minutes, 60)
-    if not hours:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-
-
-def window_text(start: int, end: int) -> str:
-    return f"{start:02d}:00–{end:02d}:00"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-@dataclass(frozen=True)
-class ReminderRow:
-    reminder: Reminder
-    schedule: str
-    last_run: ReminderRun | None
-
-
-def _reminder_row(reminder: Reminder, last_run: ReminderRun | None = None) -> ReminderRow:
-    text = schedule_text(crontab=reminder.schedule_crontab, at=reminder.schedule_at, timezone=reminder.timezone)
-    return ReminderRow(reminder=reminder, schedule=text, last_run=last_run)
-
-
-def eta_context(spec: ReminderSpec | None) -> dict:
-    """What the ETA panel shows for what the operator has entered so far; never an error page."""
-    context = {"spec": spec}
-    if spec is None:
-        return {**context, "eta_note": "Choose the account that sends it to see how long it takes."}
-    parts, targets = len(spec.parts), len(spec.targets)
-    context.update(
-        parts=parts,
-        targets=targets,
-        messages_total=parts * targets,
-        schedule=schedule_text(crontab=spec.schedule_crontab, at=spec.schedule_at, timezone=spec.timezone),
-        window=window_text(spec.window_start_hour, spec.window_end_hour),
-        observed_rate=selectors.account_observed_rate(account_id=spec.account.pk),
-    )
-    if not parts or not targets:
-        return {**context, "eta_note": "Add a part and pick groups to see how long it takes."}
-    try:
-        tz = zone(spec.timezone)
-    except ValueError:
-        return {**context, "eta_note": "Pick a valid time zone to see whether it fits."}
-    if not 0 <= spec.window_start_hour < spec.window_end_hour <= 24:
-        return {**context, "eta_note": "The window must open before it closes."}
-    now = clock.now()
-    if spec.schedule_crontab:
-        fire_at = selectors.reminder_next_fire_at(crontab=spec.schedule_crontab, tz=tz, after=now)
-        fire_label = "Next send"
-        if fire_at is None:
-            return {**context, "eta_note": "Write a valid crontab to see whether it fits."}
-    elif spec.schedule_at is not None:
-        fire_at, fire_label = spec.schedule_at, "Sends"
-        if not within_horizon(fire_at, now):
-            return {**context, "eta_note": f"Pick a time within {HORIZON_TEXT} to see whether it fits."}
-    else:
-        fire_at, fire_label = now, "If sent now"
-    rate = settings.REMINDER_MAX_SEND_PER_MINUTE
-    estimate = eta_estimate(
-        targets=targets,
-        parts=parts,
-        fire_at=fire_at,
-        tz=tz,
-        window_start_hour=spec.window_start_hour,
-        window_end_hour=spec.window_end_hour,
-        rate_per_minute=rate,
-    )
-    state = "fits" if estimate.label == FITS else "pause" if estimate.label == LIKELY_TO_PAUSE else "outside"
-    local_fire = fire_at.astimezone(tz)
-    return {
-        **context,
-        "eta": estimate,
-        "eta_state": state,
-        "eta_duration": duration_text(estimate.duration_minutes),
-        "fire_label": fire_label,
-        "fire_text": f"{local_fire:%a %-d %b}, {local_fire:%H:%M}",
-        "finish_text": local_hm(estimate.finishes_at, tz),
-        "finish_other_day": estimate.finishes_at.astimezone(tz).date() != local_fire.date(),
-        "window_end_text": local_hm(estimate.window_end_at, tz) if estimate.window_end_at else "",
-        "rate": rate,
-    }
 
 
 def _back(request, default: str) -> str:
@@ -187,7 +82,7 @@ def _reminder(pk: int) -> Reminder:
 def reminder_list(request):
     reminders = list(selectors.reminder_list())
     last_runs = selectors.reminder_last_runs(reminder_ids=[reminder.pk for reminder in reminders])
-    rows = [_reminder_row(reminder, last_runs.get(reminder.pk)) for reminder in reminders]
+    rows = [reminder_row(reminder, last_runs.get(reminder.pk)) for reminder in reminders]
     return render(request, LIST, {"rows": rows})
 
 
@@ -198,7 +93,7 @@ def _list_row(request, reminder: Reminder, *, notice: str = "", notice_is_error:
         return redirect("reminders:list")
     reminder = _reminder(reminder.pk)
     last_run = selectors.reminder_last_runs(reminder_ids=[reminder.pk]).get(reminder.pk)
-    context = {"row": _reminder_row(reminder, last_run), "notice": notice, "notice_is_error": notice_is_error}
+    context = {"row": reminder_row(reminder, last_run), "notice": notice, "notice_is_error": notice_is_error}
     return render(request, f"{LIST}#reminder-row", context)
 
 
@@ -211,7 +106,7 @@ def reminder_set_enabled(request, pk: int):
     try:
         services.reminder_update(reminder=reminder, spec=spec)
     except ValidationError as exc:
-        return _list_row(request, reminder, notice=" ".join(exc.messages), notice_is_error=True)
+        return _list_row(request, reminder, notice=error_text(exc), notice_is_error=True)
     return _list_row(request, reminder, notice="On: it sends on its schedule." if enabled else "Off: no more sends.")
 
 
@@ -228,7 +123,7 @@ def reminder_send_now(request, pk: int):
     if run.status == RunStatus.FAILED:
         messages.error(request, f"Run #{run.pk} could not start. {run.error_summary}")
     else:
-        messages.success(request, f"Run #{run.pk} is sending “{reminder}” to {_plural(run.total, 'group')}.")
+        messages.success(request, f"Run #{run.pk} is sending “{reminder}” to {plural(run.total, 'group')}.")
     return _go(request, detail)
 
 
@@ -250,7 +145,9 @@ def reminder_delete(request, pk: int):
 def reminder_detail(request, pk: int):
     reminder = _reminder(pk)
     history = list(selectors.reminder_run_list(reminder_id=pk)[:HISTORY_ROWS])
-    open_runs = list(selectors.reminder_run_filter(statuses=[*ACTIVE, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
+    open_runs = (
+        list(selectors.reminder_run_filter(statuses=[*IN_FLIGHT, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
+    )
     tz = zone(reminder.timezone)
     next_fire = None
     if reminder.enabled and reminder.schedule_crontab:
@@ -263,7 +160,7 @@ def reminder_detail(request, pk: int):
         "part_list": list(reminder.parts.all()),
         "target_list": list(reminder.targets.all()),
         "history": history,
-        "panels": [_panel_context(run) for run in open_runs],
+        "panels": [panel_context(run) for run in open_runs],
         "next_fire": next_fire.astimezone(tz) if next_fire else None,
     }
     return render(request, DETAIL, context)
@@ -340,7 +237,7 @@ def reminder_compose(request):
             except ValidationError as exc:
                 form.add_service_errors(exc)
             else:
-                messages.success(request, f"“{reminder}” is saved. {_saved_note(reminder)}")
+                messages.success(request, f"“{reminder}” is saved. {saved_note(reminder)}")
                 return _go(request, reverse("reminders:detail", args=[reminder.pk]))
         step, moved = form.first_section_with_errors() or step, True
     elif action.startswith("goto-") and action[5:] in STEP_KEYS:
@@ -351,15 +248,6 @@ def reminder_compose(request):
             target = form.first_section_with_errors() or step
         step, moved = target, True
     return _form_page(request, form, step=step, compose=True, url=url, scroll=moved)
-
-
-def _saved_note(reminder: Reminder) -> str:
-    if not reminder.enabled:
-        return "It is off: switch it on to send on its schedule."
-    if reminder.schedule_crontab or reminder.schedule_at:
-        words = schedule_text(crontab=reminder.schedule_crontab, at=reminder.schedule_at, timezone=reminder.timezone)
-        return f"{words} ({reminder.timezone})."
-    return "It sends when you press Send now."
 
 
 @login_required
@@ -405,15 +293,8 @@ def reminder_eta(request):
 # Runs --------------------------------------------------------------------------------------------------------------
 
 
-def _panel_context(run: ReminderRun) -> dict:
-    failed = []
-    if run.failed and run.status not in ACTIVE:
-        failed = list(selectors.reminder_run_targets(run_id=run.pk, status=TargetStatus.FAILED)[:FAILED_SHOWN])
-    return {"run": run, "failed_targets": failed}
-
-
 def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.status in ACTIVE else HttpResponseStopPolling(html)
+    return HttpResponse(html) if run.status in IN_FLIGHT else HttpResponseStopPolling(html)
 
 
 @login_required
@@ -428,7 +309,7 @@ def run_row(request, pk: int):
 @require_GET
 def run_panel(request, pk: int):
     run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    return _polled(render_to_string(f"{RUNS}#run-panel", _panel_context(run), request=request), run)
+    return _polled(render_to_string(f"{RUNS}#run-panel", panel_context(run), request=request), run)
 
 
 def _run_action(request, pk: int, action, done) -> HttpResponse:
@@ -445,7 +326,7 @@ def _run_action(request, pk: int, action, done) -> HttpResponse:
         return redirect(_back(request, reverse("reminders:activity")))
     run = selectors.reminder_run_get(pk=pk)
     partial, other = ("run-panel", "run-row") if request.POST.get("as") == "panel" else ("run-row", "run-panel")
-    context = {**_panel_context(run), "notice": notice, "notice_is_error": is_error}
+    context = {**panel_context(run), "notice": notice, "notice_is_error": is_error}
     html = render_to_string(f"{RUNS}#{partial}", context, request=request)
     # The same run's row or panel elsewhere on the page (its history, the banner) changes with it, out of band;
     # a <template> lets a <tr> travel beside a <section>.
@@ -457,7 +338,7 @@ def _run_action(request, pk: int, action, done) -> HttpResponse:
 @require_POST
 def run_resume(request, pk: int):
     return _run_action(
-        request, pk, services.reminder_run_resume, lambda run: f"Resumed: {_plural(run.pending, 'group')} to go."
+        request, pk, services.reminder_run_resume, lambda run: f"Resumed: {plural(run.pending, 'group')} to go."
     )
 
 
@@ -465,7 +346,7 @@ def run_resume(request, pk: int):
 @require_POST
 def run_cancel(request, pk: int):
     return _run_action(
-        request, pk, services.reminder_run_cancel, lambda run: f"Canceled: {_plural(run.skipped, 'group')} skipped."
+        request, pk, services.reminder_run_cancel, lambda run: f"Canceled: {plural(run.skipped, 'group')} skipped."
     )
 
 
@@ -476,7 +357,7 @@ def run_retry_failed(request, pk: int):
         request,
         pk,
         services.reminder_run_retry_failed,
-        lambda run: f"Retrying {_plural(run.pending, 'failed group')}.",
+        lambda run: f"Retrying {plural(run.pending, 'failed group')}.",
     )
 
 
@@ -516,7 +397,7 @@ def run_detail(request, pk: int):
         status = ""
     targets = selectors.reminder_run_targets(run_id=pk, status=status or None).order_by("pk")
     context = {
-        **_panel_context(run),
+        **panel_context(run),
         "targets": Paginator(targets, TARGETS_PER_PAGE).get_page(request.GET.get("page")),
         "status": status,
         "statuses": TargetStatus.choices,

@@ -10,7 +10,8 @@ def sandbox(settings, tmp_path):
 
     Usage: world = sandbox({"accounts": [...], "chats": [...]}).
     """
-    from telegram.sandbox.world import World, world_load
+    from telegram.sandbox.loader import world_load
+    from telegram.sandbox.world import World
 
     settings.SANDBOX_PATH = tmp_path / "sandbox"
 

@@ -1,9 +1,11 @@
 """The sandbox world: one SQLite database shared by every process of a stack.
 
-`world_load()` replaces it from a world file (DESIGN.md, "Sandbox world file (JSON, v1)");
+`world_load()` (loader.py) replaces it from a world file (DESIGN.md, "Sandbox world file (JSON, v1)");
 `World` reads and changes it. Writes take `BEGIN IMMEDIATE` on a WAL database, so web,
 workers and tests can use one world at once. Built archives and uploaded files are
 blobs named by their SHA-256 under `blobs/`; seeded documents are never stored.
+
+Why this size: World is the one store behind every fake Telegram call (reads, writes, limits, sessions).
 """
 
 import hashlib
@@ -22,7 +24,7 @@ from pathlib import Path
 from telethon.crypto import AuthKey
 from telethon.sessions import StringSession
 
-from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, GROUP, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
+from telegram.records import GENERAL_TOPIC_ID, GROUP
 from telegram.sandbox import content
 from telegram.sandbox.faults import FaultError, fault_parse
 
@@ -178,7 +180,7 @@ def iso_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _connect(db: Path, *, create: bool = False) -> sqlite3.Connection:
+def connect(db: Path, *, create: bool = False) -> sqlite3.Connection:
     # autocommit (isolation_level=None): transactions are the explicit BEGIN IMMEDIATE of World.transaction()
     conn = sqlite3.connect(
         f"{db.resolve().as_uri()}?mode={'rwc' if create else 'rw'}",
@@ -193,7 +195,7 @@ def _connect(db: Path, *, create: bool = False) -> sqlite3.Connection:
 
 
 @contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
@@ -258,7 +260,7 @@ def _file_blob(root: Path, path: Path) -> tuple[str, int]:
     return blob.sha256, blob.size
 
 
-def _document_spec(spec, where: str) -> dict:
+def document_spec(spec, where: str) -> dict:
     """A world-file document, checked: {"name", "archive"}, {"name", "size", "seed"} or {"name", "file"},
     with an optional "volume_size"."""
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
@@ -292,7 +294,7 @@ def _document_spec(spec, where: str) -> dict:
     return {"name": name, "size": size, "seed": str(spec.get("seed", name)), "volume_size": volume_size}
 
 
-def _document_parts(root: Path, spec: dict) -> list[dict]:
+def document_parts(root: Path, spec: dict) -> list[dict]:
     """Document rows (without id) for a checked spec: one, or one per volume."""
     if "archive" in spec:
         sha256, total = _archive_blob(root, spec["name"], spec["archive"])
@@ -323,7 +325,7 @@ def _document_row(name, size, sha256, source, key, source_size, start) -> dict:
     }
 
 
-def _photo_row(spec, where: str, default_seed: str) -> dict:
+def photo_row(spec, where: str, default_seed: str) -> dict:
     if not isinstance(spec, dict):
         raise WorldError(f"{where}: 'photo' must be an object")
     size = spec.get("size", PHOTO_SIZE)
@@ -332,248 +334,7 @@ def _photo_row(spec, where: str, default_seed: str) -> dict:
     return _document_row("photo.jpg", size, None, "seed", str(spec.get("seed", default_seed)), size, 0)
 
 
-# -- loading a world file -----------------------------------------------------------------------------------------
-
-
-def _int(value, where: str, *, minimum: int = 0) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise WorldError(f"{where} must be an integer ≥ {minimum}, got {value!r}")
-    return value
-
-
-def _accounts(data: dict) -> list[dict]:
-    accounts, phones = [], set()
-    for spec in data.get("accounts") or []:
-        phone = spec.get("phone") if isinstance(spec, dict) else None
-        if not isinstance(phone, str) or not phone.startswith("+") or not phone[1:].isdigit():
-            raise WorldError(f"account {spec!r}: 'phone' must be in international format, e.g. +15550000001")
-        if phone in phones:
-            raise WorldError(f"account {phone} is listed twice")
-        phones.add(phone)
-        bandwidth = spec.get("bandwidth_bytes_per_s")
-        flood_above = spec.get("flood_above_per_minute")
-        login = spec.get("login", "code")
-        if login not in LOGIN_ANSWERS:
-            raise WorldError(f"account {phone}: 'login' must be one of {', '.join(LOGIN_ANSWERS)}, got {login!r}")
-        dc_id = spec.get("dc", DEFAULT_DC_ID)
-        if dc_id not in DC_IDS:
-            raise WorldError(f"account {phone}: 'dc' must be one of {DC_IDS}, got {dc_id!r}")
-        accounts.append(
-            {
-                "phone": phone,
-                "user_id": _int(spec.get("user_id", int(phone[1:])), f"account {phone}: 'user_id'", minimum=1),
-                "first_name": str(spec.get("first_name") or phone),
-                "last_name": str(spec.get("last_name") or ""),
-                "username": str(spec.get("username") or ""),
-                "premium": bool(spec.get("premium", False)),
-                "code": str(spec.get("code", "12345")),
-                "password": None if spec.get("password") is None else str(spec["password"]),
-                "bandwidth_bytes_per_s": None
-                if bandwidth is None
-                else _int(bandwidth, f"account {phone}: 'bandwidth_bytes_per_s'", minimum=1),
-                "dc_id": dc_id,
-                "banned": bool(spec.get("banned", False)),
-                "login": login,
-                "flood_above_per_minute": None
-                if flood_above is None
-                else _int(flood_above, f"account {phone}: 'flood_above_per_minute'", minimum=1),
-            }
-        )
-    return accounts
-
-
-def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
-    if not isinstance(spec, dict):
-        raise WorldError(f"chat {spec!r} must be an object")
-    chat_id = _int(spec.get("id"), "chat 'id'", minimum=1)
-    where = f"chat {chat_id}"
-    if chat_id in seen_ids:
-        raise WorldError(f"{where} is listed twice")
-    seen_ids.add(chat_id)
-    chat_type = spec.get("type", "channel")
-    if chat_type not in CHAT_TYPES:
-        raise WorldError(f"{where}: 'type' must be one of {', '.join(CHAT_TYPES)}, got {chat_type!r}")
-    members = list(spec.get("members") or [])
-    admins = list(spec.get("admins") or [])
-    for phone in members + admins:
-        if phone not in phones:
-            raise WorldError(f"{where}: {phone!r} is not one of the world's accounts")
-    role = spec.get("role")
-    if role is not None and not isinstance(role, str):
-        raise WorldError(f'{where}: \'role\' must be a string such as "source" or "destination"')
-    forum = bool(spec.get("forum", False))
-    topics, closed = {}, set()
-    # Only forums have topics in Telegram: a non-forum chat's topics (and its messages' topics) are ignored.
-    for topic in (spec.get("topics") or []) if forum else []:
-        topic_id = _int(topic.get("id") if isinstance(topic, dict) else None, f"{where}: topic 'id'", minimum=1)
-        topics[topic_id] = str(topic.get("title") or f"Topic {topic_id}")
-        if topic.get("closed"):
-            closed.add(topic_id)
-    if forum:
-        topics.setdefault(GENERAL_TOPIC_ID, "General")
-    return {
-        "id": chat_id,
-        "title": str(spec.get("title") or where),
-        "type": chat_type,
-        "forum": forum,
-        "slow_mode_seconds": _int(spec.get("slow_mode_seconds", 0), f"{where}: 'slow_mode_seconds'"),
-        "members_can_post": bool(spec.get("members_can_post", True)),
-        "role": role,
-        "members": {phone: False for phone in members} | {phone: True for phone in admins},
-        "topics": topics,
-        "closed_topics": closed,
-        "messages": spec.get("messages") or [],
-    }
-
-
-def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
-    """Message rows of a chat, with their documents (volume sets become consecutive messages)."""
-    rows, taken = [], set()
-    for spec in chat["messages"]:
-        if not isinstance(spec, dict):
-            raise WorldError(f"chat {chat['id']}: message {spec!r} must be an object")
-        message_id = _int(spec.get("id"), f"chat {chat['id']}: message 'id'", minimum=1)
-        where = f"chat {chat['id']}, message {message_id}"
-        topic = spec.get("topic", GENERAL_TOPIC_ID) if chat["forum"] else None
-        if topic is not None and topic not in chat["topics"]:
-            raise WorldError(f"{where}: topic {topic!r} is not a topic of this forum")
-        text = str(spec.get("text") or "")
-        arrives_after = spec.get("arrives_after_seconds")
-        if arrives_after is not None:
-            arrives_after = _int(arrives_after, f"{where}: 'arrives_after_seconds'")
-        interval = _int(spec.get("volume_interval_seconds", 0), f"{where}: 'volume_interval_seconds'")
-        if "document" in spec:
-            kind, documents = "document", _document_parts(root, _document_spec(spec["document"], where))
-        elif "photo" in spec:
-            kind = "photo"
-            documents = [_photo_row(spec["photo"], where, default_seed=f"photo:{chat['id']}:{message_id}")]
-            text = text or str(spec["photo"].get("caption") or "")
-        else:
-            kind, documents = None, [None]
-        for offset, document in enumerate(documents):
-            if message_id + offset in taken:
-                raise WorldError(f"{where}: message id {message_id + offset} is used twice in this chat")
-            taken.add(message_id + offset)
-            rows.append(
-                {
-                    "id": message_id + offset,
-                    "topic": topic,
-                    "date": BASE_DATE.timestamp() + message_id + offset,
-                    # Posted later: it takes the chat's next id when it is due (`World.scheduled_deliver`).
-                    "due": None if arrives_after is None else loaded_at + arrives_after + offset * interval,
-                    "text": text if offset == 0 else "",
-                    "kind": kind,
-                    "document": document,
-                }
-            )
-    return sorted(rows, key=lambda row: row["id"])
-
-
-def world_load(path: str | os.PathLike, data: dict) -> None:
-    """Replace the world at `path` with a world file's content; WorldError says what is wrong with it."""
-    if not isinstance(data, dict):
-        raise WorldError("a world file holds one JSON object")
-    root = Path(path)
-    root.mkdir(parents=True, exist_ok=True)
-    limits = data.get("limits") or {}
-    quirks = data.get("quirks") or {}
-    network = data.get("network") or {}
-    if not all(isinstance(block, dict) for block in (limits, quirks, network)):
-        raise WorldError("'limits', 'quirks' and 'network' must be objects")
-    meta = {
-        "version": 1,
-        "upload_max_bytes": _int(
-            limits.get("upload_max_bytes", UPLOAD_MAX_BYTES), "limits.upload_max_bytes", minimum=1
-        ),
-        "premium_upload_max_bytes": _int(
-            limits.get("premium_upload_max_bytes", PREMIUM_UPLOAD_MAX_BYTES),
-            "limits.premium_upload_max_bytes",
-            minimum=1,
-        ),
-        "rtt_ms": _int(network.get("rtt_ms", 0), "network.rtt_ms"),
-        "connection_bytes_per_s": _int(network.get("connection_bytes_per_s", 0), "network.connection_bytes_per_s"),
-    }
-    for key, default in QUIRKS.items():
-        value = quirks.get(key, limits.get(key, default))
-        if isinstance(default, bool):
-            meta[key] = bool(value)
-        else:
-            meta[key] = _int(value, f"quirks.{key}", minimum=1 if default else 0)
-    accounts = _accounts(data)
-    chat_ids: set[int] = set()
-    chats = [_chat(spec, {account["phone"] for account in accounts}, chat_ids) for spec in data.get("chats") or []]
-    try:
-        faults = [fault_parse(spec) for spec in data.get("faults") or []]
-    except FaultError as exc:
-        raise WorldError(str(exc)) from None
-    # Blobs are content-addressed, so the old world's stay readable until the new one is committed.
-    loaded_at = clock()
-    messages = {chat["id"]: _chat_messages(root, chat, loaded_at) for chat in chats}
-
-    conn = _connect(root / DB_NAME, create=True)
-    try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        with _immediate(conn):
-            for table in TABLES:
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-            conn.execute("DROP INDEX IF EXISTS messages_random_id")
-            for statement in SCHEMA:
-                conn.execute(statement)
-            meta["next_document_id"] = DOCUMENT_ID_BASE + 1
-            conn.executemany(
-                "INSERT INTO meta VALUES (?, ?)", [(key, json.dumps(value)) for key, value in meta.items()]
-            )
-            for account in accounts:
-                conn.execute(
-                    "INSERT INTO accounts VALUES (:phone, :user_id, :first_name, :last_name, :username, :premium,"
-                    " :code, :password, :bandwidth_bytes_per_s, :dc_id, :banned, :login, :flood_above_per_minute, 0)",
-                    account,
-                )
-            for chat in chats:
-                conn.execute(
-                    "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
-                    " :role)",
-                    chat,
-                )
-                conn.executemany(
-                    "INSERT INTO chat_members VALUES (?, ?, ?)",
-                    [(chat["id"], phone, admin) for phone, admin in chat["members"].items()],
-                )
-                conn.executemany(
-                    "INSERT INTO topics VALUES (?, ?, ?, ?)",
-                    [
-                        (chat["id"], topic_id, title, topic_id in chat["closed_topics"])
-                        for topic_id, title in chat["topics"].items()
-                    ],
-                )
-                for row in messages[chat["id"]]:
-                    document_id = _document_insert(conn, row["document"]) if row["document"] else None
-                    if row["due"] is not None:
-                        conn.execute(
-                            "INSERT INTO scheduled (chat_id, due, topic, text, kind, document_id)"
-                            " VALUES (?, ?, ?, ?, ?, ?)",
-                            (chat["id"], row["due"], row["topic"], row["text"], row["kind"], document_id),
-                        )
-                        continue
-                    conn.execute(
-                        "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                        " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
-                        (chat["id"], row["id"], row["topic"], row["date"], row["text"], row["kind"], document_id),
-                    )
-            conn.executemany(
-                "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"
-                " VALUES (:op, :error, :account, :chat, :message, :seconds, :times, :after)",
-                faults,
-            )
-        kept = {row[0] for row in conn.execute("SELECT DISTINCT source_key FROM documents WHERE source = 'blob'")}
-    finally:
-        conn.close()
-    for blob in (root / BLOBS_DIR).glob("[!.]*"):  # dot-files are uploads and builds in progress
-        if blob.name not in kept:
-            blob.unlink(missing_ok=True)
-
-
-def _document_insert(conn: sqlite3.Connection, row: dict) -> int:
+def document_insert(conn: sqlite3.Connection, row: dict) -> int:
     document_id = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'next_document_id'").fetchone()[0])
     conn.execute(
         "UPDATE meta SET value = ? WHERE key = 'next_document_id'",
@@ -598,14 +359,14 @@ class World:
         db = self.path / DB_NAME
         if not db.exists():
             raise WorldMissing(f"No sandbox world at {db}; load one with `manage.py sandbox_load WORLD.json`.")
-        self.conn = _connect(db)
+        self.conn = connect(db)
 
     def close(self) -> None:
         self.conn.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with _immediate(self.conn) as conn:
+        with immediate(self.conn) as conn:
             yield conn
 
     def _one(self, sql: str, params=()) -> sqlite3.Row | None:
@@ -964,7 +725,7 @@ class World:
         """A document holding a whole blob (an upload)."""
         row = _document_row(name, size, sha256, "blob", sha256, size, 0)
         with self.transaction() as conn:
-            return _document_insert(conn, row | ({"mime_type": mime_type} if mime_type else {}))
+            return document_insert(conn, row | ({"mime_type": mime_type} if mime_type else {}))
 
     def post(
         self,
@@ -1030,13 +791,13 @@ class World:
                 raise WorldError(f"Chat {chat_id} has no topic {topic}.")
         elif topic is not None:
             raise WorldError(f"Chat {chat_id} is not a forum; it has no topics.")
-        parts = _document_parts(self.path, _document_spec(document, "document")) if document else [None]
+        parts = document_parts(self.path, document_spec(document, "document")) if document else [None]
         ids = []
         with self.transaction() as conn:
             now = clock()
             for index, part in enumerate(parts):
                 message_id = self._next_id(conn, chat_id)
-                kind, document_id = ("document", _document_insert(conn, part)) if part else (None, None)
+                kind, document_id = ("document", document_insert(conn, part)) if part else (None, None)
                 conn.execute(
                     "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
                     " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",

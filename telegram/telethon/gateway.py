@@ -3,6 +3,8 @@
 Ids are Telegram's own: a channel or supergroup is its positive `channel_id` (not the -100… "marked"
 form of Bot API and `telethon.utils.get_peer_id`), a basic group its positive `chat_id`; `ChatRef.type`
 says which input peer to build. Chats are addressed by stored (id, access_hash), never resolved by name.
+
+Why this size: one adapter of the TelegramGateway protocol, a method per call, each with its error mapping.
 """
 
 import math

@@ -17,8 +17,8 @@ from core.models import RunStatus
 from core.runs import worker_id
 from ingestion.models import IngestionRun, SkippedPackage
 from packages.models import Package
-from reminders import services as reminder_services
 from reminders.models import Reminder, ReminderRun
+from reminders.services import runs as reminder_run_services
 from tests.browser.journey_helpers import Shots, celery_worker, log_in_as_superuser
 from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.reminders import conftest as reminders
@@ -210,7 +210,7 @@ GROUPS = 10
 def enqueued(monkeypatch) -> list[int]:
     """Runs queued by the pages; the test works them in this process, where it holds the clock."""
     queued = []
-    monkeypatch.setattr(reminder_services, "reminder_run_enqueue", queued.append)
+    monkeypatch.setattr(reminder_run_services, "reminder_run_enqueue", queued.append)
     return queued
 
 

@@ -5,9 +5,9 @@ import pytest
 from playwright.sync_api import expect
 
 from core.models import RunStatus
-from reminders import services
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
+from reminders.services import runs as run_services
 from tests.browser.test_reminders_compose import log_in_as_operator, top
 from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.reminders import conftest as reminders
@@ -34,7 +34,7 @@ fresh_buckets = reminders.fresh_buckets
 def enqueued(monkeypatch) -> list[int]:
     """Runs queued by the pages; the test runs them in this process instead of a Celery worker."""
     queued = []
-    monkeypatch.setattr(services, "reminder_run_enqueue", queued.append)
+    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
     return queued
 
 

@@ -5,8 +5,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from reminders.presenters import duration_text, schedule_text
 from reminders.selectors import reminder_next_fire_at
-from reminders.views import duration_text, schedule_text
 
 KL = ZoneInfo("Asia/Kuala_Lumpur")
 BERLIN = ZoneInfo("Europe/Berlin")

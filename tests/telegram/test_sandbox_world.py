@@ -11,7 +11,8 @@ from django.core.management import call_command
 
 from telegram.records import GENERAL_TOPIC_ID, ChatRef
 from telegram.sandbox.content import seeded_read
-from telegram.sandbox.world import World, WorldError, chat_access_hash, world_load
+from telegram.sandbox.loader import world_load
+from telegram.sandbox.world import World, WorldError, chat_access_hash
 
 READER = "+15550000001"
 

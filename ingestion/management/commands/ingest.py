@@ -1,28 +1,34 @@
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from accounts.models import AuthState, TelegramAccount
 from core.runs import run_claim
-from ingestion.models import IngestionRun
+from ingestion.models import IngestionRun, IngestionTrigger
 from ingestion.pipeline import ingestion_run_execute
 from ingestion.services import ingestion_run_request
 
 
 class Command(BaseCommand):
-    help = "Run one ingestion cycle now, in this process, with a progress bar."
+    help = "Run one ingestion cycle now, in this process, with a progress bar, and exit."
 
     def add_arguments(self, parser):
-        parser.add_argument("--once", action="store_true", help="Run one cycle and exit (the only mode).")
+        # One cycle is all this command runs (beat starts the others); `--once` is still accepted, and hidden,
+        # so that scripts that pass it keep working.
+        parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
         parser.add_argument("--account", help="Only this account (phone number).")
 
-    def handle(self, *args, once, account, **options):
+    def handle(self, *args, account, **options):
         accounts = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED)
         if account:
             accounts = accounts.filter(phone=account)
             if not accounts.exists():
                 raise CommandError(f"No active, logged-in account with phone {account}.")
         for telegram_account in accounts:
-            run, created = ingestion_run_request(account=telegram_account, trigger="command", enqueue=False)
+            run, created = ingestion_run_request(
+                account=telegram_account, trigger=IngestionTrigger.COMMAND, enqueue=False
+            )
             claimed = run_claim(model=IngestionRun, run_id=run.pk)
             if claimed is None:
                 self.stdout.write(f"{telegram_account}: run #{run.pk} is already being worked on elsewhere.")

@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.services import LoginStepError
 from operations.sandbox import sandbox_authorize
 from telegram.errors import TelegramError
-from telegram.sandbox.world import WorldError, world_load
+from telegram.sandbox.loader import world_load
+from telegram.sandbox.world import WorldError
 
 
 # In operations/, not telegram/: with --authorize it logs accounts in and applies chat roles (other apps).

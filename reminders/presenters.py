@@ -1,0 +1,140 @@
+"""How the Reminders pages put things into words and numbers: schedules, durations, the ETA panel, list rows
+and run panels. Reads only (selectors); the views decide what to render."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from cron_descriptor import ExpressionDescriptor, Options
+from django.conf import settings
+
+from core import clock
+from reminders import selectors
+from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
+from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
+from reminders.schedule import HORIZON_TEXT, local_hm, window_hours_errors, window_text, within_horizon, zone
+from reminders.services import ReminderSpec
+
+FAILED_SHOWN = 5
+
+CRON_WORDS = Options()
+CRON_WORDS.use_24hour_time_format = True
+
+
+# Words and numbers for the pages ---------------------------------------------------------------------------------
+
+
+def schedule_text(*, crontab: str, at: datetime | None, timezone: str) -> str:
+    """The schedule as the operator would say it: "At 09:00, Monday through Friday"."""
+    if crontab:
+        try:
+            words = ExpressionDescriptor(crontab, CRON_WORDS).get_description()
+        except Exception:  # cron-descriptor raises its own types for what celery accepts; the crontab says it
+            return crontab
+        # "At 09:00" alone reads like once; a crontab with no day, month or weekday fires every day
+        return f"{words}, every day" if crontab.split()[2:] == ["*", "*", "*"] else words
+    if at is not None:
+        try:
+            local = at.astimezone(zone(timezone))
+        except ValueError:
+            local = at
+        return f"Once, {local:%a %-d %b %Y} at {local:%H:%M}"
+    return "Manual: only when you press Send now"
+
+
+def duration_text(minutes: int) -> str:
+    hours, minutes = divmod(minutes, 60)
+    if not hours:
+        return f"{minutes} min"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class ReminderRow:
+    reminder: Reminder
+    schedule: str
+    last_run: ReminderRun | None
+
+
+def reminder_row(reminder: Reminder, last_run: ReminderRun | None = None) -> ReminderRow:
+    text = schedule_text(crontab=reminder.schedule_crontab, at=reminder.schedule_at, timezone=reminder.timezone)
+    return ReminderRow(reminder=reminder, schedule=text, last_run=last_run)
+
+
+def eta_context(spec: ReminderSpec | None) -> dict:
+    """What the ETA panel shows for what the operator has entered so far; never an error page."""
+    context = {"spec": spec}
+    if spec is None:
+        return {**context, "eta_note": "Choose the account that sends it to see how long it takes."}
+    parts, targets = len(spec.parts), len(spec.targets)
+    context.update(
+        parts=parts,
+        targets=targets,
+        messages_total=parts * targets,
+        schedule=schedule_text(crontab=spec.schedule_crontab, at=spec.schedule_at, timezone=spec.timezone),
+        window=window_text(spec.window_start_hour, spec.window_end_hour),
+        observed_rate=selectors.account_observed_rate(account_id=spec.account.pk),
+    )
+    if not parts or not targets:
+        return {**context, "eta_note": "Add a part and pick groups to see how long it takes."}
+    try:
+        tz = zone(spec.timezone)
+    except ValueError:
+        return {**context, "eta_note": "Pick a valid time zone to see whether it fits."}
+    if window_hours_errors(spec.window_start_hour, spec.window_end_hour):
+        return {**context, "eta_note": "The window must open before it closes."}
+    now = clock.now()
+    if spec.schedule_crontab:
+        fire_at = selectors.reminder_next_fire_at(crontab=spec.schedule_crontab, tz=tz, after=now)
+        fire_label = "Next send"
+        if fire_at is None:
+            return {**context, "eta_note": "Write a valid crontab to see whether it fits."}
+    elif spec.schedule_at is not None:
+        fire_at, fire_label = spec.schedule_at, "Sends"
+        if not within_horizon(fire_at, now):
+            return {**context, "eta_note": f"Pick a time within {HORIZON_TEXT} to see whether it fits."}
+    else:
+        fire_at, fire_label = now, "If sent now"
+    rate = settings.REMINDER_MAX_SEND_PER_MINUTE
+    estimate = eta_estimate(
+        targets=targets,
+        parts=parts,
+        fire_at=fire_at,
+        tz=tz,
+        window_start_hour=spec.window_start_hour,
+        window_end_hour=spec.window_end_hour,
+        rate_per_minute=rate,
+    )
+    state = "fits" if estimate.label == FITS else "pause" if estimate.label == LIKELY_TO_PAUSE else "outside"
+    local_fire = fire_at.astimezone(tz)
+    return {
+        **context,
+        "eta": estimate,
+        "eta_state": state,
+        "eta_duration": duration_text(estimate.duration_minutes),
+        "fire_label": fire_label,
+        "fire_text": f"{local_fire:%a %-d %b}, {local_fire:%H:%M}",
+        "finish_text": local_hm(estimate.finishes_at, tz),
+        "finish_other_day": estimate.finishes_at.astimezone(tz).date() != local_fire.date(),
+        "window_end_text": local_hm(estimate.window_end_at, tz) if estimate.window_end_at else "",
+        "rate": rate,
+    }
+
+
+def saved_note(reminder: Reminder) -> str:
+    if not reminder.enabled:
+        return "It is off: switch it on to send on its schedule."
+    if reminder.schedule_crontab or reminder.schedule_at:
+        words = schedule_text(crontab=reminder.schedule_crontab, at=reminder.schedule_at, timezone=reminder.timezone)
+        return f"{words} ({reminder.timezone})."
+    return "It sends when you press Send now."
+
+
+def panel_context(run: ReminderRun) -> dict:
+    failed = []
+    if run.failed and run.status not in IN_FLIGHT:
+        failed = list(selectors.reminder_run_targets(run_id=run.pk, status=TargetStatus.FAILED)[:FAILED_SHOWN])
+    return {"run": run, "failed_targets": failed}

@@ -577,33 +577,32 @@ def running_stack_env(stack: Stack) -> dict[str, str]:
     return values
 
 
-def command_manage(stack: Stack, args: list[str]) -> int:
+@contextmanager
+def _this_checkouts_stack(stack: Stack):
+    """(env, whether a stack was already running): the running stack's own servers and folders, whatever
+    ports it was started with, or servers started for this command alone (stopped after it)."""
     stack.var.mkdir(parents=True, exist_ok=True)
     running = running_stack_env(stack)
-    # The running stack's own servers and folders, whatever ports it was started with.
     service_env, started = (running, []) if running else start_services(stack)
     try:
         env = _base_env(stack, service_env)
         _folders_in_var(stack, env)
-        with _ForwardSignals(sigint=False) as forward:
-            return forward.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT)
+        yield env, bool(running)
     finally:
         stop_services(stack, started)
+
+
+def command_manage(stack: Stack, args: list[str]) -> int:
+    with _this_checkouts_stack(stack) as (env, _), _ForwardSignals(sigint=False) as forward:
+        return forward.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT)
 
 
 def command_backup(stack: Stack, args: list[str]) -> int:
     """`backup …` / `restore …` (config/backup.py) on this checkout's stack, running or not."""
     from config import backup
 
-    stack.var.mkdir(parents=True, exist_ok=True)
-    running = running_stack_env(stack)
-    service_env, started = (running, []) if running else start_services(stack)
-    try:
-        env = _base_env(stack, service_env)
-        _folders_in_var(stack, env)
-        return backup.main(args, env=env, var=stack.var, stack_running=bool(running))
-    finally:
-        stop_services(stack, started)
+    with _this_checkouts_stack(stack) as (env, running):
+        return backup.main(args, env=env, var=stack.var, stack_running=running)
 
 
 def _interrupt(signum, frame):

@@ -42,6 +42,11 @@ class TelegramAccount(models.Model):
         return self.display_name or self.phone
 
     @property
+    def notification_subject(self) -> str:
+        """What notifications about this account are about (core.notifications): one name for raise and resolve."""
+        return f"account:{self.pk}"
+
+    @property
     def is_authenticated_account(self) -> bool:
         return self.auth_state == AuthState.AUTHENTICATED
 

@@ -16,6 +16,7 @@ from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone
 from accounts.signals import chats_refreshed
 from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
 from core.errors import OperatorError
+from core.notifications import notifications_resolve
 from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import AccountInfo
@@ -120,6 +121,8 @@ def account_store_login(*, account: TelegramAccount, info: AccountInfo, session:
     account.last_error = ""
     _apply_info(account, info)
     account.save()
+    # Logged in again: "needs a new login" / "restricted" about it no longer needs anyone.
+    notifications_resolve(subject=account.notification_subject)
     return account
 
 

@@ -7,6 +7,7 @@ app_name = "accounts"
 urlpatterns = [
     path("", views.account_list, name="list"),
     path("add/", views.account_add, name="add"),
+    path("logins/unlock/", views.login_unlock, name="login-unlock"),
     path("<int:pk>/send-code/", views.account_send_code, name="send-code"),
     path("<int:pk>/code/", views.account_code, name="code"),
     path("<int:pk>/password/", views.account_password, name="password"),

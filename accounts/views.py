@@ -7,6 +7,7 @@ it) and, out of band, the account's row in its new state.
 from typing import NamedTuple
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -20,6 +21,8 @@ from accounts import selectors, services
 from accounts.forms import CodeForm, PasswordForm, PhoneForm
 from accounts.models import AuthState, TelegramAccount
 from core.forms import error_text
+from core.security import console_logins, cooloff_minutes
+from core.security import login_unlock as login_unlock_service
 from telegram.errors import LoginError
 
 PAGE = "accounts/list.html"
@@ -63,7 +66,29 @@ def _after_login_step(request, account: TelegramAccount, *, added: bool = False)
 @login_required
 @require_GET
 def account_list(request):
-    return render(request, PAGE, {"accounts": selectors.account_list()})
+    return render(request, PAGE, {"accounts": selectors.account_list(), **_logins_context()})
+
+
+def _logins_context(notice: str = "") -> dict:
+    return {
+        "logins": console_logins(),
+        "login_notice": notice,
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": cooloff_minutes(),
+    }
+
+
+@login_required
+@require_POST
+def login_unlock(request):
+    """An operator frees a console login that throttling locked out."""
+    username = request.POST.get("username", "")
+    reset = login_unlock_service(username=username) if username else 0
+    notice = f"{username} can log in again." if reset else f"{username or 'That login'} was not locked out."
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("accounts:list")
+    return render(request, f"{PAGE}#console-logins", _logins_context(notice))
 
 
 @login_required

@@ -84,6 +84,7 @@ class NotificationSerializer(serializers.ModelSerializer):
             "count",
             "is_read",
             "read_at",
+            "resolved_at",
             "created_at",
             "last_raised_at",
         ]

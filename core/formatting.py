@@ -13,3 +13,8 @@ def format_duration(seconds: float | None) -> str:
     if seconds < 172800:
         return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
     return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+
+
+def plural(count: int, word: str) -> str:
+    """ "1 group", "2,000 groups"."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"

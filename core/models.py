@@ -58,6 +58,8 @@ class Notification(models.Model):
     url = models.CharField(max_length=500, blank=True)
     count = models.PositiveIntegerField(default=1)
     read_at = models.DateTimeField(null=True, blank=True)
+    # Set with read_at when the cause went away by itself (core.notifications.notifications_resolve).
+    resolved_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_raised_at = models.DateTimeField(default=timezone.now)
 
@@ -74,3 +76,7 @@ class Notification(models.Model):
     @property
     def is_read(self) -> bool:
         return self.read_at is not None
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.resolved_at is not None

@@ -4,6 +4,10 @@ Any app raises one with `notification_raise(...)`. Repeats merge: while a notifi
 (type, subject) is unread and less than DEDUPE_WINDOW old, raising it again updates that row (title,
 message, context, url, severity: the latest wins) and bumps its count, so a channel that fails every
 cycle gives one notification a day, not one every ten minutes. Once read, the next repeat is new.
+
+A notification resolves itself when its cause is gone: the service that removes the cause calls
+`notifications_resolve(subject=...)` (a resumed run, a channel read again, an account logged in again),
+which marks the unread ones about that subject read and resolved, so the bell count drops.
 """
 
 import logging
@@ -92,11 +96,27 @@ def notifications_mark_all_read() -> int:
     return Notification.objects.filter(read_at__isnull=True).update(read_at=timezone.now())
 
 
+def notifications_resolve(*, subject: str, types: list[str] | tuple[str, ...] = ()) -> int:
+    """The cause of the unread notifications about `subject` (of `types`, or of any type) is gone."""
+    unread = Notification.objects.filter(subject=subject[:255], read_at__isnull=True)
+    if types:
+        unread = unread.filter(type__in=types)
+    now = timezone.now()
+    resolved = unread.update(read_at=now, resolved_at=now)
+    if resolved:
+        logger.info("Resolved %d notification(s) about %s", resolved, subject)
+    return resolved
+
+
 def notifications_purge(*, older_than: timedelta) -> int:
     """Delete read notifications last raised before `older_than` ago; unread ones stay until read."""
     cutoff = timezone.now() - older_than
     deleted, _ = Notification.objects.filter(read_at__isnull=False, last_raised_at__lt=cutoff).delete()
     return deleted
+
+
+def run_subject(run: ClaimableRun) -> str:
+    return f"{run._meta.label_lower}:{run.pk}"
 
 
 def notify_run_reaped(*, run: ClaimableRun, requeued: bool) -> Notification:
@@ -110,7 +130,7 @@ def notify_run_reaped(*, run: ClaimableRun, requeued: bool) -> Notification:
             severity=NotificationSeverity.WARNING,
             title=f"{name.capitalize()} re-queued after its worker went quiet",
             message=f"{run.error} It will run again on another worker (re-queue {run.requeue_count}).",
-            subject=f"{run._meta.label_lower}:{run.pk}",
+            subject=run_subject(run),
             url=url,
             context=context,
         )
@@ -119,7 +139,7 @@ def notify_run_reaped(*, run: ClaimableRun, requeued: bool) -> Notification:
         severity=NotificationSeverity.ERROR,
         title=f"{name.capitalize()} failed: its worker stopped answering",
         message=run.error,
-        subject=f"{run._meta.label_lower}:{run.pk}",
+        subject=run_subject(run),
         url=url,
         context=context,
     )

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from celery import signature
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
-from core.notifications import notify_run_reaped
+from core.notifications import RUN_REQUEUED, notifications_resolve, notify_run_reaped, run_subject
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,9 @@ def run_finish(*, run: ClaimableRun, status: str, error: str = "", **fields) -> 
         run.status, run.error, run.finished_at = status, error, now
         for name, value in fields.items():
             setattr(run, name, value)
+        if status == RunStatus.SUCCESS:
+            # A re-queued run that went through on another worker needs no one any more.
+            notifications_resolve(subject=run_subject(run), types=[RUN_REQUEUED])
     return bool(updated)
 
 
@@ -156,6 +160,19 @@ def runs_reap(
             for run_id in result.requeued:
                 transaction.on_commit(lambda run_id=run_id: enqueue(run_id))
     return result
+
+
+def runs_reap_stale() -> dict[str, ReapResult]:
+    """Reap every registered kind of run (beat does it every minute; the dashboard's "Re-queue now" too)."""
+    return {
+        kind.model._meta.label: runs_reap(
+            model=kind.model,
+            stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
+            max_requeues=settings.WORK_MAX_REQUEUES,
+            enqueue=kind.enqueue,
+        )
+        for kind in run_kinds()
+    }
 
 
 def runs_resend_forgotten(

@@ -5,16 +5,24 @@ The Content-Security-Policy header comes from django-csp (settings.CONTENT_SECUR
 
 import math
 import re
+from dataclasses import dataclass
+from datetime import datetime
 
+from axes.models import AccessAttempt
+from axes.utils import reset as axes_reset
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.debug import SafeExceptionReporterFilter
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
+
+from core.roles import is_operator
 
 
 def client_ip(request) -> str:
@@ -30,12 +38,61 @@ def client_ip(request) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
+def cooloff_minutes() -> int:
+    return math.ceil(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
+
+
 def lockout_message() -> str:
-    minutes = math.ceil(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
+    minutes = cooloff_minutes()
     return (
         f"Too many failed logins for this user from your address. Try again in {minutes} minutes, "
-        "or ask another operator to unlock it (manage.py axes_reset_username NAME)."
+        "or ask an operator to unlock it on the Accounts page."
     )
+
+
+@dataclass(frozen=True)
+class ConsoleLogin:
+    """A login to this console, with its role and whether throttling locks it out now."""
+
+    username: str
+    is_operator: bool
+    is_active: bool
+    last_login: datetime | None
+    locked_until: datetime | None  # a lockout in force, from any address
+
+
+def _lockouts() -> dict[str, datetime]:
+    """Usernames locked out now (django-axes counts per username and address): until when, the latest."""
+    since = timezone.now() - settings.AXES_COOLOFF_TIME
+    locked: dict[str, datetime] = {}
+    attempts = AccessAttempt.objects.filter(
+        failures_since_start__gte=settings.AXES_FAILURE_LIMIT, attempt_time__gte=since
+    )
+    for username, attempt_time in attempts.values_list("username", "attempt_time"):
+        locked[username] = max(locked.get(username, attempt_time), attempt_time) + settings.AXES_COOLOFF_TIME
+    return locked
+
+
+def console_logins() -> list[ConsoleLogin]:
+    """Every login of the console, operators first; a locked-out one says until when."""
+    locked = _lockouts()
+    users = get_user_model().objects.prefetch_related("groups").order_by("username")
+    logins = [
+        ConsoleLogin(
+            username=user.username,
+            is_operator=is_operator(user),
+            is_active=user.is_active,
+            last_login=user.last_login,
+            locked_until=locked.get(user.username),
+        )
+        for user in users
+    ]
+    return sorted(logins, key=lambda login: (not login.is_operator, login.username))
+
+
+def login_unlock(*, username: str) -> int:
+    """Forget the failed logins of `username` from every address, so it can log in at once; how many were reset."""
+    return axes_reset(username=username)
 
 
 def _wants_json(request: HttpRequest) -> bool:

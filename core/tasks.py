@@ -5,25 +5,21 @@ from django.conf import settings
 
 from core import health
 from core.notifications import notifications_purge as purge_read_notifications
-from core.runs import run_kinds, runs_reap, runs_resend_forgotten
+from core.runs import run_kinds, runs_reap_stale, runs_resend_forgotten
 
 
 @shared_task
 def runs_reap_all() -> dict[str, dict[str, list[int]]]:
+    reaped = runs_reap_stale()
     report = {}
     for kind in run_kinds():
-        result = runs_reap(
-            model=kind.model,
-            stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
-            max_requeues=settings.WORK_MAX_REQUEUES,
-            enqueue=kind.enqueue,
-        )
+        label = kind.model._meta.label
         resent = runs_resend_forgotten(
             model=kind.model,
             older_than=timedelta(seconds=settings.WORK_RESEND_QUEUED_AFTER_SECONDS),
             enqueue=kind.enqueue,
         )
-        report[kind.model._meta.label] = {"requeued": result.requeued, "failed": result.failed, "resent": resent}
+        report[label] = {"requeued": reaped[label].requeued, "failed": reaped[label].failed, "resent": resent}
     return report
 
 

@@ -443,15 +443,16 @@ class SkippedPackageViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.skipped_list(**filters.validated_data)
 
     @extend_schema(
-        summary="Retry: delete the row and rewind the channel so the next cycle tries the set again",
+        summary="Retry: delete the row, rewind the channel and ingest it now (else the next cycle tries the set)",
         request=None,
         responses={200: RetryResultSerializer},
     )
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
         skipped = self.get_object()
-        services.skipped_package_retry(skipped=skipped)
-        message = f"{skipped.file_name} is queued for retry; the next ingestion cycle tries it again."
+        run = services.skipped_package_retry(skipped=skipped)
+        when = f"run #{run.pk} tries it now" if run else "the next ingestion cycle tries it again"
+        message = f"{skipped.file_name} is queued for retry; {when}."
         return Response(RetryResultSerializer({"message": message, "retried": 1}).data)
 
     @extend_schema(

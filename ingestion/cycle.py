@@ -79,6 +79,33 @@ class Outcome:
     holds_watermark: bool = False
 
 
+# A run's counters and the ChannelScan field each one's per-channel share goes to.
+SCAN_COUNTERS = {
+    "messages_scanned": "messages",
+    "archives_found": "found",
+    "ingested": "ingested",
+    "duplicates": "duplicates",
+    "skipped": "skipped",
+}
+
+
+@dataclass
+class ScanLog:
+    """One channel's part of a cycle, from the run's counters before and after: written as a ChannelScan."""
+
+    action: str
+    reason: str
+    requests_before: int
+    counters_before: dict[str, int]
+    started: float = field(default_factory=time.monotonic)
+
+    def note(self, action: str, reason: str) -> None:
+        self.action, self.reason = action, reason
+
+    def shares(self, run: IngestionRun) -> dict[str, int]:
+        return {column: getattr(run, name) - self.counters_before[name] for name, column in SCAN_COUNTERS.items()}
+
+
 @dataclass
 class Progress:
     """Live activity, written to the run at most every INGEST_PROGRESS_EVERY_SECONDS."""

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 
 from core.models import ClaimableRun
@@ -45,6 +46,11 @@ class Channel(models.Model):
     @property
     def title(self) -> str:
         return self.chat.title
+
+    @property
+    def notification_subject(self) -> str:
+        """What notifications about this channel are about (core.notifications): one name for raise and resolve."""
+        return f"channel:{self.pk}"
 
 
 class MapRole(models.TextChoices):
@@ -115,6 +121,8 @@ class IngestionRun(ClaimableRun):
     # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
     trigger = models.CharField(max_length=10, choices=IngestionTrigger.choices, default=IngestionTrigger.SCHEDULE)
+    # Ingest now on a channel's page: this run reads that channel only. Null: every channel the account reads.
+    channel = models.ForeignKey(Channel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
@@ -122,6 +130,7 @@ class IngestionRun(ClaimableRun):
     skipped = models.PositiveIntegerField(default=0)
     bytes_downloaded = models.BigIntegerField(default=0)
     bytes_uploaded = models.BigIntegerField(default=0)
+    requests_sent = models.PositiveIntegerField(default=0)
     # Live activity, written at most every INGEST_PROGRESS_EVERY_SECONDS.
     current_channel = models.CharField(max_length=255, blank=True)
     current_topic = models.CharField(max_length=255, blank=True)
@@ -136,11 +145,46 @@ class IngestionRun(ClaimableRun):
     def __str__(self) -> str:
         return f"Ingestion run {self.pk} ({self.account})"
 
+    def get_absolute_url(self) -> str:
+        return reverse("ingestion:run-detail", args=[self.pk])
+
     @property
     def progress_percent(self) -> int:
         if not self.current_bytes_total:
             return 0
         return min(100, int(self.current_bytes_done * 100 / self.current_bytes_total))
+
+
+class ScanAction(models.TextChoices):
+    SCAN = "scan", "Scanned"
+    CHECK = "check", "Checked"
+    SKIP = "skip", "Sat out"
+    FAILED = "failed", "Unreachable"
+
+
+class ChannelScan(models.Model):
+    """What one ingestion run did with one channel: scanned it (and why), or sat it out (and why)."""
+
+    run = models.ForeignKey(IngestionRun, on_delete=models.CASCADE, related_name="scans")
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="scans")
+    scanned_at = models.DateTimeField(default=timezone.now)
+    action = models.CharField(max_length=10, choices=ScanAction.choices)
+    reason = models.CharField(max_length=300, blank=True)
+    topics = models.PositiveIntegerField(default=0)  # forum topics read (a forum is scanned channel-wide)
+    requests = models.PositiveIntegerField(default=0)
+    messages = models.PositiveIntegerField(default=0)
+    found = models.PositiveIntegerField(default=0)
+    ingested = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+
+    class Meta:
+        ordering = ["-scanned_at", "-pk"]
+        indexes = [models.Index(fields=["channel", "-scanned_at"], name="channel_scan_history")]
+
+    def __str__(self) -> str:
+        return f"{self.channel} in run {self.run_id}: {self.action}"
 
 
 class SkipReason(models.TextChoices):

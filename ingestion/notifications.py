@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from accounts.models import AuthState, TelegramAccount
 from core.models import Notification, NotificationSeverity
-from core.notifications import notification_raise
+from core.notifications import notification_raise, notifications_resolve
 from ingestion.models import Channel
 from ingestion.services import destination_get
 from packages.models import Package
@@ -19,6 +19,9 @@ DESTINATION_MESSAGES_GONE = "destination_messages_gone"
 SPLIT_MISMATCH = "split_mismatch"
 DISK_FULL = "disk_full"
 
+DESTINATION = "destination"
+STAGING_DISK = "disk:staging"
+
 # How many file names a notification's message lists before "and N more".
 LISTED = 5
 
@@ -29,7 +32,7 @@ def notify_channel_unreachable(*, channel: Channel, account: TelegramAccount, er
         severity=NotificationSeverity.ERROR,
         title=f"Channel {channel.title} is unreachable",
         message=f"{account} could not read it: {error}. It is tried again next cycle; the other channels go on.",
-        subject=f"channel:{channel.pk}",
+        subject=channel.notification_subject,
         url=reverse("ingestion:channel-detail", args=[channel.pk]),
         context={"channel_id": channel.pk, "account": account.phone, "error": error},
     )
@@ -48,7 +51,7 @@ def notify_account_unusable(*, account: TelegramAccount) -> Notification:
         severity=NotificationSeverity.ERROR,
         title=title,
         message=f"{account.last_error} {advice}".strip(),
-        subject=f"account:{account.pk}",
+        subject=account.notification_subject,
         url=reverse("accounts:list"),
         context={"account": account.phone, "auth_state": account.auth_state, "error": account.last_error},
     )
@@ -72,7 +75,7 @@ def notify_destination_unreachable(*, error: str = "") -> Notification:
         severity=NotificationSeverity.ERROR,
         title=title,
         message=message,
-        subject="destination",
+        subject=DESTINATION,
         url=url,
         context={"destination_id": destination.pk if destination else None, "error": error},
     )
@@ -86,7 +89,7 @@ def notify_destination_messages_gone(*, packages: list[Package]) -> Notification
         severity=NotificationSeverity.WARNING,
         title=f"{len(names)} upload{'s' if len(names) != 1 else ''} vanished from the destination",
         message=f"{listed}: the destination message is gone, so the next cycle uploads them again from the source.",
-        subject="destination",
+        subject=DESTINATION,
         url=reverse("ingestion:channels"),
         context={"packages": names},
     )
@@ -99,7 +102,7 @@ def notify_disk_full(*, file_name: str, error: str) -> Notification:
         title="The staging disk is too full to ingest",
         message=f"{file_name}: {error} The set is tried again next cycle; free space there (INGEST_STAGING_DIR) "
         "or lower the raw file retention of the source channels.",
-        subject="disk:staging",
+        subject=STAGING_DISK,
         url=reverse("ingestion:skipped"),
         context={"file_name": file_name, "error": error},
     )
@@ -116,3 +119,9 @@ def notify_split_mismatch(*, file_name: str, error: str) -> Notification:
         url=reverse("ingestion:runs"),
         context={"file_name": file_name, "error": error},
     )
+
+
+def notifications_resolve_uploads() -> None:
+    """A set went up to the destination: it has room on the staging disk and a writer that can post there."""
+    notifications_resolve(subject=DESTINATION, types=[DESTINATION_UNREACHABLE])
+    notifications_resolve(subject=STAGING_DISK, types=[DISK_FULL])

@@ -14,6 +14,7 @@ import math
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
@@ -27,7 +28,18 @@ from core.models import RunStatus
 from core.runs import run_finish, run_heartbeat
 from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
-from ingestion.cycle import CycleInterrupted, Outcome, Progress, ScanResult, ScanTarget, SetFailed, db, sleep_flood_wait
+from ingestion.cycle import (
+    SCAN_COUNTERS,
+    CycleInterrupted,
+    Outcome,
+    Progress,
+    ScanLog,
+    ScanResult,
+    ScanTarget,
+    SetFailed,
+    db,
+    sleep_flood_wait,
+)
 from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
 from ingestion.selectors import Writer
@@ -96,6 +108,7 @@ class IngestionCycle(FetchStage, UploadStage):
 
     def _finish(self, status: str, error: str) -> None:
         fields = {name: getattr(self.run, name) for name in self.progress.dirty}
+        fields.update(requests_sent=self._requests_sent())
         fields.update(current_step="", current_file="", current_bytes_done=0, current_bytes_total=0)
         run_finish(run=self.run, status=status, error=error, **fields)
 
@@ -127,10 +140,12 @@ class IngestionCycle(FetchStage, UploadStage):
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
-        maps = await db(selectors.reader_targets)(account=self.account)
+        maps = await db(selectors.reader_targets)(account=self.account, channel_id=self.run.channel_id)
         writer = await db(selectors.destination_writer)(reader=self.account)
         cycle = await db(scanning.cycle_number)(run=self.run)
-        plan = await db(scanning.scan_plan)(maps=[channel_map for channel_map, _ in maps], cycle=cycle)
+        plan = await db(scanning.scan_plan)(
+            maps=[channel_map for channel_map, _ in maps], cycle=cycle, asked=self.run.channel_id is not None
+        )
         problems = []
         keep_claim = asyncio.create_task(self._keep_claim())
         try:
@@ -139,29 +154,36 @@ class IngestionCycle(FetchStage, UploadStage):
             wanted = [ref for channel_map, ref in maps if plan[channel_map.pk].action != scanning.SKIP]
             last_ids = await self._last_message_ids(reader, wanted)
             for channel_map, ref in maps:
-                action = plan[channel_map.pk].action
-                if action == scanning.SKIP:
-                    continue
-                last_id = last_ids.get(ref.id)
-                nothing_new = last_id is not None and last_id <= channel_map.scanned_through_message_id
-                if action == scanning.CHECK and nothing_new:
-                    await db(scanning.scan_record_idle)(channel_map=channel_map)
-                    continue
-                try:
-                    await self._scan_channel(reader, channel_map, ref, writer, last_id)
-                    if channel_map.channel.last_error:
-                        await db(ingestion_services.channel_error_clear)(channel=channel_map.channel)
-                except (TargetForbidden, NotFound, TransientError) as exc:
-                    # One unreachable channel does not stop the others; it is retried next cycle.
-                    await db(self._channel_unreachable)(channel_map, str(exc))
-                    problems.append(f"{channel_map.channel.title}: {exc}")
-                except (CycleInterrupted, AuthRequired, AccountRestricted):
-                    raise
-                except Exception as exc:
-                    logger.exception("Unexpected error while scanning %s", channel_map.channel.title)
-                    error = f"Unexpected error: {exc.__class__.__name__}: {exc}"
-                    await db(self._channel_unreachable)(channel_map, error)
-                    problems.append(f"{channel_map.channel.title}: {error}")
+                async with self._scan_log(channel_map, plan[channel_map.pk]) as log:
+                    action = log.action
+                    if action == scanning.SKIP:
+                        continue
+                    last_id = last_ids.get(ref.id)
+                    nothing_new = last_id is not None and last_id <= channel_map.scanned_through_message_id
+                    if action == scanning.CHECK and nothing_new:
+                        log.note(scanning.CHECK, f"{log.reason}: nothing new since the last scan")
+                        await db(scanning.scan_record_idle)(channel_map=channel_map)
+                        continue
+                    if action == scanning.CHECK:
+                        log.note(scanning.SCAN, f"{log.reason}: " + ("new messages" if last_id else "it failed"))
+                    try:
+                        await self._scan_channel(reader, channel_map, ref, writer, last_id)
+                        if channel_map.channel.last_error:
+                            await db(ingestion_services.channel_error_clear)(channel=channel_map.channel)
+                    except (TargetForbidden, NotFound, TransientError) as exc:
+                        # One unreachable channel does not stop the others; it is retried next cycle.
+                        await db(self._channel_unreachable)(channel_map, str(exc))
+                        problems.append(f"{channel_map.channel.title}: {exc}")
+                        log.note(scanning.FAILED, str(exc))
+                    except (CycleInterrupted, AuthRequired, AccountRestricted) as exc:
+                        log.note(scanning.FAILED, str(exc))
+                        raise
+                    except Exception as exc:
+                        logger.exception("Unexpected error while scanning %s", channel_map.channel.title)
+                        error = f"Unexpected error: {exc.__class__.__name__}: {exc}"
+                        await db(self._channel_unreachable)(channel_map, error)
+                        problems.append(f"{channel_map.channel.title}: {error}")
+                        log.note(scanning.FAILED, error)
         except CycleInterrupted as exc:
             problems.append(str(exc))
         finally:
@@ -174,6 +196,27 @@ class IngestionCycle(FetchStage, UploadStage):
         if self.run.skipped:
             return RunStatus.PARTIAL, f"{self.run.skipped} set(s) skipped; see Skipped packages."
         return RunStatus.SUCCESS, ""
+
+    def _requests_sent(self) -> int:
+        return sum(gateway.requests_sent for gateway in self.gateways.values())
+
+    @asynccontextmanager
+    async def _scan_log(self, channel_map: AccountChannelMap, decision: scanning.Decision):
+        """What this cycle did with one channel and why, kept as its scan history (a ChannelScan)."""
+        counters = {name: getattr(self.run, name) for name in SCAN_COUNTERS}
+        log = ScanLog(decision.action, decision.reason, self._requests_sent(), counters)
+        try:
+            yield log
+        finally:
+            await db(scanning.channel_scan_write)(
+                run=self.run,
+                channel_map=channel_map,
+                action=log.action,
+                reason=log.reason,
+                requests=self._requests_sent() - log.requests_before,
+                seconds=time.monotonic() - log.started,
+                **log.shares(self.run),
+            )
 
     async def _hand_over_sessions(self) -> None:
         """At a set boundary, lend the sessions this cycle holds to a process waiting for them (a reminder
@@ -520,6 +563,7 @@ class IngestionCycle(FetchStage, UploadStage):
                 await self.tick(current_step="indexing")
                 await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
         shutil.rmtree(folder, ignore_errors=True)
+        await db(notifications.notifications_resolve_uploads)()
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
 

@@ -19,13 +19,15 @@ from django.utils import timezone
 from ingestion.models import (
     RETRYABLE_REASONS,
     AccountChannelMap,
+    ChannelScan,
     EmptyScans,
     IngestionRun,
+    ScanAction,
     SkippedPackage,
     TopicProgress,
 )
 
-SCAN, CHECK, SKIP = "scan", "check", "skip"
+SCAN, CHECK, SKIP, FAILED = ScanAction.SCAN, ScanAction.CHECK, ScanAction.SKIP, ScanAction.FAILED
 
 
 def now() -> datetime:
@@ -62,7 +64,10 @@ def scan_decide(*, channel_map: AccountChannelMap, cycle: int, pending_retry: bo
     return Decision(CHECK, "last-message check")
 
 
-def scan_plan(*, maps: list[AccountChannelMap], cycle: int) -> dict[int, Decision]:
+def scan_plan(*, maps: list[AccountChannelMap], cycle: int, asked: bool = False) -> dict[int, Decision]:
+    """asked: an operator asked for these channels (Ingest now on a channel's page): no idle rule sits them out."""
+    if asked:
+        return {m.pk: Decision(CHECK, "Ingest now") for m in maps}
     at = now()
     pending = set(
         SkippedPackage.objects.filter(
@@ -107,3 +112,20 @@ def scan_state_reset(*, channel_id: int, below: int) -> None:
     )
     AccountChannelMap.objects.filter(channel_id=channel_id).update(consecutive_empty_scans=0, last_scanned_at=None)
     TopicProgress.objects.filter(map__channel_id=channel_id).update(consecutive_empty_scans=0)
+
+
+def channel_scan_write(
+    *, run: IngestionRun, channel_map: AccountChannelMap, action: str, reason: str, **counts
+) -> ChannelScan:
+    """One line of the channel's scan history (and of the run's page): what this cycle did with it, and why."""
+    read = action in (SCAN, FAILED) and channel_map.channel.chat.is_forum
+    topics = TopicProgress.objects.filter(map=channel_map, fetch_enabled=True).count() if read else 0
+    return ChannelScan.objects.create(
+        run=run,
+        channel=channel_map.channel,
+        scanned_at=now(),
+        action=action,
+        reason=reason[:300],
+        topics=topics,
+        **counts,
+    )

@@ -1,15 +1,20 @@
 """Reads of channels, topics, runs and skipped packages for pages and the API."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
+from core.models import RunStatus
 from ingestion.models import (
     AccountChannelMap,
     Channel,
+    ChannelScan,
     IngestionRun,
     MapRole,
     SkippedPackage,
@@ -112,6 +117,44 @@ def run_get(*, pk: int) -> IngestionRun:
     return run_list().get(pk=pk)
 
 
+def run_scans(*, run: IngestionRun) -> QuerySet[ChannelScan]:
+    """What the run did with each channel, in the order it went."""
+    return run.scans.select_related("channel__chat").order_by("scanned_at", "pk")
+
+
+def run_skipped(*, run: IngestionRun) -> QuerySet[SkippedPackage]:
+    """The skipped packages this run left (or tried again and left): its account's, touched while it ran."""
+    rows = SkippedPackage.objects.select_related("channel__chat").filter(account=run.account_id)
+    rows = rows.filter(updated_at__gte=run.claimed_at or run.created_at)
+    if run.finished_at is not None:
+        rows = rows.filter(updated_at__lte=run.finished_at)
+    return rows.order_by("reason", "file_name")
+
+
+def channel_scans(*, channel: Channel) -> QuerySet[ChannelScan]:
+    """The channel's scan history, newest first."""
+    return channel.scans.select_related("run__account").order_by("-scanned_at", "-pk")
+
+
+def channel_open_run(*, channel: Channel) -> IngestionRun | None:
+    """A queued or running run that reads this channel (for the channel page's Ingest now)."""
+    return (
+        run_list()
+        .filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING], account__channel_maps__channel=channel)
+        .first()
+    )
+
+
+def next_cycle_at() -> datetime | None:
+    """When beat next starts an ingestion cycle, from its schedule (CELERY_BEAT_SCHEDULE, kept by the
+    DatabaseScheduler); None while beat has not started one yet."""
+    task = PeriodicTask.objects.filter(task="ingestion.tasks.ingestion_cycle_start", enabled=True).first()
+    if task is None or task.last_run_at is None:
+        return None
+    now = timezone.now()
+    return max(now, now + task.schedule.remaining_estimate(task.last_run_at))
+
+
 def accounts_that_ingest() -> QuerySet[TelegramAccount]:
     """Active, logged-in accounts that read at least one active channel: those "Ingest now" can start."""
     return (
@@ -166,13 +209,14 @@ def _ref(chat, access_hash: int) -> ChatRef:
     return ChatRef(id=chat.telegram_id, access_hash=access_hash, type=chat.type)
 
 
-def reader_targets(*, account: TelegramAccount) -> list[tuple[AccountChannelMap, ChatRef]]:
-    """The active channels this account reads, each with how this account addresses it."""
-    maps = list(
-        AccountChannelMap.objects.filter(account=account, role=MapRole.READER, channel__is_active=True)
-        .select_related("channel__chat")
-        .order_by("channel__chat__title")
-    )
+def reader_targets(
+    *, account: TelegramAccount, channel_id: int | None = None
+) -> list[tuple[AccountChannelMap, ChatRef]]:
+    """The active channels this account reads (or that one channel), each with how this account addresses it."""
+    maps = AccountChannelMap.objects.filter(account=account, role=MapRole.READER, channel__is_active=True)
+    if channel_id is not None:
+        maps = maps.filter(channel_id=channel_id)
+    maps = list(maps.select_related("channel__chat").order_by("channel__chat__title"))
     hashes = dict(
         AccountChat.objects.filter(account=account, chat__in=[m.channel.chat for m in maps]).values_list(
             "chat_id", "access_hash"

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core.models import RunStatus
+from core.notifications import notifications_resolve
 from core.runs import run_task_send
 from ingestion.models import (
     PENDING_REASONS,
@@ -126,10 +127,12 @@ def ingestion_run_request(
     trigger: str = IngestionTrigger.MANUAL,
     enqueue: bool = True,
     countdown: int | None = None,
+    channel: Channel | None = None,
 ) -> tuple[IngestionRun, bool]:
     """Queue a run for an account unless one is already queued or running; (run, created).
 
-    enqueue=False leaves the run for the caller to claim and work in-process; countdown delays its start.
+    enqueue=False leaves the run for the caller to claim and work in-process; countdown delays its start;
+    channel makes it a run of that one channel (Ingest now on the channel's page).
     """
     if account.auth_state != AuthState.AUTHENTICATED or not account.is_active:
         raise ValidationError(f"{account} is not an active, logged-in account.")
@@ -140,7 +143,7 @@ def ingestion_run_request(
         ).first()
         if open_run is not None:
             return open_run, False
-        run = IngestionRun.objects.create(account=account, trigger=trigger)
+        run = IngestionRun.objects.create(account=account, trigger=trigger, channel=channel)
         if enqueue:
             if countdown is None:
                 scheduled = trigger == IngestionTrigger.SCHEDULE
@@ -171,6 +174,29 @@ def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[I
         if created:
             runs.append(run)
     return runs
+
+
+def channel_ingest_now(*, channel: Channel) -> tuple[IngestionRun, bool]:
+    """Ingest one channel now, with the first logged-in account that reads it; (run, created).
+
+    An account that already has a run queued or running keeps it (one run per account at a time): that run is
+    returned, and it reads this channel too unless it was asked for another one channel.
+    """
+    if not channel.is_active:
+        raise ValidationError(f"{channel.title} is switched off; switch it on to ingest it.")
+    reader = (
+        TelegramAccount.objects.filter(
+            channel_maps__channel=channel,
+            channel_maps__role=MapRole.READER,
+            is_active=True,
+            auth_state=AuthState.AUTHENTICATED,
+        )
+        .order_by("phone")
+        .first()
+    )
+    if reader is None:
+        raise ValidationError(f"No logged-in account reads {channel.title}; add a reader on the Channels page.")
+    return ingestion_run_request(account=reader, trigger=IngestionTrigger.MANUAL, channel=channel)
 
 
 def skipped_package_record(
@@ -227,11 +253,20 @@ def channel_rewind(*, channel_id: int, below: int, topic_id: int | None = None) 
     scan_state_reset(channel_id=channel_id, below=below)
 
 
-def skipped_package_retry(*, skipped: SkippedPackage) -> None:
-    """Delete the row and rewind the watermarks to just below it, so the next cycle tries again."""
+def skipped_package_retry(*, skipped: SkippedPackage) -> IngestionRun | None:
+    """Delete the row and rewind the watermarks to just below it, then ingest its channel now.
+
+    Returns the run that tries it, or None when no account can read the channel now (the next cycle that
+    can will try it).
+    """
     with transaction.atomic():
         channel_rewind(channel_id=skipped.channel_id, below=skipped.message_id - 1, topic_id=skipped.topic_id)
         skipped.delete()
+    try:
+        run, _ = channel_ingest_now(channel=skipped.channel)
+    except ValidationError:
+        return None
+    return run
 
 
 def skipped_packages_retry_all(*, reason: str = "") -> int:
@@ -290,6 +325,7 @@ def channel_error_clear(*, channel: Channel) -> None:
     if channel.last_error:
         channel.last_error = ""
         channel.save(update_fields=["last_error"])
+    notifications_resolve(subject=channel.notification_subject)
 
 
 def channel_error_record(*, channel: Channel, account: TelegramAccount, error: str) -> None:

@@ -13,10 +13,12 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
+from core.formatting import plural
 from core.forms import error_text
 from core.models import RunStatus
 from ingestion import selectors, services
@@ -30,17 +32,26 @@ from ingestion.forms import (
     TopicFetchForm,
 )
 from ingestion.models import Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
+from packages.selectors import packages_from_channel, packages_of_run
 
 CHANNELS = "ingestion/channels.html"
 CHANNEL = "ingestion/channel_detail.html"
 RUNS = "ingestion/runs.html"
+RUN = "ingestion/run_detail.html"
 SKIPPED = "ingestion/skipped.html"
 RUNS_PER_PAGE = 25
 SKIPPED_PER_PAGE = 50
+CHANNEL_PACKAGES = 10
+CHANNEL_SCANS = 15
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def next_cycle_text() -> str:
+    """When the next scheduled ingestion cycle comes, in words."""
+    at = selectors.next_cycle_at()
+    if at is None:
+        return "the next ingestion cycle (once beat runs)"
+    minutes = max(0, round((at - timezone.now()).total_seconds() / 60))
+    return f"the next ingestion cycle, at {timezone.localtime(at):%H:%M} (in {minutes} min)"
 
 
 # Channels ---------------------------------------------------------------------------------------------------
@@ -164,13 +175,35 @@ def channel_make_destination(request, pk: int):
 @require_GET
 def channel_detail(request, pk: int):
     channel = get_object_or_404(selectors.channel_list(), pk=pk)
+    packages = packages_from_channel(channel=channel)
     context = {
         "row": selectors.channel_row(channel),
         "maps": selectors.channel_maps(channel=channel),
         "topics": selectors.topic_list(channel=channel),
-        "package_count": channel.packages.count(),
+        "package_count": packages.count(),
+        "packages": packages[:CHANNEL_PACKAGES],
+        "scans": selectors.channel_scans(channel=channel)[:CHANNEL_SCANS],
+        "open_run": selectors.channel_open_run(channel=channel),
+        "next_cycle_at": selectors.next_cycle_at(),
     }
     return render(request, CHANNEL, context)
+
+
+@login_required
+@require_POST
+def channel_ingest_now(request, pk: int):
+    """Queue a run of this channel alone, then show that run's page."""
+    channel = get_object_or_404(selectors.channel_list(), pk=pk)
+    try:
+        run, created = services.channel_ingest_now(channel=channel)
+    except ValidationError as exc:
+        messages.error(request, error_text(exc))
+        return redirect("ingestion:channel-detail", pk=pk)
+    if created:
+        messages.success(request, f"Ingesting {channel.title} now with {run.account}: run #{run.pk}.")
+    else:
+        messages.info(request, f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}.")
+    return redirect("ingestion:run-detail", pk=run.pk)
 
 
 @login_required
@@ -207,6 +240,23 @@ def run_list(request):
 
 @login_required
 @require_GET
+def run_detail(request, pk: int):
+    """One run: what it did with each channel and why, what it found, took and skipped. Polls while it works."""
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    context = {
+        "run": run,
+        "scans": selectors.run_scans(run=run),
+        "skipped": selectors.run_skipped(run=run),
+        "ingested": packages_of_run(run=run),
+    }
+    if request.htmx:
+        html = render_to_string(f"{RUN}#run-body", context, request=request)
+        return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+    return render(request, RUN, context)
+
+
+@login_required
+@require_GET
 def run_row(request, pk: int):
     """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is over."""
     run = get_object_or_404(selectors.run_list(), pk=pk)
@@ -226,7 +276,7 @@ def runs_ingest_now(request):
         queued = services.ingestion_cycle_start(trigger=IngestionTrigger.MANUAL)
         if queued:
             names = ", ".join(str(run.account) for run in queued)
-            messages.success(request, f"Queued {_plural(len(queued), 'run')}: {names}.")
+            messages.success(request, f"Queued {plural(len(queued), 'run')}: {names}.")
         elif not selectors.accounts_that_ingest().exists():
             messages.error(request, "No logged-in account reads an active channel; set one up on the Channels page.")
         else:
@@ -283,14 +333,14 @@ def skipped_list(request):
 @login_required
 @require_POST
 def skipped_retry(request, pk: int):
-    skipped = SkippedPackage.objects.select_related("channel").filter(pk=pk).first()
-    if skipped is not None:
-        services.skipped_package_retry(skipped=skipped)
+    skipped = SkippedPackage.objects.select_related("channel__chat").filter(pk=pk).first()
+    run = services.skipped_package_retry(skipped=skipped) if skipped is not None else None
+    when = f"run #{run.pk} tries it now" if run is not None else f"{next_cycle_text()} tries it"
     if not request.htmx:
         if skipped is not None:
-            messages.success(request, f"{skipped.file_name} is queued for retry.")
+            messages.success(request, f"{skipped.file_name} is queued for retry: {when}.")
         return redirect("ingestion:skipped")
-    return render(request, f"{SKIPPED}#retried-row", {"skipped": skipped})
+    return render(request, f"{SKIPPED}#retried-row", {"skipped": skipped, "run": run, "when": when})
 
 
 @login_required
@@ -303,7 +353,7 @@ def skipped_retry_all(request):
         what = SkipReason(reason).label.lower() if reason else "skipped"
         messages.success(
             request,
-            f"{_plural(count, 'package')} ({what}) queued for retry; the next ingestion cycle tries them again.",
+            f"{plural(count, 'package')} ({what}) queued for retry; {next_cycle_text()} tries them.",
         )
     else:
         messages.error(request, "Unknown reason; choose one from the list.")

@@ -1,9 +1,20 @@
-"""Reads for the dashboard: real counts only, straight from the database."""
+"""Reads for the dashboard: real counts only, straight from the database, and what needs a person first."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import AuthState, Chat, TelegramAccount
+from core.models import RunStatus
+from core.runs import run_kinds
+from ingestion import selectors as ingestion_selectors
+from ingestion.models import PENDING_REASONS, Channel, SkippedPackage, SkipReason
 from operations.metrics import StateCount, accounts_by_state
+from reminders.models import RESUMABLE, ReminderRun
 
 
 @dataclass(frozen=True)
@@ -12,7 +23,6 @@ class DashboardSummary:
     accounts_by_state: list[StateCount]
     accounts_premium: int
     chats_known: int
-    accounts_needing_login: list[TelegramAccount]
 
     @property
     def accounts_authenticated(self) -> int:
@@ -27,7 +37,91 @@ def dashboard_summary() -> DashboardSummary:
         accounts_premium=TelegramAccount.objects.filter(is_premium=True).count(),
         # A chat no account sees any more (dropped by a refresh) is not known.
         chats_known=Chat.objects.filter(account_links__isnull=False).distinct().count(),
-        accounts_needing_login=list(
-            TelegramAccount.objects.filter(auth_state__in=[AuthState.EXPIRED, AuthState.RESTRICTED])
+    )
+
+
+@dataclass(frozen=True)
+class SkippedGroup:
+    reason: str
+    label: str
+    count: int
+    example: str  # one file name, so the operator sees what kind of set it is
+
+
+@dataclass(frozen=True)
+class StuckRun:
+    label: str
+    pk: int
+    quiet_since: object  # the last heartbeat, or None
+    url: str
+
+
+@dataclass
+class Attention:
+    """What needs a person, in the order the dashboard shows it: each kind with its action."""
+
+    paused_runs: list[ReminderRun] = field(default_factory=list)
+    skipped: list[SkippedGroup] = field(default_factory=list)
+    accounts: list[TelegramAccount] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    stuck_runs: list[StuckRun] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return (
+            len(self.paused_runs) + len(self.skipped) + len(self.accounts) + len(self.channels) + len(self.stuck_runs)
+        )
+
+
+def _resumable_runs() -> list[ReminderRun]:
+    """Reminder runs stopped with groups still pending: paused by their window, or failed part-way."""
+    return list(
+        ReminderRun.objects.filter(status__in=RESUMABLE, pending__gt=0)
+        .select_related("reminder", "account")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def _skipped_groups() -> list[SkippedGroup]:
+    """Skipped packages by reason; sets only waiting (for volumes, for another worker's copy) need no one."""
+    rows = (
+        SkippedPackage.objects.exclude(reason__in=PENDING_REASONS)
+        .values("reason")
+        .annotate(count=Count("pk"))
+        .order_by("-count", "reason")
+    )
+    groups = []
+    for row in rows:
+        example = SkippedPackage.objects.filter(reason=row["reason"]).values_list("file_name", flat=True).first()
+        groups.append(SkippedGroup(row["reason"], SkipReason(row["reason"]).label, row["count"], example or ""))
+    return groups
+
+
+def _failing_channels() -> list[Channel]:
+    """Active channels whose last scan failed (cleared by the next good scan)."""
+    return list(ingestion_selectors.channel_list().filter(is_active=True).exclude(last_error=""))
+
+
+def _stuck_runs() -> list[StuckRun]:
+    """Running runs whose worker went quiet: the reaper re-queues them every minute unless beat is down."""
+    stale = timezone.now() - timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS)
+    quiet = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
+    stuck = []
+    for kind in run_kinds():
+        label = str(kind.model._meta.verbose_name).capitalize()
+        for run in kind.model.objects.filter(quiet, status=RunStatus.RUNNING).order_by("pk"):
+            url = run.get_absolute_url() if hasattr(run, "get_absolute_url") else reverse("operations")
+            stuck.append(StuckRun(label=label, pk=run.pk, quiet_since=run.heartbeat_at, url=url))
+    return stuck
+
+
+def dashboard_attention() -> Attention:
+    return Attention(
+        paused_runs=_resumable_runs(),
+        skipped=_skipped_groups(),
+        accounts=list(
+            TelegramAccount.objects.filter(auth_state__in=[AuthState.EXPIRED, AuthState.RESTRICTED]).order_by("phone")
         ),
+        channels=_failing_channels(),
+        stuck_runs=_stuck_runs(),
     )

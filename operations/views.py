@@ -1,27 +1,93 @@
 """The dashboard, the operations page, and the machine endpoints (/metrics for Prometheus, /healthz)."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from rest_framework.authtoken.models import Token
 
 from core import health
+from core.formatting import plural
+from core.runs import runs_reap_stale
+from core.selectors import notifications_unread_count
 from operations import metrics, selectors
 from operations.api import metrics_token_matches
 from operations.prometheus import MetricsCollector
+from reminders.models import ReminderRun
+from reminders.services import ReminderStateError, reminder_run_cancel, reminder_run_resume
+
+DASHBOARD = "operations/dashboard.html"
 
 
 @login_required
+@require_GET
 def dashboard(request):
-    return render(
-        request,
-        "operations/dashboard.html",
-        {"summary": selectors.dashboard_summary(), "metrics": metrics.metrics_collect()},
+    """What needs a person first (each with its action), then the counts."""
+    context = {
+        "attention": selectors.dashboard_attention(),
+        "summary": selectors.dashboard_summary(),
+        "metrics": metrics.metrics_collect(),
+    }
+    return render(request, DASHBOARD, context)
+
+
+def _attention_answer(request, notice: str, *, is_error: bool = False):
+    """After an action in the attention list: the list again with the outcome on top, and the bell's count
+    (the notification about what was fixed resolved itself); without HTMX, back to the dashboard."""
+    if not request.htmx:
+        messages.add_message(request, messages.ERROR if is_error else messages.SUCCESS, notice)
+        return redirect("dashboard")
+    context = {"attention": selectors.dashboard_attention(), "notice": notice, "notice_is_error": is_error}
+    html = render_to_string(f"{DASHBOARD}#attention", context, request=request)
+    bell = render_to_string(
+        "core/notifications.html#bell-count",
+        {"notifications_unread": notifications_unread_count(), "oob_count": True},
+        request=request,
     )
+    return HttpResponse(html + bell)
+
+
+def _reminder_run_action(request, pk: int, action, done: str):
+    run = get_object_or_404(ReminderRun, pk=pk)
+    try:
+        run = action(run=run)
+    except ReminderStateError as exc:
+        return _attention_answer(request, str(exc), is_error=True)
+    return _attention_answer(request, done(run))
+
+
+@login_required
+@require_POST
+def attention_run_resume(request, pk: int):
+    return _reminder_run_action(
+        request, pk, reminder_run_resume, lambda run: f"{run}: resumed, {plural(run.pending, 'group')} to go."
+    )
+
+
+@login_required
+@require_POST
+def attention_run_cancel(request, pk: int):
+    return _reminder_run_action(
+        request, pk, reminder_run_cancel, lambda run: f"{run}: canceled, {plural(run.skipped, 'group')} skipped."
+    )
+
+
+@login_required
+@require_POST
+def attention_runs_requeue(request):
+    """Hand stuck runs to another worker now instead of at the reaper's next minute."""
+    reaped = runs_reap_stale()
+    requeued = sum(len(result.requeued) for result in reaped.values())
+    failed = sum(len(result.failed) for result in reaped.values())
+    notice = f"Re-queued {plural(requeued, 'stuck run')}" + (
+        f"; {plural(failed, 'run')} failed after too many re-queues." if failed else "."
+    )
+    return _attention_answer(request, notice)
 
 
 @login_required

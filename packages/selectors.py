@@ -51,6 +51,16 @@ def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet
     )
 
 
+def packages_from_channel(*, channel) -> QuerySet[Package]:
+    """The packages first uploaded from this source channel, newest first."""
+    return Package.objects.filter(source_channel=channel).order_by("-created_at", "-pk")
+
+
+def packages_of_run(*, run) -> QuerySet[Package]:
+    """The packages this ingestion run uploaded."""
+    return Package.objects.filter(run=run).order_by("pk")
+
+
 def package_get(*, pk: int) -> Package:
     """One package with where it came from and went; raises Package.DoesNotExist."""
     return Package.objects.select_related(

@@ -8,6 +8,7 @@ from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
 
 from core import clock
+from core.formatting import plural as plural  # the pages of reminders say counts as the others do
 from reminders import selectors
 from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
 from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
@@ -46,10 +47,6 @@ def duration_text(minutes: int) -> str:
     if not hours:
         return f"{minutes} min"
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,10 @@ class TelegramGateway(Protocol):
         """When another process waits for this account's session: let it have it, then take it back
         (waiting up to wait_seconds, else SessionInUse). Returns whether it was handed over."""
 
+    @property
+    def requests_sent(self) -> int:
+        """Telegram requests this gateway has sent so far (each download or upload part counts one)."""
+
     def export_session(self) -> str:
         """The session to store (encrypted) after a login step; '' before any."""
 

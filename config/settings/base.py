@@ -311,6 +311,9 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "core.security.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "core.security.client_ip"
+# Axes logs "AXES: BEGIN" in every process that loads Django (worker, beat, Flower, each manage.py): only the
+# web process, which serves the logins, turns it on (Procfile), so a start says it once.
+AXES_VERBOSE = envbool("AXES_VERBOSE", False)
 # How many reverse proxies append to X-Forwarded-For in front of Django (production: 1).
 TRUSTED_PROXIES = envint("DJANGO_TRUSTED_PROXIES", 0, minimum=0)
 REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXIES

@@ -26,7 +26,7 @@ from reminders.models import (
 from reminders.schedule import (
     DeliveryWindow,
 )
-from reminders.services.summaries import reminder_run_notify, summary_outside_window
+from reminders.services.summaries import reminder_run_notifications_resolve, reminder_run_notify, summary_outside_window
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def _random_id() -> int:
 
 def _account_problem(account: TelegramAccount) -> str:
     if not account.is_active:
-        return f"{account} is switched off; switch it on, then Resume from the Activity tab."
+        return f"{account} is switched off; switch it on, then Resume."
     if account.auth_state != AuthState.AUTHENTICATED:
         return f"{account} cannot send ({account.get_auth_state_display()}); log it in again, then Resume."
     return ""
@@ -155,6 +155,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
     run.error_summary = ""
     run.save(update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at"])
     reminder_run_counts_refresh(run=run)
+    reminder_run_notifications_resolve(run=run)
     transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
     return run
 
@@ -214,7 +215,8 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
             + (f", {run.failed} failed." if run.failed else ".")
         )
         run.save(update_fields=["status", "finished_at", "error_summary"])
-    reminder_run_notify(run=run)
+        # The operator ended it: what the bell said about it needs no one any more.
+        reminder_run_notifications_resolve(run=run)
     return run
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from django.urls import reverse
 
 from core.models import RunStatus
-from core.notifications import notification_raise
+from core.notifications import notification_raise, notifications_resolve, run_subject
 from reminders.models import (
     NEEDS_OPERATOR,
     Reminder,
@@ -31,10 +31,7 @@ def summary_outside_window(*, reminder: Reminder, now: datetime, pending: int) -
         where = f"before the delivery window opens at {window.local_hm(today.start_at)}"
     else:
         where = f"after the delivery window closed at {window.local_hm(today.end_at)}"
-    return (
-        f"{fired}, {where}: nothing was sent, {pending} groups still pending. "
-        "Resume from the Activity tab while the window is open."
-    )
+    return f"{fired}, {where}: nothing was sent, {pending} groups still pending. Resume it while the window is open."
 
 
 def _still_pending(counts: dict[str, int], partly: int) -> str:
@@ -51,7 +48,7 @@ def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: i
     else:
         text = (
             f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
-            "Resume from the Activity tab."
+            "Resume sends the rest."
         )
     if counts["failed"]:
         text += f" {counts['failed']} failed."
@@ -65,14 +62,14 @@ def summary_finished(*, run: ReminderRun, counts: dict[str, int]) -> str:
         return ""
     return (
         f"{counts['sent']} of {run.total} groups delivered, {counts['failed']} failed. "
-        "Retry failed from the Activity tab."
+        "Retry failed sends to them again."
     )
 
 
 def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str, partly: int) -> str:
     return (
         f"Stopped: {reason} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
-        "Resume from the Activity tab once it is fixed."
+        "Resume once it is fixed."
     )
 
 
@@ -82,6 +79,15 @@ def reminder_run_notification_title(*, run: ReminderRun) -> str:
     if run.status == RunStatus.PARTIAL:
         return f"Reminder partly delivered — {run.sent} of {run.total} groups."
     return f"Reminder failed — {run.sent} of {run.total} groups delivered."
+
+
+def reminder_run_subject(run: ReminderRun) -> str:
+    return f"reminder-run:{run.pk}"
+
+
+def reminder_run_notifications_resolve(*, run: ReminderRun) -> int:
+    """Resumed, retried or canceled: the run's paused/partial/failed notifications resolve themselves."""
+    return notifications_resolve(subject=reminder_run_subject(run)) + notifications_resolve(subject=run_subject(run))
 
 
 def reminder_run_notify(*, run: ReminderRun) -> None:
@@ -96,7 +102,7 @@ def reminder_run_notify(*, run: ReminderRun) -> None:
         severity="warning" if run.status == RunStatus.PAUSED else "error",
         title=title,
         message=run.error_summary or title,
-        subject=f"reminder-run:{run.pk}",
+        subject=reminder_run_subject(run),
         url=reverse("reminders:detail", args=[run.reminder_id])
         if run.reminder_id
         else reverse("reminders:activity-run", args=[run.pk]),

@@ -137,6 +137,10 @@ class TelethonGateway:
         await self._connect()
         return True
 
+    @property
+    def requests_sent(self) -> int:
+        return getattr(self._client, "requests_sent", 0)
+
     def export_session(self) -> str:
         if self._client is None:
             return self._session

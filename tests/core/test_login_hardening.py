@@ -38,7 +38,7 @@ def test_the_login_page_locks_a_user_out_after_the_failure_limit(client, operato
     assert locked["Retry-After"] == str(15 * 60)
     text = locked.content.decode()
     assert "Too many failed logins for this user from your address. Try again in 15 minutes" in text
-    assert "axes_reset_username" in text
+    assert "ask an operator to unlock it on the Accounts page" in text
     # Even the right password is refused while locked out, and the lockout is not extended by trying.
     assert page_login(client, PASSWORD).status_code == 429
     assert "_auth_user_id" not in client.session

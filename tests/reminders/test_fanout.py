@@ -121,7 +121,7 @@ def test_a_forbidden_group_fails_alone_and_retry_failed_sends_only_it(fanout_wor
 
     run = execute(reminder_fire(reminder=reminder))
     assert (run.status, run.sent, run.failed, run.pending) == (RunStatus.PARTIAL, 3, 1, 0)
-    assert run.error_summary == "3 of 4 groups delivered, 1 failed. Retry failed from the Activity tab."
+    assert run.error_summary == "3 of 4 groups delivered, 1 failed. Retry failed sends to them again."
     failed = run.targets.get(status=TargetStatus.FAILED)
     assert failed.chat.telegram_id == group_id(2) and "CHAT_WRITE_FORBIDDEN" in failed.error
 
@@ -162,7 +162,7 @@ def test_the_window_closing_pauses_the_run_with_the_rest_pending(fanout_world, a
     assert (run.sent, run.pending, run.failed, run.total) == (4, 6, 0, 10)
     assert run.error_summary == (
         "Delivery window closed at 18:00 (Asia/Kuala_Lumpur). 4 of 10 groups delivered, 6 still pending. "
-        "Resume from the Activity tab."
+        "Resume sends the rest."
     )
     assert run.targets.filter(status=TargetStatus.PENDING, attempts=0).count() == 6
     assert sum(len(posts(world, group_id(n))) for n in range(10)) == 4

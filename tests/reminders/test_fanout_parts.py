@@ -88,7 +88,7 @@ def test_a_flood_wait_past_the_window_between_parts_pauses_and_resume_sends_only
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 0, 2), "a part went out: paused, not failed"
     assert run.error_summary == (
         "Delivery window closed at 18:00 (Asia/Kuala_Lumpur). 0 of 2 groups delivered, "
-        "2 still pending (1 with some parts sent; resume sends only the rest). Resume from the Activity tab."
+        "2 still pending (1 with some parts sent; resume sends only the rest). Resume sends the rest."
     )
     assert (run.targets.get(chat__telegram_id=group_id(0)).parts_sent, texts(world, 0), texts(world, 1)) == (
         1,
@@ -136,6 +136,6 @@ def test_an_account_stopped_between_parts_says_which_groups_are_part_way(fanout_
     assert (run.status, run.sent, run.pending, run.messages_sent) == (RunStatus.FAILED, 1, 1, 3)
     assert run.error_summary == (
         f"Stopped: Telegram restricted {account()} (PEER_FLOOD). 1 of 2 groups delivered, 1 still pending "
-        "(1 with some parts sent; resume sends only the rest). Resume from the Activity tab once it is fixed."
+        "(1 with some parts sent; resume sends only the rest). Resume once it is fixed."
     )
     assert [texts(world, n) for n in range(2)] == [["one", "two"], ["one"]]

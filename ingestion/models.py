@@ -149,6 +149,13 @@ class IngestionRun(ClaimableRun):
         return reverse("ingestion:run-detail", args=[self.pk])
 
     @property
+    def duration_seconds(self) -> float | None:
+        """From claim to end (or to now while it works); None before a worker claims it."""
+        if self.claimed_at is None:
+            return None
+        return ((self.finished_at or timezone.now()) - self.claimed_at).total_seconds()
+
+    @property
     def progress_percent(self) -> int:
         if not self.current_bytes_total:
             return 0

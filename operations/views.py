@@ -44,12 +44,10 @@ def _attention_answer(request, notice: str, *, is_error: bool = False):
         return redirect("dashboard")
     context = {"attention": selectors.dashboard_attention(), "notice": notice, "notice_is_error": is_error}
     html = render_to_string(f"{DASHBOARD}#attention", context, request=request)
-    bell = render_to_string(
-        "core/notifications.html#bell-count",
-        {"notifications_unread": notifications_unread_count(), "oob_count": True},
-        request=request,
-    )
-    return HttpResponse(html + bell)
+    counts = {"notifications_unread": notifications_unread_count(), "oob_count": True}
+    bell = render_to_string("core/notifications.html#bell-count", counts, request=request)
+    stat = render_to_string(f"{DASHBOARD}#unread-stat", counts, request=request)
+    return HttpResponse(html + bell + stat)
 
 
 def _reminder_run_action(request, pk: int, action, done: str):

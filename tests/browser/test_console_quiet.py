@@ -1,0 +1,259 @@
+"""In Chromium, with data on every page: the console of every page of the console is quiet (no CSP violation,
+no htmx complaint, no 404), found by walking the URL conf as an operator; the dashboard's attention list →
+Resume → the notification resolves; a channel's Ingest now → its run's page."""
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from playwright.sync_api import expect
+
+from accounts.models import TelegramAccount
+from core.models import Notification, RunStatus
+from core.runs import run_claim
+from ingestion.models import Channel, IngestionRun, SkippedPackage
+from ingestion.pipeline import ingestion_run_execute
+from packages.models import Package
+from reminders.models import Reminder, ReminderRun
+from reminders.services import reminder_fire
+from reminders.services import runs as run_services
+from tests.browser.test_reminders_compose import log_in_as_operator, top
+from tests.browser.test_skipped_retry import off_the_page_thread
+from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
+from tests.reminders import conftest as reminders
+from tests.reminders.conftest import (
+    KL,
+    KL_AFTER_CLOSE,
+    KL_MORNING,
+    KL_NEXT_MORNING,
+    execute,
+    groups_world,
+    make_reminder,
+)
+
+pytestmark = pytest.mark.browser
+
+fanout_world = reminders.fanout_world
+at = reminders.at
+fast_pace = reminders.fast_pace
+fresh_buckets = reminders.fresh_buckets
+
+MESSAGES = [
+    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
+    {"id": 12, "document": {"name": "bust.stl", "size": 4000, "seed": 3}},
+    {"id": 13, "document": {"name": "huge.zip", "archive": [{"path": "huge.stl", "size": 60_000}]}},
+]
+# Not pages a person opens: machine endpoints, the proxy to Flower, the API (its docs page is walked), admin.
+NOT_PAGES = re.compile(r"^(admin:|flower|metrics-prometheus$|healthz$|logout$|login$|api-(?!docs$))")
+# Every page the walk must reach; a page added later is walked too, without being named here.
+MUST_VISIT = {
+    "dashboard",
+    "operations",
+    "notifications",
+    "accounts:list",
+    "ingestion:channels",
+    "ingestion:channel-detail",
+    "ingestion:runs",
+    "ingestion:run-detail",
+    "ingestion:skipped",
+    "packages:list",
+    "packages:detail",
+    "reminders:list",
+    "reminders:detail",
+    "reminders:compose",
+    "reminders:activity",
+    "reminders:activity-run",
+    "api-docs",
+}
+
+
+@pytest.fixture(autouse=True)
+def storage(settings, tmp_path):
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.INGEST_MAX_PACKAGE_BYTES = 30_000  # huge.zip is skipped as too large
+
+
+@pytest.fixture
+def enqueued(monkeypatch) -> list[int]:
+    """Reminder runs queued by the pages; the test runs them itself."""
+    queued = []
+    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
+    return queued
+
+
+@pytest.fixture
+def console_world(fanout_world, at, enqueued):
+    """A source channel ingested once (two packages, one set skipped) and a reminder run paused by its window."""
+    data = world(messages=MESSAGES)
+    groups = groups_world(groups=10)
+    data["accounts"] += groups["accounts"]
+    data["chats"] += groups["chats"]
+
+    def build():
+        fanout_world(data)
+        run_cycle()
+        reminder = make_reminder(name="Flash sale", timezone=KL, start=9, end=18)
+        at(KL_MORNING)
+        run = reminder_fire(reminder=reminder)
+        at(KL_MORNING, then=KL_AFTER_CLOSE, after=4)  # 4 groups go out, then the window closes
+        run = execute(run)
+        assert run.status == RunStatus.PAUSED, run.error_summary
+        at(KL_NEXT_MORNING)
+        enqueued.clear()
+        return run
+
+    return off_the_page_thread(build)
+
+
+def _named_patterns(patterns, namespace=""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            yield from _named_patterns(pattern.url_patterns, inner)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield f"{namespace}{pattern.name}", pattern
+
+
+def _object_for(name: str, paused: ReminderRun) -> dict[str, int]:
+    """The pk a route's <int:pk> stands for, chosen by what the route is about."""
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    by_prefix = [
+        ("ingestion:channel-topic-fetch", None),
+        ("ingestion:channel", channel.pk),
+        ("ingestion:run", IngestionRun.objects.order_by("pk").first().pk),
+        ("ingestion:skipped", SkippedPackage.objects.first().pk),
+        ("packages:", Package.objects.first().pk),
+        ("reminders:activity", paused.pk),
+        ("reminders:", Reminder.objects.first().pk),
+        ("accounts:", TelegramAccount.objects.get(phone=READER).pk),
+        ("attention-", paused.pk),
+        ("notifications", Notification.objects.first().pk),
+    ]
+    pk = next((pk for prefix, pk in by_prefix if name.startswith(prefix)), None)
+    return {} if pk is None else {"pk": pk}
+
+
+def console_pages(client: Client, paused: ReminderRun) -> dict[str, str]:
+    """Every named route a person can open with GET: {name: path}; forms' POST targets answer 405 and drop out,
+    fragments (bell, rows) have no <html>."""
+    pages = {}
+    for name, pattern in _named_patterns(get_resolver().url_patterns):
+        if NOT_PAGES.match(name) or name in pages:
+            continue
+        wanted = set(pattern.pattern.regex.groupindex)
+        kwargs = _object_for(name, paused) if wanted == {"pk"} else {}
+        if wanted and set(kwargs) != wanted:
+            continue
+        path = reverse(name, kwargs=kwargs)
+        response = client.get(path)
+        if response.status_code == 200 and b"<html" in response.content:
+            pages[name] = path
+    return pages
+
+
+class ConsoleWatch:
+    """Console errors and warnings, page errors and failed requests, per page visited."""
+
+    def __init__(self, page):
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("response", self._response)
+
+    def _console(self, message):
+        if message.type in ("error", "warning"):
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def _response(self, response):
+        if response.status >= 400 and response.request.method == "GET":
+            self.problems.append(f"{response.status} {response.url}")
+
+
+def test_every_page_has_a_quiet_console(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    log_in_as_operator(page, live_server.url, django_user_model)
+    client = Client()
+    client.force_login(django_user_model.objects.get(username="operator"))
+    pages = off_the_page_thread(lambda: console_pages(client, console_world))
+    assert set(pages) >= MUST_VISIT, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
+
+    watch = ConsoleWatch(page)
+    heard = {}
+    for name, path in sorted(pages.items()):
+        watch.problems.clear()
+        page.goto(f"{live_server.url}{path}")
+        page.wait_for_load_state("networkidle")
+        if name == "dashboard":
+            page.locator(".bell-button").click()  # the bell's panel loads on open
+            expect(page.locator(".bell-panel-body")).not_to_contain_text("Loading…")
+        page.wait_for_timeout(300)
+        top(page)
+        page.screenshot(path=artifacts / f"console-{name.replace(':', '-')}.png", full_page=True)
+        if watch.problems:
+            heard[path] = list(watch.problems)
+    assert not heard, heard
+
+
+def test_resume_from_the_attention_list_resolves_the_notification(
+    live_server, transactional_db, console_world, enqueued, django_user_model, page, artifacts
+):
+    run = console_world
+    log_in_as_operator(page, live_server.url, django_user_model)
+    attention = page.locator("#attention")
+    expect(attention.get_by_role("heading", name="Needs attention")).to_be_visible()
+    item = page.locator(f"#attention-run-{run.pk}")
+    expect(item).to_contain_text("Flash sale — 4 of 10 groups delivered, 6 pending")
+    expect(attention).to_contain_text("Too large")
+    expect(page.locator("#bell-count")).to_contain_text("1")
+    top(page)
+    page.screenshot(path=artifacts / "dashboard-attention.png", full_page=True)
+
+    item.get_by_role("button", name=f"Resume run #{run.pk}").click()
+
+    expect(attention).to_contain_text(f"Flash sale run #{run.pk}: resumed, 6 groups to go.")
+    expect(page.locator(f"#attention-run-{run.pk}")).to_have_count(0)
+    expect(page.locator("#bell-count")).to_have_class(re.compile(r"\bis-zero\b"))
+    expect(page.locator("#stat-notifications-unread")).to_have_text("0")
+    assert enqueued == [run.pk]
+    assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
+    assert Notification.objects.get(subject=f"reminder-run:{run.pk}").resolved_at is not None
+    top(page)
+    page.screenshot(path=artifacts / "dashboard-attention-resumed.png", full_page=True)
+
+    page.goto(f"{live_server.url}/notifications/")
+    expect(page.locator(".notification").first).to_contain_text("resolved by itself")
+
+
+def test_ingest_now_on_a_channel_leads_to_its_run_page(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    log_in_as_operator(page, live_server.url, django_user_model)
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
+    expect(page.get_by_role("heading", name="Latest packages")).to_be_visible()
+    expect(page.locator(".package-table")).to_contain_text("dragon.zip")
+    expect(page.locator(".scan-table")).to_contain_text("never scanned")
+    top(page)
+    page.screenshot(path=artifacts / "channel-detail.png", full_page=True)
+
+    page.get_by_role("button", name="Ingest now").click()
+
+    run = IngestionRun.objects.get(channel=channel)
+    expect(page).to_have_url(re.compile(rf"/ingestion/runs/{run.pk}/$"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(f"Run #{run.pk}")
+    expect(page.locator(".messages")).to_contain_text("Ingesting Models A now with")
+    off_the_page_thread(lambda: ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk)))
+    # The page polls every 2 s until the run is over.
+    expect(page.locator("h1 .badge")).to_have_text("Success", timeout=15_000)
+    expect(page.locator(".scan-table")).to_contain_text("Ingest now: nothing new since the last scan")
+    top(page)
+    page.screenshot(path=artifacts / "run-detail.png", full_page=True)
+
+    page.goto(
+        f"{live_server.url}{reverse('ingestion:run-detail', args=[IngestionRun.objects.order_by('pk').first().pk])}"
+    )
+    expect(page.locator("#run-body")).to_contain_text("huge.zip")
+    top(page)
+    page.screenshot(path=artifacts / "run-detail-first-cycle.png", full_page=True)

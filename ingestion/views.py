@@ -325,6 +325,7 @@ def skipped_list(request):
         "pills": pills,
         "total": sum(counts.values()),
         "retry_all_form": RetryAllForm(initial={"reason": reason}),
+        "next_cycle_at": selectors.next_cycle_at(),
         "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
     }
     return render(request, SKIPPED, context)

@@ -3,6 +3,7 @@
 Why this size: one viewset per ingestion resource, each with its serializers and schema text beside it.
 """
 
+from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -16,6 +17,7 @@ from ingestion import selectors, services
 from ingestion.models import (
     AccountChannelMap,
     Channel,
+    ChannelScan,
     IngestionRun,
     IngestionTrigger,
     MapRole,
@@ -289,8 +291,32 @@ class DestinationView(APIView):
 # Runs -----------------------------------------------------------------------------------------------------
 
 
+class ChannelScanSerializer(serializers.ModelSerializer):
+    channel_title = serializers.CharField(source="channel.title", read_only=True)
+
+    class Meta:
+        model = ChannelScan
+        fields = [
+            "channel",
+            "channel_title",
+            "scanned_at",
+            "action",
+            "reason",
+            "topics",
+            "requests",
+            "messages",
+            "found",
+            "ingested",
+            "duplicates",
+            "skipped",
+            "seconds",
+        ]
+        read_only_fields = fields
+
+
 class IngestionRunSerializer(serializers.ModelSerializer):
     progress_percent = serializers.IntegerField(read_only=True, help_text="Of the current file, 0–100.")
+    scans = serializers.SerializerMethodField(help_text="What the run did with each channel and why, in order.")
 
     class Meta:
         model = IngestionRun
@@ -298,7 +324,9 @@ class IngestionRunSerializer(serializers.ModelSerializer):
             "id",
             "account",
             "trigger",
+            "channel",
             "status",
+            "requests_sent",
             "messages_scanned",
             "archives_found",
             "duplicates",
@@ -319,8 +347,13 @@ class IngestionRunSerializer(serializers.ModelSerializer):
             "claimed_at",
             "heartbeat_at",
             "finished_at",
+            "scans",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(ChannelScanSerializer(many=True))
+    def get_scans(self, run: IngestionRun) -> list[dict]:
+        return ChannelScanSerializer(run.scans.all(), many=True).data  # prefetched in order by the view
 
 
 class RunFilterSerializer(serializers.Serializer):
@@ -336,11 +369,14 @@ class IngestionRunViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = IngestionRunSerializer
 
     def get_queryset(self):
+        scans = Prefetch(
+            "scans", queryset=ChannelScan.objects.select_related("channel__chat").order_by("scanned_at", "pk")
+        )
         if self.action != "list":
-            return selectors.run_list()
+            return selectors.run_list().prefetch_related(scans)
         filters = RunFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
-        return selectors.run_list(**filters.validated_data)
+        return selectors.run_list(**filters.validated_data).prefetch_related(scans)
 
 
 class TriggerSerializer(serializers.Serializer):

@@ -114,6 +114,12 @@ def scan_state_reset(*, channel_id: int, below: int) -> None:
     TopicProgress.objects.filter(map__channel_id=channel_id).update(consecutive_empty_scans=0)
 
 
+def channel_scans_purge(*, older_than: timedelta) -> int:
+    """Scan history older than `older_than` goes; the runs themselves stay."""
+    deleted, _ = ChannelScan.objects.filter(scanned_at__lt=now() - older_than).delete()
+    return deleted
+
+
 def channel_scan_write(
     *, run: IngestionRun, channel_map: AccountChannelMap, action: str, reason: str, **counts
 ) -> ChannelScan:

@@ -1,10 +1,12 @@
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from core.runs import run_claim
-from ingestion import pipeline, recovery, services
+from ingestion import pipeline, recovery, scanning, services
 from ingestion.models import IngestionRun, IngestionTrigger
 
 logger = logging.getLogger(__name__)
@@ -22,6 +24,11 @@ def ingestion_run_execute(run_id: int) -> str | None:
         logger.info("Ingestion run %s is not queued (another delivery has it); nothing to do.", run_id)
         return None
     return pipeline.ingestion_run_execute(run=run)
+
+
+@shared_task
+def channel_scans_purge() -> int:
+    return scanning.channel_scans_purge(older_than=timedelta(days=settings.INGEST_SCAN_HISTORY_DAYS))
 
 
 @shared_task

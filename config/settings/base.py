@@ -250,6 +250,9 @@ INGEST_PROGRESS_EVERY_SECONDS = 2
 INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = envint("INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS", 300, minimum=0)
 INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = envint("INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD", 5, minimum=1)
 INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH = envint("INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH", 5, minimum=1)
+# A channel's scan history (one line per channel and cycle) is kept this many days (purged daily).
+INGEST_SCAN_HISTORY_DAYS = envint("INGEST_SCAN_HISTORY_DAYS", 14, minimum=1)
+CELERY_BEAT_SCHEDULE["channel-scans-purge"] = {"task": "ingestion.tasks.channel_scans_purge", "schedule": 86400.0}
 INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(var_dir(BASE_DIR) / "staging")))
 
 # Reminders (DESIGN.md "Reminders"): every account's send pace, shared by all workers through Redis.

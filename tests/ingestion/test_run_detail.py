@@ -167,3 +167,33 @@ def test_retry_runs_the_set_now_and_says_which_run(admin_client, ingest_world, s
     ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=retry.pk))
     assert Package.objects.filter(file_name="huge.zip").exists()
     assert not SkippedPackage.objects.exists()
+
+
+def test_the_api_gives_each_run_its_channel_scans(admin_client, ingest_world):
+    ingest_world(world(messages=MESSAGES, more_chats=[OTHER]))
+    run = run_cycle()
+
+    body = admin_client.get(f"/api/ingestion-runs/{run.pk}/").json()
+    listed = admin_client.get("/api/ingestion-runs/").json()
+
+    assert body["requests_sent"] == run.requests_sent > 0 and body["channel"] is None
+    assert [scan["channel_title"] for scan in body["scans"]] == ["Models A", "Models B"]
+    first = body["scans"][0]
+    assert (first["action"], first["reason"], first["found"], first["skipped"]) == ("scan", "never scanned", 3, 1)
+    assert listed["results"][0]["scans"] == body["scans"]
+
+
+def test_scan_history_older_than_its_retention_is_purged(ingest_world, settings):
+    from ingestion.tasks import channel_scans_purge
+
+    ingest_world(world(messages=MESSAGES))
+    run_cycle()
+    old = ChannelScan.objects.get()
+    ChannelScan.objects.filter(pk=old.pk).update(
+        scanned_at=timezone.now() - timedelta(days=settings.INGEST_SCAN_HISTORY_DAYS, minutes=1)
+    )
+    kept = run_cycle()
+
+    assert channel_scans_purge() == 1
+    assert list(ChannelScan.objects.values_list("run", flat=True)) == [kept.pk]
+    assert IngestionRun.objects.count() == 2  # the runs stay

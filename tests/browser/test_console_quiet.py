@@ -229,6 +229,8 @@ def test_resume_from_the_attention_list_resolves_the_notification(
 
     page.goto(f"{live_server.url}/notifications/")
     expect(page.locator(".notification").first).to_contain_text("resolved by itself")
+    top(page)
+    page.screenshot(path=artifacts / "notifications-resolved.png", full_page=True)
 
 
 def test_ingest_now_on_a_channel_leads_to_its_run_page(

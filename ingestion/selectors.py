@@ -5,7 +5,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
@@ -140,7 +140,12 @@ def channel_open_run(*, channel: Channel) -> IngestionRun | None:
     """A queued or running run that reads this channel (for the channel page's Ingest now)."""
     return (
         run_list()
-        .filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING], account__channel_maps__channel=channel)
+        .filter(
+            Q(channel__isnull=True) | Q(channel=channel),
+            status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
+            account__channel_maps__channel=channel,
+            account__channel_maps__role=MapRole.READER,
+        )
         .first()
     )
 

@@ -22,6 +22,7 @@ from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
     IN_FLIGHT,
     RESUMABLE,
+    WAITING,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -287,13 +288,13 @@ def reminder_delete(*, reminder: Reminder) -> None:
     if busy is not None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
     now = clock.now()
-    stopped = list(reminder.runs.filter(status__in=RESUMABLE, pending__gt=0))
+    stopped = list(reminder.runs.filter(status__in=[*RESUMABLE, WAITING], pending__gt=0))
     ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(
         status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now
     )
     for run in stopped:
         reminder_run_counts_refresh(run=run)
-        if run.status == RunStatus.PAUSED:
+        if run.status in (RunStatus.PAUSED, WAITING):
             ReminderRun.objects.filter(pk=run.pk).update(status=RunStatus.PARTIAL, finished_at=now)
     reminder.delete()
 

@@ -22,18 +22,13 @@ logger = logging.getLogger(__name__)
 # Summaries and notifications ------------------------------------------------------------------------------------
 
 
-def summary_outside_window(*, reminder: Reminder, now: datetime, pending: int) -> str:
-    """Why a run fired outside its window failed at once."""
+def summary_waiting(*, reminder: Reminder, now: datetime) -> str:
+    """What a run fired outside its window says while it waits."""
     window = DeliveryWindow.of(reminder)
-    today = window.today(now)
-    fired = f"Fired at {window.local_hm(now)} ({reminder.timezone})"
-    if now < today.start_at:
-        where = f"before the delivery window opens at {window.local_hm(today.start_at)}"
-    else:
-        where = f"after the delivery window closed at {window.local_hm(today.end_at)}"
+    opens = window.next_start(now)
     return (
-        f"{fired}, {where}: nothing was sent, {pending} groups still pending. "
-        "Resume from the Activity tab while the window is open."
+        f"Fired at {window.local_hm(now)} ({reminder.timezone}), outside the delivery window {window.text}: "
+        f"it starts by itself when the window opens, at {window.local_when(opens, now)}."
     )
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
 
+from accounts.selectors import chat_topics
 from core import clock
 from reminders import selectors
 from reminders.eta import Eta, eta_estimate
@@ -162,6 +163,19 @@ def send_now_context(reminder: Reminder) -> dict:
             f"{opens}. Start “{reminder.name}” for {groups} when the window opens?"
         ),
     }
+
+
+def target_titles(targets) -> list[str]:
+    """“Group / Topic” for each target (a TargetSpec or a ReminderTarget), a forum topic by its title."""
+    topics = chat_topics(chat_ids={target.chat.pk for target in targets if target.topic_id})
+    names = {(topic.chat_id, topic.topic_id): topic.title for listed in topics.values() for topic in listed}
+    titles = []
+    for target in targets:
+        title = target.chat.title
+        if target.topic_id:
+            title += f" / {names.get((target.chat.pk, target.topic_id), f'topic {target.topic_id}')}"
+        titles.append(title)
+    return titles
 
 
 def saved_note(reminder: Reminder) -> str:

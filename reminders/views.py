@@ -37,6 +37,7 @@ from reminders.presenters import (
     reminder_row,
     saved_note,
     send_now_context,
+    target_titles,
 )
 from reminders.schedule import zone
 from reminders.services import ReminderStateError
@@ -160,7 +161,7 @@ def reminder_detail(request, pk: int):
         **send_now_context(reminder),
         "reminder": reminder,
         "part_list": list(reminder.parts.all()),
-        "target_list": list(reminder.targets.all()),
+        "target_titles": target_titles(list(reminder.targets.all())),
         "history": history,
         "panels": [panel_context(run) for run in open_runs],
         "next_fire": next_fire.astimezone(tz) if next_fire else None,
@@ -207,6 +208,7 @@ def _form_page(request, form: ReminderForm, *, step: str, compose: bool, url: st
         "cancel_url": cancel_url,
         "reminder": reminder,
         **eta_context(spec, draft_parts=len(form.part_rows)),
+        "target_titles": target_titles(spec.targets) if spec else [],
     }
     if not request.htmx:
         return render(request, FORM, context)

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, PeriodicTask
 
 from accounts.models import AccountChat, Chat, TelegramAccount
+from accounts.selectors import chat_topics
 from core import clock
 from core.errors import item_error
 from core.models import RunStatus
@@ -41,7 +42,7 @@ from reminders.schedule import (
     zone,
 )
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
-from telegram.records import CAPTION_MAX, TEXT_MAX, TOPIC_ID_MAX
+from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -213,6 +214,7 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
         link.chat_id: link
         for link in AccountChat.objects.filter(account=spec.account, chat__in=[target.chat for target in spec.targets])
     }
+    topics = chat_topics(chat_ids=[target.chat.pk for target in spec.targets if target.topic_id is not None])
     seen = set()
     for index, target in enumerate(spec.targets):
         chat = target.chat
@@ -239,6 +241,19 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             error("targets", item_error("targets", index, f"“{chat.title}” is not a forum; leave the topic empty."))
         elif target.topic_id is not None and not 1 <= target.topic_id <= TOPIC_ID_MAX:
             error("targets", item_error("targets", index, f"a topic id is a number from 1 to {TOPIC_ID_MAX}."))
+        elif target.topic_id not in (None, GENERAL_TOPIC_ID) and target.topic_id not in {
+            topic.topic_id for topic in topics.get(chat.pk, [])
+        }:
+            # a topic Telegram does not know fails every send with TOPIC_DELETED: refuse it now
+            error(
+                "targets",
+                item_error(
+                    "targets",
+                    index,
+                    f"“{chat.title}” has no topic {target.topic_id}; pick one of its topics "
+                    "(refresh the account's chats if it was just created).",
+                ),
+            )
 
 
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:

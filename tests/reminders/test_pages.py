@@ -487,7 +487,10 @@ def test_edit_groups_replaces_the_targets_and_its_pill_counts_them(operator, fan
     assert "<dt>Groups</dt><dd>3</dd>" in panel and "<dt>Parts</dt><dd>1</dd>" in panel
 
     bad = htmx_post(operator, url, {"targets": pks[:2], f"topic-{pks[0]}": "news", "action": "save"})
-    assert "the topic is a number" in bad
+    assert "pick one of its topics, or General" in bad
+    unknown = htmx_post(operator, url, {"targets": pks[:2], f"topic-{pks[0]}": "8", "action": "save"})
+    assert "has no topic 8; pick one of its topics" in unknown
+    assert '<option value="8" selected>Unknown topic 8</option>' in unknown, "the form keeps what was picked"
 
     operator.post(url, {"targets": pks[:2], f"topic-{pks[0]}": "7", "action": "save"}, **HTMX)
     targets = sorted(reminder.targets.values_list("chat_id", "topic_id"))

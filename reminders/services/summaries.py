@@ -39,19 +39,19 @@ def _still_pending(counts: dict[str, int], partly: int) -> str:
 
 def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
     reminder = run.reminder
-    closes = DeliveryWindow.of(reminder).local_hm(run.window_end_at)
-    closed = f"Delivery window closed at {closes} ({reminder.timezone})."
+    window = DeliveryWindow.of(reminder)
+    closed = f"Delivery window closed at {window.local_hm(run.window_end_at)} ({reminder.timezone})."
     if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:
-        text = (
-            f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
-            "Resume from the Activity tab."
-        )
+        text = f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}."
+        if not reminder.auto_resume:
+            text += " Resume from the Activity tab."
     if counts["failed"]:
         text += f" {counts['failed']} failed."
     if reminder.auto_resume:
-        text += " It resumes by itself when the window next opens."
+        opens = window.local_hm(window.next_start(run.window_end_at))
+        text += f" It resumes by itself when the window opens again, at {opens}."
     return text
 
 

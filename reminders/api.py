@@ -171,8 +171,14 @@ class ReminderWriteSerializer(serializers.Serializer):
     )
     name = serializers.CharField(max_length=200)
     timezone = serializers.CharField(max_length=64, help_text="IANA name, e.g. Asia/Kuala_Lumpur.")
-    window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
-    window_end_hour = serializers.IntegerField(min_value=1, max_value=24)
+    window_start_hour = serializers.IntegerField(
+        min_value=0, max_value=23, help_text="Local hour the delivery window opens."
+    )
+    window_end_hour = serializers.IntegerField(
+        min_value=1,
+        max_value=24,
+        help_text="Local hour it closes: before the start runs overnight (22 → 6); 0 → 24 is all day.",
+    )
     schedule = ScheduleSerializer(required=False, allow_null=True, help_text="Omit or null for manual sends only.")
     parts = PartInSerializer(many=True, help_text="In order; each a text, or a media with an optional caption.")
     targets = TargetInSerializer(many=True)

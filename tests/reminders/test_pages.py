@@ -5,14 +5,12 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask
 
 from accounts.models import Chat
 from core.models import RunStatus
-from core.roles import OPERATORS_GROUP
 from reminders.models import WAITING, MediaFile, Reminder, ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire
 from tests.reminders.conftest import (
@@ -34,14 +32,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # 17:50 UTC: ten minutes before a 09:00–18:00 UTC window closes.
 LATE_AFTERNOON = datetime(2026, 11, 25, 17, 50, tzinfo=UTC)
-
-
-@pytest.fixture
-def operator(client, django_user_model):
-    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
-    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    client.force_login(user)
-    return client
 
 
 def chat_pks(count: int | None = None) -> list[int]:

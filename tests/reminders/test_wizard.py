@@ -4,12 +4,10 @@ the form; and viewers, who see the Reminders pages without a button that changes
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from accounts.models import AccountChat, Chat, ChatTopic
 from core.models import RunStatus
-from core.roles import OPERATORS_GROUP
 from reminders.models import Reminder
 from reminders.services import reminder_fire
 from tests.reminders.conftest import (
@@ -27,14 +25,6 @@ from tests.reminders.conftest import (
 from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator(client, django_user_model):
-    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
-    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

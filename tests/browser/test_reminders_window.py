@@ -56,7 +56,7 @@ def test_an_overnight_run_pauses_at_six_and_goes_on_by_itself_at_ten_in_the_even
 
     dialogs = []
     page.once("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.accept()))
-    page.get_by_role("button", name="Send “Night shift” now").click()
+    page.get_by_role("button", name="Send now").click()
     expect(page.locator(".messages")).to_contain_text("is sending “Night shift” to 10 groups")
     assert dialogs == ["Send “Night shift” now to 10 groups?"]
     run = ReminderRun.objects.get()
@@ -102,7 +102,7 @@ def test_send_now_outside_the_window_warns_then_the_run_waits_and_starts_when_it
     expect(pill).to_have_text("Outside the delivery window — it waits for the window to open")
     expect(pill).to_have_class("eta-pill eta-pill--wait")
     expect(page.locator(".detail-eta")).to_contain_text("22:00 today, when the window opens")
-    start = page.get_by_role("button", name="Start “Night shift” when the window opens")
+    start = page.get_by_role("button", name="Start when the window opens")
     expect(start).to_be_visible()
     top(page)
     page.screenshot(path=artifacts / "reminders-send-now-outside-window.png", full_page=True)

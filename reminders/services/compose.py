@@ -42,6 +42,7 @@ from reminders.schedule import (
     zone,
 )
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
+from reminders.services.summaries import summary_waiting
 from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
@@ -278,6 +279,11 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
         ReminderTarget(reminder=reminder, chat=target.chat, topic_id=target.topic_id) for target in spec.targets
     )
     reminder_schedule_sync(reminder=reminder)
+    # a run waiting for the window waits for the window as it is now: its summary says when that opens
+    now = clock.now()
+    for run in reminder.runs.filter(status=WAITING):
+        run.error_summary = summary_waiting(reminder=reminder, fired_at=run.fired_at, now=now)
+        run.save(update_fields=["error_summary"])
     return reminder
 
 

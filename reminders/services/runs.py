@@ -68,7 +68,7 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     if summary:
         status = RunStatus.FAILED
     elif window is None:
-        status, summary = WAITING, summary_waiting(reminder=reminder, now=now)
+        status, summary = WAITING, summary_waiting(reminder=reminder, fired_at=now, now=now)
     else:
         status = RunStatus.QUEUED
     with transaction.atomic():

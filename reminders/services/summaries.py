@@ -22,14 +22,13 @@ logger = logging.getLogger(__name__)
 # Summaries and notifications ------------------------------------------------------------------------------------
 
 
-def summary_waiting(*, reminder: Reminder, now: datetime) -> str:
-    """What a run fired outside its window says while it waits."""
+def summary_waiting(*, reminder: Reminder, fired_at: datetime, now: datetime) -> str:
+    """What a run fired outside its window says while it waits (written again when the reminder is edited)."""
     window = DeliveryWindow.of(reminder)
-    opens = window.next_start(now)
-    return (
-        f"Fired at {window.local_hm(now)} ({reminder.timezone}), outside the delivery window {window.text}: "
-        f"it starts by itself when the window opens, at {window.local_when(opens, now)}."
-    )
+    fired = f"Fired at {window.local_hm(fired_at)} ({reminder.timezone}), outside the delivery window {window.text}"
+    if window.containing(now) is not None:
+        return f"{fired}: the window is open now; it starts within a minute."
+    return f"{fired}: it starts by itself when the window opens, at {window.local_when(window.next_start(now), now)}."
 
 
 def _still_pending(counts: dict[str, int], partly: int) -> str:

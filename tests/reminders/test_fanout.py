@@ -1,6 +1,7 @@
 """The fan-out in this process, against the sandbox: delivery, media, the window, operator actions, errors."""
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -14,6 +15,7 @@ from core.runs import run_claim
 from core.tasks import runs_reap_all
 from reminders import fanout
 from reminders.models import WAITING, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.selectors import reminder_spec
 from reminders.services import (
     CANCELED,
     PartSpec,
@@ -23,6 +25,7 @@ from reminders.services import (
     reminder_run_resume,
     reminder_run_retry_failed,
     reminder_runs_auto_resume,
+    reminder_update,
 )
 from telegram.records import PART_SIZE
 from telegram.sandbox.faults import SandboxCrash
@@ -225,6 +228,26 @@ def test_fired_after_the_window_waits_for_it_and_starts_by_itself_when_it_opens(
     assert run.window_end_at == datetime(2026, 11, 26, 10, 0, tzinfo=UTC)
     assert execute(run).status == RunStatus.SUCCESS
     assert all(len(posts(world, group_id(n))) == 1 for n in range(3))
+
+
+def test_a_waiting_run_waits_for_the_window_as_edited(fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=9, end=18)
+    at(KL_AFTER_CLOSE)  # 18:00 in Kuala Lumpur
+    run = reminder_fire(reminder=reminder)
+
+    reminder_update(
+        reminder=reminder, spec=replace(reminder_spec(reminder=reminder), window_start_hour=20, window_end_hour=6)
+    )
+    run.refresh_from_db()
+    assert run.error_summary.endswith(
+        "outside the delivery window 20:00–06:00: it starts by itself when the window opens, at 20:00 today."
+    )
+
+    reminder_update(reminder=reminder, spec=replace(reminder_spec(reminder=reminder), window_start_hour=17))
+    run.refresh_from_db()
+    assert run.error_summary.endswith("the window is open now; it starts within a minute.")
+    assert reminder_runs_auto_resume() == [run.pk]
 
 
 def test_a_waiting_run_can_be_canceled_and_then_never_starts(fanout_world, at):

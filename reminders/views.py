@@ -115,8 +115,16 @@ def reminder_set_enabled(request, pk: int):
 @login_required
 @require_POST
 def reminder_send_now(request, pk: int):
-    reminder = get_object_or_404(Reminder, pk=pk)
+    reminder = _reminder(pk)
     detail = reverse("reminders:detail", args=[pk])
+    # The operator confirmed what the page said then ("now", or "when the window opens"); a window that opened
+    # or closed since must not turn one into the other.
+    confirmed = request.POST.get("waits", "")
+    if confirmed and (confirmed == "yes") != send_now_context(reminder)["send_waits"]:
+        messages.error(
+            request, "The delivery window opened or closed since this page was shown; check and press again."
+        )
+        return _go(request, _back(request, detail))
     try:
         run = services.reminder_fire(reminder=reminder)
     except ReminderStateError as exc:

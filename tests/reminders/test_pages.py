@@ -194,6 +194,22 @@ def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, 
     assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
 
 
+def test_send_now_confirmed_before_the_window_opened_does_not_turn_into_something_else(operator, fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=22, end=6)
+    at(datetime(2026, 11, 25, 13, 59, tzinfo=UTC))  # 21:59 in Kuala Lumpur: the page offers to wait
+    page = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+    assert 'name="waits" value="yes"' in page
+
+    at(datetime(2026, 11, 25, 14, 0, 30, tzinfo=UTC))  # the window opened before the click
+    response = operator.post(reverse("reminders:send-now", args=[reminder.pk]), {"waits": "yes"}, follow=True)
+
+    assert "The delivery window opened or closed since this page was shown" in response.content.decode()
+    assert not ReminderRun.objects.exists()
+    operator.post(reverse("reminders:send-now", args=[reminder.pk]), {"waits": "no"})
+    assert ReminderRun.objects.get().status == RunStatus.QUEUED
+
+
 def test_inside_the_window_send_now_asks_plainly(operator, fanout_world, at):
     fanout_world(groups_world(groups=2))
     reminder = make_reminder(timezone=KL, start=22, end=6)

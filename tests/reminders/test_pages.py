@@ -192,6 +192,8 @@ def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, 
     assert f"Run #{run.pk} waits for the delivery window." in page and "Waiting for window" in page
     assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 30s"' in page
     assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
+    activity = operator.get(reverse("reminders:activity"), {"status": "waiting"}).content.decode()
+    assert f'id="run-{run.pk}"' in activity and "Waiting for window" in activity
 
 
 def test_send_now_confirmed_before_the_window_opened_does_not_turn_into_something_else(operator, fanout_world, at):

@@ -137,6 +137,18 @@ def test_validation_errors_name_the_field(api, world, changes, message):
     assert not Reminder.objects.exists()
 
 
+def test_a_forum_topic_must_be_one_the_chat_has(api, fanout_world):
+    fanout_world(groups_world(groups=2, forum=True))  # every forum has topic 7, "News"
+
+    unknown = api.post("/api/reminders/", body(targets=[{"chat": group_id(0), "topic": 8}]), format="json")
+    known = api.post("/api/reminders/", body(targets=[{"chat": group_id(0), "topic": 7}]), format="json")
+
+    assert unknown.status_code == 400
+    assert unknown.json()["message"].startswith("targets: targets[0]: “Group 0000” has no topic 8; pick one of its")
+    assert known.status_code == 201, known.json()
+    assert known.json()["targets"][0]["topic"] == 7
+
+
 def test_patch_changes_some_fields_and_keeps_the_rest(api, world):
     created = api.post("/api/reminders/", body(), format="json").json()
 

@@ -122,6 +122,11 @@ def run_scans(*, run: IngestionRun) -> QuerySet[ChannelScan]:
     return run.scans.select_related("channel__chat").order_by("scanned_at", "pk")
 
 
+def run_packages(*, run: IngestionRun):
+    """The packages this run uploaded first."""
+    return run.packages.order_by("pk")
+
+
 def run_skipped(*, run: IngestionRun) -> QuerySet[SkippedPackage]:
     """The skipped packages this run left (or tried again and left): its account's, touched while it ran."""
     rows = SkippedPackage.objects.select_related("channel__chat").filter(account=run.account_id)
@@ -207,7 +212,7 @@ class Writer:
 
     account: TelegramAccount
     ref: ChatRef
-    destination_id: int
+    destination_chat_id: int
 
 
 def _ref(chat, access_hash: int) -> ChatRef:
@@ -252,7 +257,7 @@ def destination_writer(*, reader: TelegramAccount) -> Writer | None:
     return Writer(
         account=chosen.account,
         ref=_ref(destination.chat, link.access_hash if link else 0),
-        destination_id=destination.pk,
+        destination_chat_id=destination.chat_id,
     )
 
 

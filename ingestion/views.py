@@ -32,7 +32,7 @@ from ingestion.forms import (
     TopicFetchForm,
 )
 from ingestion.models import Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
-from packages.selectors import packages_from_channel, packages_of_run
+from packages.selectors import packages_from_chat
 
 CHANNELS = "ingestion/channels.html"
 CHANNEL = "ingestion/channel_detail.html"
@@ -175,7 +175,7 @@ def channel_make_destination(request, pk: int):
 @require_GET
 def channel_detail(request, pk: int):
     channel = get_object_or_404(selectors.channel_list(), pk=pk)
-    packages = packages_from_channel(channel=channel)
+    packages = packages_from_chat(chat=channel.chat)
     context = {
         "row": selectors.channel_row(channel),
         "maps": selectors.channel_maps(channel=channel),
@@ -247,7 +247,7 @@ def run_detail(request, pk: int):
         "run": run,
         "scans": selectors.run_scans(run=run),
         "skipped": selectors.run_skipped(run=run),
-        "ingested": packages_of_run(run=run),
+        "ingested": selectors.run_packages(run=run),
     }
     if request.htmx:
         html = render_to_string(f"{RUN}#run-body", context, request=request)

@@ -16,21 +16,11 @@ from ingestion.models import Channel, IngestionRun, SkippedPackage
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
-from reminders.services import reminder_fire
-from reminders.services import runs as run_services
 from tests.browser.test_reminders_compose import log_in_as_operator, top
 from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
 from tests.reminders import conftest as reminders
-from tests.reminders.conftest import (
-    KL,
-    KL_AFTER_CLOSE,
-    KL_MORNING,
-    KL_NEXT_MORNING,
-    execute,
-    groups_world,
-    make_reminder,
-)
+from tests.reminders.conftest import groups_world
 
 pytestmark = pytest.mark.browser
 
@@ -38,6 +28,7 @@ fanout_world = reminders.fanout_world
 at = reminders.at
 fast_pace = reminders.fast_pace
 fresh_buckets = reminders.fresh_buckets
+enqueued = reminders.enqueued
 
 MESSAGES = [
     {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
@@ -75,14 +66,6 @@ def storage(settings, tmp_path):
 
 
 @pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    """Reminder runs queued by the pages; the test runs them itself."""
-    queued = []
-    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
-    return queued
-
-
-@pytest.fixture
 def console_world(fanout_world, at, enqueued):
     """A source channel ingested once (two packages, one set skipped) and a reminder run paused by its window."""
     data = world(messages=MESSAGES)
@@ -93,13 +76,8 @@ def console_world(fanout_world, at, enqueued):
     def build():
         fanout_world(data)
         run_cycle()
-        reminder = make_reminder(name="Flash sale", timezone=KL, start=9, end=18)
-        at(KL_MORNING)
-        run = reminder_fire(reminder=reminder)
-        at(KL_MORNING, then=KL_AFTER_CLOSE, after=4)  # 4 groups go out, then the window closes
-        run = execute(run)
+        run = reminders.paused_run(at)  # 4 of 10 groups, then the window closes
         assert run.status == RunStatus.PAUSED, run.error_summary
-        at(KL_NEXT_MORNING)
         enqueued.clear()
         return run
 

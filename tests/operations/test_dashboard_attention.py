@@ -16,20 +16,10 @@ from ingestion.models import IngestionRun, SkippedPackage, SkipReason
 from ingestion.notifications import notify_account_unusable, notify_channel_unreachable
 from ingestion.services import channel_error_clear, channel_error_record
 from reminders.models import ReminderRun
-from reminders.services import reminder_fire
-from reminders.services import runs as run_services
 from telegram.records import AccountInfo
 from tests import factories
 from tests.reminders import conftest as reminders
-from tests.reminders.conftest import (
-    KL,
-    KL_AFTER_CLOSE,
-    KL_MORNING,
-    KL_NEXT_MORNING,
-    execute,
-    groups_world,
-    make_reminder,
-)
+from tests.reminders.conftest import groups_world
 
 pytestmark = pytest.mark.django_db
 
@@ -37,26 +27,15 @@ fanout_world = reminders.fanout_world
 at = reminders.at
 fast_pace = reminders.fast_pace
 fresh_buckets = reminders.fresh_buckets
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    queued = []
-    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
-    return queued
+enqueued = reminders.enqueued
 
 
 @pytest.fixture
 def paused_run(fanout_world, at, enqueued) -> ReminderRun:
     """A real run of 10 groups, paused by its window after 4; its notification is unread."""
     fanout_world(groups_world(groups=10))
-    reminder = make_reminder(name="Flash sale", timezone=KL, start=9, end=18)
-    at(KL_MORNING)
-    run = reminder_fire(reminder=reminder)
-    at(KL_MORNING, then=KL_AFTER_CLOSE, after=4)
-    run = execute(run)
+    run = reminders.paused_run(at)
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 4, 6)
-    at(KL_NEXT_MORNING)
     enqueued.clear()
     return run
 

@@ -159,6 +159,30 @@ def execute(run: ReminderRun) -> ReminderRun:
     return run
 
 
+@pytest.fixture
+def enqueued(monkeypatch) -> list[int]:
+    """Runs the services queue (resume, fire); the test runs them itself instead of a Celery worker."""
+    from reminders.services import runs as run_services
+
+    queued = []
+    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
+    return queued
+
+
+def paused_run(at, *, name: str = "Flash sale", sent: int = 4) -> ReminderRun:
+    """A real run of a 09:00–18:00 Kuala Lumpur reminder to every group, paused by its window after `sent`
+    groups; the clock is then the next morning, inside the window again."""
+    from reminders.services import reminder_fire
+
+    reminder = make_reminder(name=name, timezone=KL, start=9, end=18)
+    at(KL_MORNING)
+    run = reminder_fire(reminder=reminder)
+    at(KL_MORNING, then=KL_AFTER_CLOSE, after=sent)
+    run = execute(run)
+    at(KL_NEXT_MORNING)
+    return run
+
+
 def posts(world, chat_id: int, phone: str = SENDER) -> list[dict]:
     """What `phone` posted in a chat, from the sandbox (the `sandbox_dump` format)."""
     return [message for message in world.chat_dump(chat_id)["messages"] if message["sender"] == phone]

@@ -1,11 +1,16 @@
 """The fetch stage: find the documents above a watermark, then download each volume once.
 
 Each volume is re-fetched right before its download (fresh file reference), streamed to a staging file and
-hashed in the same pass (the payload is read once); trouble resumes the download from its offset.
+hashed in the same pass (the payload is read once); trouble resumes the download from its offset. The gateway
+keeps several parts in flight and hands them over in order. A download in progress lives under
+`INGEST_STAGING_DIR/partial/` until it is whole, so a worker killed mid-file leaves its whole parts for the
+next attempt of the same account, which hashes them from disk and goes on at the first missing part.
 """
 
 import hashlib
+import logging
 import shutil
+from contextlib import aclosing
 from pathlib import Path
 
 from django.conf import settings
@@ -13,13 +18,15 @@ from django.conf import settings
 from ingestion.cycle import SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
-from ingestion.staging import StagingFile
+from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point, read_blocks
 from packages import services as package_services
 from packages.detection import ArchiveSet
 from telegram.errors import FileReferenceExpired, FloodWait, TransientError
 from telegram.gateway import TelegramGateway
-from telegram.records import ChatRef, DocumentMessage
+from telegram.records import PART_SIZE, ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
+
+logger = logging.getLogger(__name__)
 
 
 async def documents_above(gateway: TelegramGateway, ref: ChatRef, *, min_id: int, call=None) -> list[DocumentMessage]:
@@ -70,23 +77,32 @@ class FetchStage:
     async def _download(
         self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
     ) -> tuple[Path, str]:
-        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
+        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble, and from the
+        first missing part of what an earlier attempt of this account left (a killed worker's)."""
         path = folder / package_services.disk_name(item.document.name)
+        partial = self._partial_path(item.document)
+        partial.parent.mkdir(parents=True, exist_ok=True)
         volume_hash = hashlib.sha256()
-        offset = 0
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         await self.tick(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
-        with StagingFile(path) as sink:
+        offset = partial_resume_point(partial, size=document.size, part_size=PART_SIZE)
+        if offset:
+            logger.info("Resuming %s at byte %d of %d", document.name, offset, document.size)
+            for block in read_blocks(partial, offset):
+                volume_hash.update(block)
+            self.progress.add(current_bytes_done=offset)
+        with StagingFile(partial, resume_at=offset) as sink:
             while offset < document.size:
                 try:
-                    async for chunk in reader.iter_download(ref, document, offset=offset):
-                        sink.write(chunk)
-                        volume_hash.update(chunk)
-                        offset += len(chunk)
-                        self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))
-                        if self.progress.due():
-                            await self.tick()
+                    async with aclosing(reader.iter_download(ref, document, offset=offset)) as chunks:
+                        async for chunk in chunks:
+                            sink.write(chunk)
+                            volume_hash.update(chunk)
+                            offset += len(chunk)
+                            self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))
+                            if self.progress.due():
+                                await self.tick()
                     if offset < document.size:
                         raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
                 except FloodWait as exc:
@@ -98,7 +114,12 @@ class FetchStage:
                         await retries.after(exc)
                     except TransientError:
                         raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
+        partial.rename(path)
         return path, volume_hash.hexdigest()
+
+    def _partial_path(self, document) -> Path:
+        """Where this account downloads a document: kept past the run, so a later attempt resumes it."""
+        return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.account.pk}-{document.id}"
 
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
         """Re-fetch the message right before downloading, so its file reference is fresh."""

@@ -39,6 +39,9 @@ class TelegramGateway(Protocol):
 
     async def __aexit__(self, *exc_info) -> None: ...
 
+    async def wanted_elsewhere(self) -> bool:
+        """Whether another process waits for this account's session (see hand_over_if_wanted)."""
+
     async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
         """When another process waits for this account's session: let it have it, then take it back
         (waiting up to wait_seconds, else SessionInUse). Returns whether it was handed over."""

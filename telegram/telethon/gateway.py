@@ -145,8 +145,11 @@ class TelethonGateway:
         if block is not None:
             await block.__aexit__(None, None, None)
 
+    async def wanted_elsewhere(self) -> bool:
+        return self._lease is not None and await self._lease.wanted()
+
     async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
-        if self._lease is None or not await self._lease.wanted():
+        if not await self.wanted_elsewhere():
             return False
         await self._close_part_senders()
         await self._client.disconnect()

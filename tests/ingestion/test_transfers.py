@@ -1,4 +1,5 @@
-"""A worker killed mid-file with parts in flight: the next attempt goes on at the first missing part."""
+"""Parallel transfers in the pipeline: a worker killed mid-file with parts in flight goes on at the first
+missing part, and the next set downloads while the one before it uploads."""
 
 import hashlib
 import os
@@ -10,7 +11,8 @@ import pytest
 from django.conf import settings
 
 from core.models import RunStatus
-from ingestion.models import IngestionRun
+from ingestion import fetching, uploading
+from ingestion.models import IngestionRun, SkippedPackage
 from packages.models import Package
 from telegram.records import PART_SIZE
 from telegram.sandbox.world import World
@@ -91,3 +93,77 @@ def test_a_download_that_failed_part_way_is_resumed_by_the_next_cycle(ingest_wor
     assert sandbox.stats()["calls"][READER]["upload.getFile"] == 40 - 20
     expected = hashlib.sha256(sandbox.message_bytes(SOURCE, 10)).hexdigest()
     assert Package.objects.get().content_hash == expected
+
+
+SETS = [
+    {"id": 10 + n, "document": {"name": f"model-{n}.zip", "archive": [{"path": f"m{n}.stl", "size": 1_500_000 + n}]}}
+    for n in range(3)
+]
+
+
+def record_stages(monkeypatch) -> list[tuple[str, str, float]]:
+    """(stage, file name, "start" | "end" at monotonic seconds) of every download and upload, in order."""
+    events = []
+
+    def timed(owner, name, stage, file_name):
+        original = getattr(owner, name)
+
+        async def wrapper(*args, **kwargs):
+            label = file_name(*args, **kwargs)
+            events.append((stage, label, "start", time.monotonic()))
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                events.append((stage, label, "end", time.monotonic()))
+
+        monkeypatch.setattr(owner, name, wrapper)
+
+    timed(fetching.FetchStage, "_download", "download", lambda self, reader, ref, item, folder, **_: item.document.name)
+    timed(uploading.UploadStage, "_upload", "upload", lambda self, writer, items, *_: items[0].document.name)
+    return events
+
+
+def when(events, stage, name, edge) -> float:
+    return next(at for kind, label, moment, at in events if (kind, label, moment) == (stage, name, edge))
+
+
+def test_the_next_set_downloads_while_the_one_before_it_uploads(ingest_world, settings_override, monkeypatch):
+    data = world(messages=SETS)
+    data["network"] = {"rtt_ms": 20, "connection_bytes_per_s": 2_000_000}
+    ingest_world(data)
+    events = record_stages(monkeypatch)
+
+    run = run_cycle()
+
+    assert (run.status, run.ingested) == (RunStatus.SUCCESS, 3), run.error
+    for before, after in (("model-0.zip", "model-1.zip"), ("model-1.zip", "model-2.zip")):
+        assert when(events, "download", after, "start") < when(events, "upload", before, "end")
+        assert when(events, "upload", after, "start") >= when(events, "upload", before, "end"), "uploads in order"
+    assert [upload["document"]["name"] for upload in uploads()] == ["model-0.zip", "model-1.zip", "model-2.zip"]
+    assert Package.objects.count() == 3
+
+
+def test_one_part_in_flight_is_one_thing_at_a_time(ingest_world, settings_override, monkeypatch):
+    settings_override.TRANSFER_PARTS_IN_FLIGHT = 1
+    ingest_world(world(messages=SETS[:2]))
+    events = record_stages(monkeypatch)
+
+    run = run_cycle()
+
+    assert run.ingested == 2, run.error
+    assert when(events, "download", "model-1.zip", "start") > when(events, "upload", "model-0.zip", "end")
+
+
+def test_a_set_failing_in_the_background_is_skipped_in_its_turn(ingest_world, settings_override):
+    # The second set's download fails while the first uploads: the first is ingested, the second skipped.
+    settings_override.INGEST_TRANSIENT_RETRIES = 0
+    data = world(messages=SETS[:2])
+    data["faults"] = [{"op": "download", "message": 11, "error": "network", "times": 5}]
+    ingest_world(data)
+
+    run = run_cycle()
+
+    assert (run.ingested, run.skipped) == (1, 1), run.error
+    assert [upload["document"]["name"] for upload in uploads()] == ["model-0.zip"]
+    skipped = SkippedPackage.objects.get()
+    assert (skipped.file_name, skipped.reason) == ("model-1.zip", "DOWNLOAD_FAILED")

@@ -97,12 +97,10 @@ async def download(
 async def upload(
     client, pool: SenderPool, path: str, *, file_name: str, parts_in_flight: int
 ) -> types.InputFile | types.InputFileBig:
-    """Save the file's parts with up to `parts_in_flight` in flight; returns what a send refers to it by.
-
-    `resave(file, index)` sends one part again, for Telegram's FILE_PART_X_MISSING.
-    """
+    """Save the file's parts with up to `parts_in_flight` in flight; returns what a send refers to it by
+    (`resave` sends one part of it again, for Telegram's FILE_PART_X_MISSING)."""
     size = os.path.getsize(path)
-    part_count = max(1, math.ceil(size / PART_SIZE))
+    part_count = math.ceil(size / PART_SIZE)
     big = size > SMALL_FILE_MAX_BYTES
     file_id = helpers.generate_random_long()
     md5 = None if big else hashlib.md5(usedforsecurity=False)

@@ -2,6 +2,7 @@
 each connection at its own rate, the account's bandwidth shared by all of them, and lost upload parts."""
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 from contextlib import aclosing
@@ -58,6 +59,23 @@ def test_parts_in_flight_over_several_connections_arrive_whole_and_in_order(sand
     assert part_connections(world, READER) == 3, "the client's own connection and three more"
     # One connection at 2 MB/s needs 1.05 s for these bytes; four of them share the five parts.
     assert elapsed < 0.75
+
+
+def test_a_file_in_another_data_centre_is_fetched_through_one_exported_login(sandbox, sandbox_run, settings):
+    set_transfer(settings, parts=4, connections=3)
+    world = sandbox(transfer_world())
+
+    async def from_dc_4(gateway):
+        message = (await gateway.get_messages(ref(READER, 7), [1]))[1]
+        document = dataclasses.replace(message.document, location={**message.document.location, "dc_id": 4})
+        return b"".join([chunk async for chunk in gateway.iter_download(ref(READER, 7), document)])
+
+    data = sandbox_run(world, READER, from_dc_4)
+
+    assert data == world.message_bytes(7, 1)
+    calls = world.stats()["calls"][READER]
+    assert (calls["auth.exportAuthorization"], calls["auth.importAuthorization"]) == (1, 1), "one login exported"
+    assert part_connections(world, READER) == 2, "two more connections share the exported key"
 
 
 def test_one_part_in_flight_is_one_connection_one_part_at_a_time(sandbox, sandbox_run, settings):

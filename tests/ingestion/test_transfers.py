@@ -13,6 +13,7 @@ from django.conf import settings
 from core.models import RunStatus
 from ingestion import fetching, uploading
 from ingestion.models import IngestionRun, SkippedPackage
+from ingestion.recovery import staging_sweep
 from packages.models import Package
 from telegram.records import PART_SIZE
 from telegram.sandbox.world import World
@@ -167,3 +168,16 @@ def test_a_set_failing_in_the_background_is_skipped_in_its_turn(ingest_world, se
     assert [upload["document"]["name"] for upload in uploads()] == ["model-0.zip"]
     skipped = SkippedPackage.objects.get()
     assert (skipped.file_name, skipped.reason) == ("model-1.zip", "DOWNLOAD_FAILED")
+
+
+def test_unfinished_downloads_are_kept_for_a_day_then_swept(settings_override):
+    partial = Path(settings_override.INGEST_STAGING_DIR) / "partial"
+    partial.mkdir(parents=True)
+    (partial / "1-100").write_bytes(b"x" * PART_SIZE)
+    (partial / "1-200").write_bytes(b"x" * PART_SIZE)
+    day_and_more = time.time() - settings_override.INGEST_PARTIAL_KEEP_HOURS * 3600 - 60
+    os.utime(partial / "1-100", (day_and_more, day_and_more))
+
+    assert staging_sweep() == 1
+
+    assert [path.name for path in partial.iterdir()] == ["1-200"], "the recent one is still resumable"

@@ -28,5 +28,7 @@ class StashcastClient(TelegramClient):
             )
         )
         self._init_request.query = functions.help.GetConfigRequest()
-        await sender.send(functions.InvokeWithLayerRequest(LAYER, self._init_request))
+        # A connection for file parts never subscribes to updates: it has no queue to put them in.
+        request = functions.InvokeWithoutUpdatesRequest(self._init_request)
+        await sender.send(functions.InvokeWithLayerRequest(LAYER, request))
         return sender

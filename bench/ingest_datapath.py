@@ -43,6 +43,50 @@ class CountingSha256:
         return self._hash.digest()
 
 
+def time_sandbox() -> list[float]:
+    """From now on, the simulated Telegram's CPU (answering requests: generating the bytes, keeping the upload,
+    putting the answer on the wire) is added up apart: it is not the pipeline's. Returns the running total."""
+    from telegram.sandbox import sender as sandbox_sender
+    from telegram.sandbox.server import SandboxServer
+
+    sandbox_cpu = [0.0]
+
+    def timed(function):
+        def wrapper(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                sandbox_cpu[0] += time.thread_time() - started
+
+        return wrapper
+
+    SandboxServer.answer = timed(SandboxServer.answer)
+    sandbox_sender.serialize = timed(sandbox_sender.serialize)
+    return sandbox_cpu
+
+
+def sha256_cpu(size: int) -> float:
+    """The yardstick: CPU seconds of hashlib.sha256 over `size` bytes of the same kind, in this process."""
+    from telegram.sandbox.content import seeded_read
+
+    reference = hashlib.sha256()
+    chunk_size = 4 * 1024 * 1024
+    chunks = [
+        seeded_read(seed=42, size=size, offset=offset, length=min(chunk_size, size - offset))
+        for offset in range(0, min(size, 64 * chunk_size), chunk_size)
+    ]
+    started = time.process_time()
+    hashed = 0
+    while hashed < size:
+        for chunk in chunks:
+            if hashed >= size:
+                break
+            reference.update(chunk)
+            hashed += len(chunk)
+    return time.process_time() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mib", type=int, default=1024)
@@ -56,9 +100,7 @@ def main() -> None:
     from ingestion import fetching, pipeline
     from ingestion.models import IngestionRun
     from operations.sandbox import sandbox_authorize
-    from telegram.sandbox import sender as sandbox_sender
     from telegram.sandbox.loader import world_load
-    from telegram.sandbox.server import SandboxServer
 
     world = {
         "limits": {"upload_max_bytes": 2 * GIB, "premium_upload_max_bytes": 4 * GIB},
@@ -85,22 +127,7 @@ def main() -> None:
     world_load(settings.SANDBOX_PATH, world)
     sandbox_authorize()
 
-    # The simulated Telegram's CPU (answering requests: generating the bytes, keeping the upload, putting the
-    # answer on the wire) is not the pipeline's.
-    sandbox_cpu = [0.0]
-
-    def timed(function):
-        def wrapper(*args, **kwargs):
-            started = time.thread_time()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                sandbox_cpu[0] += time.thread_time() - started
-
-        return wrapper
-
-    SandboxServer.answer = timed(SandboxServer.answer)
-    sandbox_sender.serialize = timed(sandbox_sender.serialize)
+    sandbox_cpu = time_sandbox()
     fetching.hashlib = types.SimpleNamespace(sha256=CountingSha256)
 
     from accounts.models import TelegramAccount
@@ -114,24 +141,7 @@ def main() -> None:
     claimed.refresh_from_db()
     assert claimed.ingested == 1, claimed.error
 
-    # The yardstick: hashlib.sha256 over the same bytes, in this run.
-    from telegram.sandbox.content import seeded_read
-
-    reference = hashlib.sha256()
-    chunk_size = 4 * 1024 * 1024
-    chunks = [
-        seeded_read(seed=42, size=size, offset=offset, length=min(chunk_size, size - offset))
-        for offset in range(0, min(size, 64 * chunk_size), chunk_size)
-    ]
-    sha_started = time.process_time()
-    hashed = 0
-    while hashed < size:
-        for chunk in chunks:
-            if hashed >= size:
-                break
-            reference.update(chunk)
-            hashed += len(chunk)
-    sha_cpu = time.process_time() - sha_started
+    sha_cpu = sha256_cpu(size)
 
     gib = size / GIB
     print(f"payload: {size:,} bytes ({gib:.2f} GiB), wall {wall:.1f} s")

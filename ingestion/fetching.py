@@ -1,11 +1,17 @@
 """The fetch stage: find the documents above a watermark, then download each volume once.
 
 Each volume is re-fetched right before its download (fresh file reference), streamed to a staging file and
-hashed in the same pass (the payload is read once); trouble resumes the download from its offset.
+hashed in the same pass (the payload is read once); trouble resumes the download from its offset. The gateway
+keeps several parts in flight and hands them over in order. A download in progress lives under
+`INGEST_STAGING_DIR/partial/` until it is whole, so a worker killed mid-file leaves its whole parts for the
+next attempt of the same account, which hashes them from disk and goes on at the first missing part.
 """
 
+import asyncio
 import hashlib
+import logging
 import shutil
+from contextlib import aclosing
 from pathlib import Path
 
 from django.conf import settings
@@ -13,13 +19,15 @@ from django.conf import settings
 from ingestion.cycle import SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
-from ingestion.staging import StagingFile
+from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point, read_blocks
 from packages import services as package_services
 from packages.detection import ArchiveSet
 from telegram.errors import FileReferenceExpired, FloodWait, TransientError
 from telegram.gateway import TelegramGateway
-from telegram.records import ChatRef, DocumentMessage
+from telegram.records import PART_SIZE, ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
+
+logger = logging.getLogger(__name__)
 
 
 async def documents_above(gateway: TelegramGateway, ref: ChatRef, *, min_id: int, call=None) -> list[DocumentMessage]:
@@ -48,7 +56,8 @@ def content_hash_of(volume_hashes: list[str]) -> str:
 
 
 class FetchStage:
-    """Mixed into the cycle: uses its `account`, `progress`, `tick` and `_call`."""
+    """Mixed into the cycle: uses its `account`, `progress`, `tick`, `_call` and `prefetching` (first message id
+    of a set → the task downloading it in the background)."""
 
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         return await documents_above(reader, ref, min_id=min_id, call=self._call)
@@ -67,26 +76,74 @@ class FetchStage:
                 f"{free / 1024**3:.2f} GB are.",
             )
 
+    async def _fetch_set(
+        self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder: Path, writer: Writer, **options
+    ) -> list[tuple[DocumentMessage, Path, str]]:
+        """Every volume of the set to disk: (item, staged path, volume sha256), in order."""
+        folder.mkdir(parents=True, exist_ok=True)
+        self._check_free_space(folder, archive_set, writer)
+        volumes = []
+        for item in archive_set.items:
+            path, volume_hash = await self._download(reader, ref, item, folder, **options)
+            volumes.append((item, path, volume_hash))
+        return volumes
+
+    def _prefetch_start(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder, writer) -> None:
+        """Download a set in the background (while the set before it uploads); `_prefetched` hands it over."""
+        task = asyncio.ensure_future(self._fetch_set(reader, ref, archive_set, folder, writer, foreground=False))
+        self.prefetching[archive_set.items[0].id] = task
+
+    async def _prefetched(self, archive_set: ArchiveSet) -> list[tuple[DocumentMessage, Path, str]] | None:
+        """The volumes of a set downloaded in the background (waiting for the rest), or None if it was not."""
+        task = self.prefetching.pop(archive_set.items[0].id, None)
+        if task is None:
+            return None
+        if not task.done():
+            await self.tick(current_step="downloading")
+        return await task
+
+    async def _prefetch_drop(self, *, keep: int | None = None) -> None:
+        """Stop background downloads of sets other than `keep` (what they got so far stays for a resume)."""
+        dropped = [task for first_id, task in self.prefetching.items() if first_id != keep]
+        self.prefetching = {first_id: task for first_id, task in self.prefetching.items() if first_id == keep}
+        for task in dropped:
+            task.cancel()
+        await asyncio.gather(*dropped, return_exceptions=True)
+
     async def _download(
-        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
+        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, *, foreground: bool = True
     ) -> tuple[Path, str]:
-        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble."""
+        """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble, and from the
+        first missing part of what an earlier attempt of this account left (a killed worker's). In the
+        background (foreground=False) it leaves the run's current file and step to the set in front."""
         path = folder / package_services.disk_name(item.document.name)
+        partial = self._partial_path(item.document)
+        partial.parent.mkdir(parents=True, exist_ok=True)
         volume_hash = hashlib.sha256()
-        offset = 0
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
-        await self.tick(current_step="downloading")
+        if foreground:
+            await self.tick(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
-        with StagingFile(path) as sink:
+        offset = partial_resume_point(partial, size=document.size, part_size=PART_SIZE)
+        if offset:
+            logger.info("Resuming %s at byte %d of %d", document.name, offset, document.size)
+            for block in read_blocks(partial, offset):
+                volume_hash.update(block)
+            if foreground:
+                self.progress.add(current_bytes_done=offset)
+        with StagingFile(partial, resume_at=offset) as sink:
             while offset < document.size:
                 try:
-                    async for chunk in reader.iter_download(ref, document, offset=offset):
-                        sink.write(chunk)
-                        volume_hash.update(chunk)
-                        offset += len(chunk)
-                        self.progress.add(bytes_downloaded=len(chunk), current_bytes_done=len(chunk))
-                        if self.progress.due():
-                            await self.tick()
+                    async with aclosing(reader.iter_download(ref, document, offset=offset)) as chunks:
+                        async for chunk in chunks:
+                            sink.write(chunk)
+                            volume_hash.update(chunk)
+                            offset += len(chunk)
+                            self.progress.add(bytes_downloaded=len(chunk))
+                            if foreground:
+                                self.progress.add(current_bytes_done=len(chunk))
+                            if self.progress.due():
+                                await self.tick()
                     if offset < document.size:
                         raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
                 except FloodWait as exc:
@@ -98,7 +155,12 @@ class FetchStage:
                         await retries.after(exc)
                     except TransientError:
                         raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
+        partial.rename(path)
         return path, volume_hash.hexdigest()
+
+    def _partial_path(self, document) -> Path:
+        """Where this account downloads a document: kept past the run, so a later attempt resumes it."""
+        return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.account.pk}-{document.id}"
 
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
         """Re-fetch the message right before downloading, so its file reference is fresh."""

@@ -73,6 +73,8 @@ class IngestionCycle(FetchStage, UploadStage):
         self.gateways: dict[int, TelegramGateway] = {}
         self.lost_claim = False
         self.waiting_until: float | None = None  # when the earliest set waiting for volumes settles
+        self.prefetching: dict[int, asyncio.Task] = {}  # sets downloading while the set before them uploads
+        self.up_next: tuple[TelegramGateway, ScanTarget, ArchiveSet] | None = None  # what may download early
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -189,6 +191,7 @@ class IngestionCycle(FetchStage, UploadStage):
         finally:
             keep_claim.cancel()
             await asyncio.gather(keep_claim, return_exceptions=True)
+            await self._prefetch_drop()
             for gateway in self.gateways.values():
                 await gateway.__aexit__(None, None, None)
         if problems:
@@ -220,7 +223,10 @@ class IngestionCycle(FetchStage, UploadStage):
 
     async def _hand_over_sessions(self) -> None:
         """At a set boundary, lend the sessions this cycle holds to a process waiting for them (a reminder
-        run, another account's cycle uploading through this writer), then take them back."""
+        run, another account's cycle uploading through this writer), then take them back. Not while the next set
+        downloads in the background: none is started once someone waits, so the next boundary is free."""
+        if self.prefetching:
+            return
         for gateway in self.gateways.values():
             try:
                 if await gateway.hand_over_if_wanted(wait_seconds=settings.INGEST_SESSION_HANDOVER_WAIT_SECONDS):
@@ -354,15 +360,19 @@ class IngestionCycle(FetchStage, UploadStage):
         capped = await db(selectors.skips_capped)(channel=target.channel_map.channel, sets=tried)
         lowest_held = None
         for index, archive_set in enumerate(sets):
+            await self._prefetch_drop(keep=archive_set.items[0].id)
             await self._hand_over_sessions()
             if target.topic is not None and not await db(selectors.topic_fetch_enabled)(topic=target.topic):
                 result.stopped = True  # fetch turned off mid-run: stop after the current set
+                await self._prefetch_drop()
                 return result
             first_id = min(item.id for item in archive_set.items)
             if first_id in capped:
                 continue
             result.found += 1
             self.progress.add(archives_found=1)
+            later = [s for s in sets[index + 1 :] if min(item.id for item in s.items) not in capped]
+            self.up_next = (reader, target, later[0]) if later else None
             outcome = await self._process(reader, target, archive_set, writer)
             if outcome.kind == "skipped":
                 result.failures += 1
@@ -373,6 +383,8 @@ class IngestionCycle(FetchStage, UploadStage):
             if lowest_held is not None:
                 candidate = min(candidate, lowest_held - 1)
             await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=candidate)
+        self.up_next = None
+        await self._prefetch_drop()
         result.held = lowest_held is not None
         if not result.held:
             await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)
@@ -497,17 +509,39 @@ class IngestionCycle(FetchStage, UploadStage):
             f"{(until - newest.date.timestamp()) / 60:.0f} min."
         )
 
+    def _set_folder(self, ref: ChatRef, archive_set: ArchiveSet) -> Path:
+        return self.staging / f"{ref.id}-{archive_set.items[0].id}"
+
+    async def _prefetch_next(self, writer: Writer) -> None:
+        """Once a set is on disk, the next set downloads while this one uploads: only one that would be taken
+        (whole, settled, not ingested before), with parts in flight (1 = one thing at a time, as before), and
+        never while another process waits for a session this cycle holds (it gets it at the next boundary)."""
+        up_next, self.up_next = self.up_next, None
+        if up_next is None or settings.TRANSFER_PARTS_IN_FLIGHT == 1:
+            return
+        reader, target, archive_set = up_next
+        size = sum(item.document.size for item in archive_set.items)
+        if archive_set.missing or size > settings.INGEST_MAX_PACKAGE_BYTES or self._waiting(archive_set):
+            return
+        for gateway in self.gateways.values():
+            if await gateway.wanted_elsewhere():
+                return
+        known = await db(package_services.package_find)(
+            document_ids=[item.document.id for item in archive_set.items],
+            source=(target.channel_map.channel, archive_set.items[0].id),
+        )
+        if known is None:
+            self._prefetch_start(reader, target.ref, archive_set, self._set_folder(target.ref, archive_set), writer)
+
     async def _ingest(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer
     ) -> Outcome:
         channel = target.channel_map.channel
-        folder = self.staging / f"{target.ref.id}-{archive_set.items[0].id}"
-        folder.mkdir(parents=True, exist_ok=True)
-        self._check_free_space(folder, archive_set, writer)
-        volumes = []  # (item, staged path, volume sha256)
-        for item in archive_set.items:
-            path, volume_hash = await self._download(reader, target.ref, item, folder)
-            volumes.append((item, path, volume_hash))
+        folder = self._set_folder(target.ref, archive_set)
+        volumes = await self._prefetched(archive_set)  # (item, staged path, volume sha256)
+        if volumes is None:
+            volumes = await self._fetch_set(reader, target.ref, archive_set, folder, writer)
+        await self._prefetch_next(writer)
         content_hash = content_hash_of([volume_hash for _, _, volume_hash in volumes])
         existing = await db(package_services.package_find)(content_hash=content_hash)
         if existing is not None and not existing.reupload_needed:

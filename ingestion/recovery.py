@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import shutil
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from core.runs import runs_reap
 from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole
 from ingestion.notifications import notify_destination_messages_gone
 from ingestion.services import channel_rewind, destination_get, ingestion_run_enqueue
+from ingestion.staging import PARTIAL_FOLDER
 from packages.models import MetadataStatus, Package
 from packages.services import package_metadata_backfill, package_reupload_request
 from telegram.errors import TelegramError
@@ -49,7 +51,8 @@ def ingestion_recover() -> dict:
 
 
 def staging_sweep() -> int:
-    """Remove the staging folders of runs that are not running here any more (a killed worker's)."""
+    """Remove the staging folders of runs that are not running here any more (a killed worker's), and
+    unfinished downloads untouched for INGEST_PARTIAL_KEEP_HOURS."""
     root = Path(settings.INGEST_STAGING_DIR)
     if not root.is_dir():
         return 0
@@ -64,7 +67,23 @@ def staging_sweep() -> int:
     for run_id, folder in folders.items():
         if run_id not in running:
             shutil.rmtree(folder, ignore_errors=True)
-    return len(folders) - len(running)
+    return len(folders) - len(running) + _partials_sweep(root / PARTIAL_FOLDER)
+
+
+def _partials_sweep(folder: Path) -> int:
+    """Downloads left unfinished (kept so the next attempt resumes them) that nobody resumed in time."""
+    if not folder.is_dir():
+        return 0
+    cutoff = time.time() - settings.INGEST_PARTIAL_KEEP_HOURS * 3600
+    swept = 0
+    for partial in folder.iterdir():
+        try:
+            if partial.stat().st_mtime < cutoff:
+                partial.unlink()
+                swept += 1
+        except FileNotFoundError:
+            continue
+    return swept
 
 
 def stubs_backfill(*, older_than: timedelta = STUB_GRACE) -> int:

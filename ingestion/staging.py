@@ -4,6 +4,9 @@ On Linux the blocks bypass the page cache (O_DIRECT): writing a 1 GiB download
 through the cache costs several times the CPU of hashing it, and the staged
 bytes are read once more at most (by the upload). Where O_DIRECT is not
 available the same class writes through an ordinary large buffer.
+
+A process that dies mid-file leaves every whole block written: the file's
+length is where a download resumes (`partial_resume_point`).
 """
 
 import fcntl
@@ -11,11 +14,14 @@ import mmap
 import os
 
 BLOCK = 8 * 1024 * 1024  # a multiple of every filesystem's direct-I/O alignment
+PARTIAL_FOLDER = "partial"  # under INGEST_STAGING_DIR: downloads not yet whole, kept past their run
 
 
 class StagingFile:
-    def __init__(self, path):
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    """Writes from the start, or from `resume_at` (a multiple of BLOCK's alignment): what is beyond it goes."""
+
+    def __init__(self, path, *, resume_at: int = 0):
+        flags = os.O_WRONLY | os.O_CREAT
         direct = getattr(os, "O_DIRECT", 0)
         try:
             self._fd = os.open(path, flags | direct, 0o644)
@@ -23,6 +29,8 @@ class StagingFile:
         except OSError:  # tmpfs and some others refuse O_DIRECT
             self._fd = os.open(path, flags, 0o644)
             self._direct = False
+        os.ftruncate(self._fd, resume_at)
+        os.lseek(self._fd, resume_at, os.SEEK_SET)
         self._block = mmap.mmap(-1, BLOCK)  # page-aligned, as O_DIRECT needs
         self._fill = 0
 
@@ -59,3 +67,26 @@ class StagingFile:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+def partial_resume_point(path, *, size: int, part_size: int) -> int:
+    """Where the download of a file left at `path` by an earlier attempt goes on: its whole parts (none when
+    there is no such file, or it is longer than the document)."""
+    try:
+        held = os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
+    if held > size:
+        return 0
+    return held - held % part_size
+
+
+def read_blocks(path, length: int):
+    """The first `length` bytes of a file, in BLOCK-sized reads."""
+    with open(path, "rb", buffering=0) as file:
+        while length > 0:
+            block = file.read(min(BLOCK, length))
+            if not block:
+                raise OSError(f"{path} ended {length} bytes early")
+            length -= len(block)
+            yield block

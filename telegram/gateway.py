@@ -39,6 +39,9 @@ class TelegramGateway(Protocol):
 
     async def __aexit__(self, *exc_info) -> None: ...
 
+    async def wanted_elsewhere(self) -> bool:
+        """Whether another process waits for this account's session (see hand_over_if_wanted)."""
+
     async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
         """When another process waits for this account's session: let it have it, then take it back
         (waiting up to wait_seconds, else SessionInUse). Returns whether it was handed over."""
@@ -83,7 +86,8 @@ class TelegramGateway(Protocol):
         """Fresh copies (fresh file references) of messages; None for those gone."""
 
     def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
-        """The document's bytes from offset, PART_SIZE chunks, one request each."""
+        """The document's bytes from offset, in order, PART_SIZE chunks, one request each; up to
+        TRANSFER_PARTS_IN_FLIGHT requested at once. Close it (`contextlib.aclosing`) when stopping early."""
 
     # Writing
     async def upload_document(
@@ -120,15 +124,20 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
     TELEGRAM_SESSION_WAIT_SECONDS, else SessionInUse): one process at a time talks to Telegram as an account.
     """
     wait = settings.TELEGRAM_SESSION_WAIT_SECONDS if wait_seconds is None else wait_seconds
-    lease = functools.partial(session_lease, phone)
+    options = {
+        "lease": functools.partial(session_lease, phone),
+        "wait_seconds": wait,
+        "parts_in_flight": settings.TRANSFER_PARTS_IN_FLIGHT,
+        "connections": settings.TRANSFER_CONNECTIONS,
+        "account_parts_in_flight": settings.TRANSFER_ACCOUNT_PARTS_IN_FLIGHT,
+    }
     if settings.TELEGRAM_BACKEND == "telethon":
         return TelethonGateway(
             phone=phone,
             session=session,
             api_id=settings.TELEGRAM_API_ID,
             api_hash=settings.TELEGRAM_API_HASH,
-            lease=lease,
-            wait_seconds=wait,
+            **options,
         )
     return TelethonGateway(
         phone=phone,
@@ -136,6 +145,5 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
         api_id=SANDBOX_API_ID,
         api_hash=SANDBOX_API_HASH,
         client_factory=functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=phone),
-        lease=lease,
-        wait_seconds=wait,
+        **options,
     )

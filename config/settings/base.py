@@ -202,6 +202,12 @@ if TELEGRAM_BACKEND not in {"telethon", "sandbox"}:
     raise ImproperlyConfigured(f"TELEGRAM_BACKEND={TELEGRAM_BACKEND!r}; use telethon or sandbox.")
 if TELEGRAM_BACKEND == "telethon" and not (TELEGRAM_API_ID and TELEGRAM_API_HASH):
     raise ImproperlyConfigured("TELEGRAM_BACKEND=telethon needs TELEGRAM_API_ID and TELEGRAM_API_HASH.")
+# File transfers (docs/operations.md, "Transfer speed"): parts of one file requested at once (1 = one at a
+# time), the connections an account opens to a file's data centre for them, and the parts in flight of all
+# the account's transfers together (a download and an upload may overlap).
+TRANSFER_PARTS_IN_FLIGHT = envint("TRANSFER_PARTS_IN_FLIGHT", 8, minimum=1)
+TRANSFER_CONNECTIONS = envint("TRANSFER_CONNECTIONS", 4, minimum=1)
+TRANSFER_ACCOUNT_PARTS_IN_FLIGHT = envint("TRANSFER_ACCOUNT_PARTS_IN_FLIGHT", 16, minimum=1)
 SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(var_dir(BASE_DIR) / "sandbox")))
 # Fernet keys, newest first; older keys still decrypt.
 SESSION_ENCRYPTION_KEYS = envlist("STASHCAST_SESSION_KEYS", [])
@@ -253,6 +259,8 @@ INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH = envint("INGEST_EMPTY_SCAN_BACKOFF_EVERY_NT
 # A channel's scan history (one line per channel and cycle) is kept this many days (purged daily).
 INGEST_SCAN_HISTORY_DAYS = envint("INGEST_SCAN_HISTORY_DAYS", 14, minimum=1)
 CELERY_BEAT_SCHEDULE["channel-scans-purge"] = {"task": "ingestion.tasks.channel_scans_purge", "schedule": 86400.0}
+# An unfinished download is kept this long for the next attempt to resume (a killed worker's, a failed set's).
+INGEST_PARTIAL_KEEP_HOURS = envint("INGEST_PARTIAL_KEEP_HOURS", 24, minimum=0)
 INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(var_dir(BASE_DIR) / "staging")))
 
 # Reminders (DESIGN.md "Reminders"): every account's send pace, shared by all workers through Redis.

@@ -6,7 +6,9 @@ counters live in the world database, so every process of a stack shares them.
 """
 
 OPS = ("download", "upload", "send", "history", "connect", "any")
-ERRORS = ("flood_wait", "file_reference_expired", "network", "peer_flood", "write_forbidden", "crash")
+ERRORS = ("flood_wait", "file_reference_expired", "network", "peer_flood", "write_forbidden", "crash", "part_lost")
+# A saved file part Telegram answers as kept but does not have when the file is used (FILE_PART_X_MISSING).
+PART_LOST = "part_lost"
 
 
 class RpcAnswer(Exception):

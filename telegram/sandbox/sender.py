@@ -165,6 +165,16 @@ class SandboxClient(StashcastClient):
         finally:
             self._sender.connecting = False
 
+    def _part_sender(self, auth_key: AuthKey) -> SandboxSender:
+        sender = self._new_sender(auth_key)
+        sender.connecting = True  # its initConnection is counted with connecting, as the client's own
+        return sender
+
+    async def _open_part_sender(self, dc_id: int, auth_key: AuthKey) -> SandboxSender:
+        sender = await super()._open_part_sender(dc_id, auth_key)
+        sender.connecting = False
+        return sender
+
     async def _create_exported_sender(self, dc_id: int) -> SandboxSender:
         # Telethon's own steps for a sender to another data centre, with this network under it.
         dc = await self._get_dc(dc_id)

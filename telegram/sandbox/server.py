@@ -9,7 +9,7 @@ object, a list (TL vector) or a bool; or it raises `RpcAnswer` (Telegram's error
 
 from telethon.tl import functions, types
 
-from telegram.sandbox.faults import RpcAnswer, fault_error
+from telegram.sandbox.faults import PART_LOST, RpcAnswer, fault_error
 from telegram.sandbox.methods import HANDLERS
 from telegram.sandbox.methods.common import Call, file_reference_target, peer_chat_id
 from telegram.sandbox.world import World
@@ -34,6 +34,7 @@ OPS = {
     "messages.getForumTopics": "history",
     "messages.getPeerDialogs": "history",
 }
+PART_SAVES = {"upload.saveFilePart", "upload.saveBigFilePart"}
 LOGIN = {"auth.sendCode", "auth.signIn", "account.getPassword", "auth.checkPassword", "auth.importAuthorization"}
 
 
@@ -89,6 +90,9 @@ class SandboxServer:
         try:
             if key["state"] == "duplicated":
                 raise RpcAnswer(406, "AUTH_KEY_DUPLICATED")
+            if fault is not None and fault["error"] == PART_LOST and method in PART_SAVES:
+                call.me()
+                return True, 0.0
             if fault is not None:
                 raise fault_error(error=fault["error"], seconds=fault["seconds"])
             handler = HANDLERS.get(type(request))

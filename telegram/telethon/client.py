@@ -1,6 +1,9 @@
 """The TelegramClient every gateway uses, real or sandboxed."""
 
-from telethon import TelegramClient
+from telethon import TelegramClient, functions
+from telethon.crypto import AuthKey
+from telethon.network import MTProtoSender
+from telethon.tl.alltlobjects import LAYER
 
 
 class StashcastClient(TelegramClient):
@@ -17,3 +20,22 @@ class StashcastClient(TelegramClient):
         self._mb_entity_cache.set_self_user(user.id, user.bot, user.access_hash)
         self._authorized = True
         return user
+
+    def _part_sender(self, auth_key: AuthKey):
+        return MTProtoSender(auth_key, loggers=self._log)
+
+    async def _open_part_sender(self, dc_id: int, auth_key: AuthKey):
+        """One more connection to `dc_id`: a new MTProto session of a key already logged in there (file
+        transfers spread their parts over several), started with initConnection as Telethon starts its own."""
+        sender = self._part_sender(auth_key)
+        dc = await self._get_dc(dc_id)
+        await sender.connect(
+            self._connection(
+                dc.ip_address, dc.port, dc.id, loggers=self._log, proxy=self._proxy, local_addr=self._local_addr
+            )
+        )
+        self._init_request.query = functions.help.GetConfigRequest()
+        # A connection for file parts never subscribes to updates: it has no queue to put them in.
+        request = functions.InvokeWithoutUpdatesRequest(self._init_request)
+        await sender.send(functions.InvokeWithLayerRequest(LAYER, request))
+        return sender

@@ -7,11 +7,11 @@ says which input peer to build. Chats are addressed by stored (id, access_hash),
 Why this size: one adapter of the TelegramGateway protocol, a method per call, each with its error mapping.
 """
 
-import math
 import mimetypes
 import os
 import struct
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from datetime import datetime
 from typing import Self
 
@@ -43,6 +43,7 @@ from telegram.records import (
     SentMessage,
     TopicInfo,
 )
+from telegram.telethon import transfers
 from telegram.telethon.client import StashcastClient
 from telegram.telethon.errors import mapped_errors, maps_errors
 
@@ -60,6 +61,9 @@ class TelethonGateway:
         client_factory=None,
         lease=None,
         wait_seconds: float = 0,
+        parts_in_flight: int = 1,
+        connections: int = 1,
+        account_parts_in_flight: int | None = None,
     ):
         self.phone = phone
         self._lease_factory = lease  # session_lease(wait_seconds=...) of this account, or None (tools, tests)
@@ -71,6 +75,10 @@ class TelethonGateway:
         self._api_hash = api_hash
         self._client_factory = client_factory or StashcastClient
         self._client = None
+        self._parts_in_flight = parts_in_flight
+        self._connections = connections
+        self._account_parts_in_flight = account_parts_in_flight or parts_in_flight
+        self._senders: transfers.SenderPool | None = None
         self._me: AccountInfo | None = None
         self._topics: dict[int, list[TopicInfo]] = {}
 
@@ -100,6 +108,9 @@ class TelethonGateway:
         try:
             with mapped_errors():
                 await self._client.connect()
+            self._senders = transfers.SenderPool(
+                self._client, connections=self._connections, account_parts_in_flight=self._account_parts_in_flight
+            )
         except BaseException:
             # A connect refused half-way (FLOOD_WAIT, AUTH_KEY_DUPLICATED) must not leave the socket open.
             await self._client.disconnect()
@@ -109,9 +120,15 @@ class TelethonGateway:
     async def __aexit__(self, *exc_info) -> None:
         # The client object stays, disconnected, so export_session() still works after the block.
         try:
+            await self._close_part_senders()
             await self._client.disconnect()
         finally:
             await self._release_lease()
+
+    async def _close_part_senders(self) -> None:
+        senders, self._senders = self._senders, None
+        if senders is not None:
+            await senders.close()
 
     async def _take_lease(self, wait_seconds: float) -> None:
         if self._lease_factory is None:
@@ -128,9 +145,13 @@ class TelethonGateway:
         if block is not None:
             await block.__aexit__(None, None, None)
 
+    async def wanted_elsewhere(self) -> bool:
+        return self._lease is not None and await self._lease.wanted()
+
     async def hand_over_if_wanted(self, *, wait_seconds: float) -> bool:
-        if self._lease is None or not await self._lease.wanted():
+        if not await self.wanted_elsewhere():
             return False
+        await self._close_part_senders()
         await self._client.disconnect()
         await self._release_lease()
         await self._take_lease(wait_seconds)
@@ -395,10 +416,9 @@ class TelethonGateway:
     async def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
         # Requests start on PART_SIZE boundaries (upload.getFile must not cross a 1 MiB boundary);
         # a resume from the middle of a part drops the bytes already held.
-        if document.size and offset >= document.size:
+        if offset >= document.size:
             return  # all bytes held already
-        start = offset - offset % PART_SIZE
-        skip = offset - start
+        skip = offset % PART_SIZE
         location = document.location
         file_location = types.InputDocumentFileLocation(
             id=location["id"],
@@ -406,18 +426,22 @@ class TelethonGateway:
             file_reference=bytes.fromhex(location["file_reference"]),
             thumb_size="",
         )
+        parts = transfers.download(
+            self._client,
+            self._senders,
+            file_location,
+            dc_id=location["dc_id"],
+            size=document.size,
+            first_part=offset // PART_SIZE,
+            parts_in_flight=self._parts_in_flight,
+        )
         with mapped_errors():
-            async for chunk in self._client.iter_download(
-                file_location,
-                offset=start,
-                request_size=PART_SIZE,
-                limit=math.ceil((document.size - start) / PART_SIZE) if document.size else None,
-                dc_id=location["dc_id"],
-            ):
-                data = bytes(chunk)[skip:]
-                skip = 0
-                if data:
-                    yield data
+            async with aclosing(parts):
+                async for data in parts:
+                    if skip:
+                        data, skip = data[skip:], 0
+                    if data:
+                        yield data
 
     # Writing
 
@@ -436,23 +460,24 @@ class TelethonGateway:
         limit = (self._me or await self.get_me()).upload_max_bytes
         if size > limit:
             raise FileTooLarge(f"{file_name} is {size} bytes, above this account's upload limit of {limit} bytes.")
-        uploaded = await self._client.upload_file(path, part_size_kb=PART_SIZE // 1024, file_name=file_name)
-        media = types.InputMediaUploadedDocument(
-            file=uploaded,
-            mime_type=mimetypes.guess_type(file_name)[0] or "application/octet-stream",
-            attributes=[types.DocumentAttributeFilename(file_name)],
-            force_file=True,
-        )
-        return await self._send(
-            chat,
-            functions.messages.SendMediaRequest(
+        uploaded = await self._upload_file(path, file_name)
+
+        def request(uploaded):
+            media = types.InputMediaUploadedDocument(
+                file=uploaded,
+                mime_type=mimetypes.guess_type(file_name)[0] or "application/octet-stream",
+                attributes=[types.DocumentAttributeFilename(file_name)],
+                force_file=True,
+            )
+            return functions.messages.SendMediaRequest(
                 peer=_input_peer(chat), media=media, message=caption, random_id=random_id, reply_to=_reply_to(topic_id)
-            ),
-        )
+            )
+
+        return await self._with_missing_parts(path, uploaded, lambda: self._send(chat, request(uploaded)))
 
     @maps_errors
     async def upload_media(self, *, path: str, file_name: str, mime_type: str) -> MediaHandle:
-        uploaded = await self._client.upload_file(path, part_size_kb=PART_SIZE // 1024, file_name=file_name)
+        uploaded = await self._upload_file(path, file_name)
         if mime_type in PHOTO_MIME_TYPES:
             media = types.InputMediaUploadedPhoto(file=uploaded)
         else:
@@ -460,10 +485,29 @@ class TelethonGateway:
                 file=uploaded, mime_type=mime_type, attributes=[types.DocumentAttributeFilename(file_name)]
             )
         # Uploaded to the account's own Saved Messages peer: the result can be sent to any chat.
-        result = await self._client(functions.messages.UploadMediaRequest(peer=types.InputPeerSelf(), media=media))
+        request = functions.messages.UploadMediaRequest(peer=types.InputPeerSelf(), media=media)
+        result = await self._with_missing_parts(path, uploaded, lambda: self._client(request))
         if isinstance(result, types.MessageMediaPhoto):
             return MediaHandle(kind="photo", payload=_handle_payload(result.photo))
         return MediaHandle(kind="document", payload=_handle_payload(result.document))
+
+    async def _upload_file(self, path: str, file_name: str) -> types.InputFile | types.InputFileBig:
+        return await transfers.upload(
+            self._client, self._senders, path, file_name=file_name, parts_in_flight=self._parts_in_flight
+        )
+
+    async def _with_missing_parts(self, path: str, uploaded, send):
+        """Send what refers to an uploaded file; a part Telegram says is missing (FILE_PART_X_MISSING) is sent
+        again, once per part, then the send is tried again."""
+        resent = set()
+        while True:
+            try:
+                return await send()
+            except errors.FilePartMissingError as exc:
+                if exc.which in resent:
+                    raise
+                resent.add(exc.which)
+                await transfers.resave(self._client, self._senders, path, uploaded, exc.which)
 
     @maps_errors
     async def send_message(

@@ -144,7 +144,8 @@ def test_every_request_takes_the_round_trip(sandbox, sandbox_run):
     assert 0.2 <= sandbox_run(world, READER, timed_search) < 1
 
 
-def test_file_bytes_pass_the_connection_at_its_rate(sandbox, sandbox_run):
+def test_file_bytes_pass_the_connection_at_its_rate(sandbox, sandbox_run, settings):
+    settings.TRANSFER_PARTS_IN_FLIGHT = 1  # one part at a time: one connection
     world = sandbox(
         {
             "accounts": [{"phone": READER}],

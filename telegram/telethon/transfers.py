@@ -1,0 +1,184 @@
+"""File transfers with several parts in flight, over several connections to the file's data centre.
+
+Telegram serves each connection at its own pace, so one connection with one part in flight moves one part
+per round trip. As Telegram's own apps do, a transfer keeps `parts_in_flight` parts requested at once,
+spread over up to `connections` connections of the account to the data centre that holds the file: the
+client's own connection for its home data centre plus further MTProto sessions of the same authorization
+key, and for another data centre an exported authorization (Telethon's `_create_exported_sender`) whose key
+the further connections share. Parts of all the account's transfers together stay under one bound.
+"""
+
+import asyncio
+import hashlib
+import math
+import mmap
+import os
+from collections.abc import AsyncIterator, Callable
+
+from telethon import functions, helpers, types
+from telethon.crypto import AuthKey
+
+from telegram.errors import TransientError
+from telegram.records import PART_SIZE
+
+SMALL_FILE_MAX_BYTES = 10 * 1024 * 1024  # above this, Telegram wants upload.saveBigFilePart
+READ_BLOCK = 8 * 1024 * 1024  # the staged file is read in large blocks, then cut into parts
+
+
+class SenderPool:
+    """The connections one account opens for file parts, per data centre, and its bound on parts in flight."""
+
+    def __init__(self, client, *, connections: int, account_parts_in_flight: int):
+        self._client = client
+        self.connections = connections
+        self.parts = asyncio.Semaphore(account_parts_in_flight)
+        self._senders: dict[int, list] = {}
+        self._lock = asyncio.Lock()
+
+    async def senders(self, dc_id: int, wanted: int) -> list:
+        """Up to `wanted` connections (at most the pool's size) to `dc_id`, opened on first use."""
+        wanted = max(1, min(wanted, self.connections))
+        async with self._lock:
+            pool = self._senders.setdefault(dc_id, [])
+            while len(pool) < wanted:
+                pool.append(await self._open(dc_id, pool))
+            return pool[:wanted]
+
+    async def _open(self, dc_id: int, pool: list):
+        client = self._client
+        if not pool:
+            if dc_id == client.session.dc_id:
+                return client._sender
+            return await client._create_exported_sender(dc_id)
+        # One more session of the key the first connection is logged in with: no new login, no new export.
+        return await client._open_part_sender(dc_id, AuthKey(pool[0].auth_key.key))
+
+    async def close(self) -> None:
+        async with self._lock:
+            senders = [sender for pool in self._senders.values() for sender in pool]
+            self._senders.clear()
+        for sender in senders:
+            if sender is not self._client._sender:
+                await sender.disconnect()
+
+
+async def download(
+    client, pool: SenderPool, location, *, dc_id: int, size: int, first_part: int, parts_in_flight: int
+) -> AsyncIterator[bytes]:
+    """The file's parts from `first_part` on, in order, with up to `parts_in_flight` requested at once.
+
+    Parts arriving out of order wait in memory (at most `parts_in_flight` of them), so the caller can hash
+    and write them in one pass in order. Use with `contextlib.aclosing`: closing cancels what is in flight.
+    """
+    last_part = math.ceil(size / PART_SIZE)
+    senders = await pool.senders(dc_id, parts_in_flight)
+    in_flight: dict[int, asyncio.Future] = {}
+
+    async def fetch(index: int) -> bytes:
+        request = functions.upload.GetFileRequest(location, offset=index * PART_SIZE, limit=PART_SIZE)
+        async with pool.parts:
+            return (await client._call(senders[index % len(senders)], request)).bytes
+
+    requested = first_part
+    try:
+        for index in range(first_part, last_part):
+            while requested < last_part and requested < index + parts_in_flight:
+                in_flight[requested] = asyncio.ensure_future(fetch(requested))
+                requested += 1
+            data = await in_flight.pop(index)
+            if data:
+                yield data
+            if len(data) < PART_SIZE:
+                return
+    finally:
+        await _cancel(in_flight.values())
+
+
+async def upload(
+    client, pool: SenderPool, path: str, *, file_name: str, parts_in_flight: int
+) -> types.InputFile | types.InputFileBig:
+    """Save the file's parts with up to `parts_in_flight` in flight; returns what a send refers to it by
+    (`resave` sends one part of it again, for Telegram's FILE_PART_X_MISSING)."""
+    size = os.path.getsize(path)
+    part_count = math.ceil(size / PART_SIZE)
+    big = size > SMALL_FILE_MAX_BYTES
+    file_id = helpers.generate_random_long()
+    md5 = None if big else hashlib.md5(usedforsecurity=False)
+    senders = await pool.senders(client.session.dc_id, parts_in_flight)
+    save = _part_saver(client, pool, senders, file_id=file_id, part_count=part_count, big=big)
+    in_flight: set[asyncio.Future] = set()
+    try:
+        for index, data in enumerate(_parts(path)):
+            if md5 is not None:
+                md5.update(data)
+            while len(in_flight) >= parts_in_flight:
+                done, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+            in_flight.add(asyncio.ensure_future(save(index, data)))
+        for task in asyncio.as_completed(list(in_flight)):
+            await task
+        in_flight.clear()
+    finally:
+        await _cancel(in_flight)
+    if big:
+        return types.InputFileBig(id=file_id, parts=part_count, name=file_name)
+    return types.InputFile(id=file_id, parts=part_count, name=file_name, md5_checksum=md5.hexdigest())
+
+
+async def resave(client, pool: SenderPool, path: str, uploaded, index: int) -> None:
+    """Send part `index` of an uploaded file again (Telegram answered FILE_PART_{index}_MISSING)."""
+    if not 0 <= index < uploaded.parts:
+        raise TransientError(f"Telegram asked again for part {index} of a file of {uploaded.parts} parts.")
+    with open(path, "rb") as file:
+        file.seek(index * PART_SIZE)
+        data = file.read(PART_SIZE)
+    senders = await pool.senders(client.session.dc_id, 1)
+    big = isinstance(uploaded, types.InputFileBig)
+    save = _part_saver(client, pool, senders, file_id=uploaded.id, part_count=uploaded.parts, big=big)
+    await save(index, data)
+
+
+def _part_saver(client, pool: SenderPool, senders: list, *, file_id: int, part_count: int, big: bool) -> Callable:
+    async def save(index: int, data: bytes) -> None:
+        if big:
+            request = functions.upload.SaveBigFilePartRequest(file_id, index, part_count, data)
+        else:
+            request = functions.upload.SaveFilePartRequest(file_id, index, data)
+        async with pool.parts:
+            saved = await client._call(senders[index % len(senders)], request)
+        if not saved:
+            raise TransientError(f"Telegram did not keep part {index} of {part_count}.")
+
+    return save
+
+
+def _parts(path: str):
+    """The file's PART_SIZE parts, read in READ_BLOCK reads that bypass the page cache where the system allows
+    (O_DIRECT): a staged download was written that way, and copying it through the cache costs more CPU than
+    hashing it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
+    except OSError:  # tmpfs and some others refuse O_DIRECT
+        fd = os.open(path, os.O_RDONLY)
+    block = mmap.mmap(-1, READ_BLOCK)  # page-aligned, as O_DIRECT needs
+    try:
+        size, offset = os.fstat(fd).st_size, 0
+        while offset < size:
+            wanted = min(READ_BLOCK, size - offset)
+            if os.preadv(fd, [block], offset) != wanted:
+                raise OSError(f"{path} changed while it was read for an upload")
+            with memoryview(block) as view:
+                for start in range(0, wanted, PART_SIZE):
+                    yield bytes(view[start : min(start + PART_SIZE, wanted)])
+            offset += wanted
+    finally:
+        os.close(fd)
+        block.close()
+
+
+async def _cancel(tasks) -> None:
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -11,6 +11,7 @@ import logging
 import traceback
 
 import pytest
+from celery import Celery
 from celery.app.task import Task
 from django.core.signals import got_request_exception
 from django.db import connection
@@ -63,7 +64,12 @@ def witness(monkeypatch, caplog, capsys, settings):
     def record_task(task, args=None, kwargs=None, **options):
         seen.tasks.append((f"task {task.name}", json.dumps({"args": args, "kwargs": kwargs}, default=str)))
 
+    def record_sent(app, name, args=None, kwargs=None, **options):
+        seen.tasks.append((f"task {name}", json.dumps({"args": args, "kwargs": kwargs}, default=str)))
+
+    # Tasks sent by name go through send_task when their module is not imported yet; both are watched.
     monkeypatch.setattr(Task, "apply_async", record_task)
+    monkeypatch.setattr(Celery, "send_task", record_sent)
     for name in ["", *logging.root.manager.loggerDict]:
         caplog.set_level(logging.DEBUG, logger=name or None)
     connection.force_debug_cursor = True  # every SQL statement is logged too

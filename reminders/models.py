@@ -112,12 +112,24 @@ class RunTrigger(models.TextChoices):
     MANUAL = "manual", "Send now"
 
 
+class PauseCause(models.TextChoices):
+    """Why a paused run paused: what may resume it by itself (a rest ending), and what the pages say."""
+
+    WINDOW = "window", "Delivery window closed"
+    OPERATOR = "operator", "Paused by the operator"
+    ACCOUNT_REST = "account_rest", "Account resting"
+    SENDING_STOPPED = "sending_stopped", "Sending stopped for the account"
+    ERRORS = "errors", "Too many groups failed"
+
+
 # Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
 # and the API show them (can_resume, can_cancel, can_retry_failed).
 IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
 RESUMABLE = (RunStatus.PAUSED, RunStatus.FAILED)  # with groups still pending
 CANCELABLE = (*IN_FLIGHT, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
 RETRYABLE = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # with failed groups
+PAUSABLE = IN_FLIGHT  # a running run stops at its next group
+MOVABLE = RESUMABLE  # with groups still pending
 NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # raises a notification
 
 
@@ -147,6 +159,9 @@ class ReminderRun(ClaimableRun):
     fired_at = models.DateTimeField(default=now)
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
+    pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
+    # A run made of another run's pending groups, handed to another account (reminder_run_move).
+    moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
 
     objects = ReminderRunQuerySet.as_manager()
 
@@ -164,6 +179,14 @@ class ReminderRun(ClaimableRun):
     @property
     def can_cancel(self) -> bool:
         return self.status in CANCELABLE and (self.status != RunStatus.FAILED or self.pending > 0)
+
+    @property
+    def can_pause(self) -> bool:
+        return self.status in PAUSABLE
+
+    @property
+    def can_move(self) -> bool:
+        return self.reminder_id is not None and self.status in MOVABLE and self.pending > 0
 
     @property
     def can_retry_failed(self) -> bool:

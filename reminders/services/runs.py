@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Count
 
+from accounts import pace
 from accounts.models import AuthState, TelegramAccount
 from core import clock
 from core.errors import OperatorError
@@ -17,6 +18,7 @@ from reminders.models import (
     CANCELABLE,
     RESUMABLE,
     RETRYABLE,
+    PauseCause,
     Reminder,
     ReminderRun,
     ReminderRunTarget,
@@ -26,7 +28,7 @@ from reminders.models import (
 from reminders.schedule import (
     DeliveryWindow,
 )
-from reminders.services.summaries import reminder_run_notify, summary_outside_window
+from reminders.services.summaries import reminder_run_notify, summary_account_resting, summary_outside_window
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +43,17 @@ class ReminderStateError(OperatorError):
 # Runs -----------------------------------------------------------------------------------------------------------
 
 
-def _random_id() -> int:
+def random_id_new() -> int:
     return secrets.randbits(63) or 1
 
 
-def _account_problem(account: TelegramAccount) -> str:
+def run_account_problem(account: TelegramAccount) -> str:
+    """Why runs of the account cannot go on now; empty when they can."""
     if not account.is_active:
         return f"{account} is switched off; switch it on, then Resume from the Activity tab."
     if account.auth_state != AuthState.AUTHENTICATED:
         return f"{account} cannot send ({account.get_auth_state_display()}); log it in again, then Resume."
-    return ""
+    return pace.account_send_problem(account=account)
 
 
 def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True) -> ReminderRun:
@@ -63,10 +66,20 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
     day = DeliveryWindow.of(reminder).today(now)
-    summary = _account_problem(reminder.account)
+    account = reminder.account
+    resting = bool(pace.account_send_problem(account=account))  # paused: it goes on after the rest
+    summary = "" if resting else run_account_problem(account)
     if not day.contains(now):
-        summary = summary_outside_window(reminder=reminder, now=now, pending=len(targets))
+        summary, resting = summary_outside_window(reminder=reminder, now=now, pending=len(targets)), False
     failed = bool(summary)
+    status, cause = RunStatus.QUEUED, ""
+    if failed:
+        status = RunStatus.FAILED
+    elif resting:
+        status = RunStatus.PAUSED
+        cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
+        counts = {"sent": 0, "failed": 0, "pending": len(targets)}
+        summary = summary_account_resting(run=None, account=account, counts=counts, partly=0, total=len(targets))
     with transaction.atomic():
         run = ReminderRun.objects.create(
             reminder=reminder,
@@ -78,17 +91,18 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
             pending=len(targets),
             fired_at=now,
             window_end_at=day.end_at,
-            status=RunStatus.FAILED if failed else RunStatus.QUEUED,
-            finished_at=now if failed else None,
+            status=status,
+            pause_cause=cause,
+            finished_at=now if summary else None,
             error_summary=summary,
         )
         ReminderRunTarget.objects.bulk_create(
-            ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[_random_id() for _ in parts])
+            ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[random_id_new() for _ in parts])
             for chat_id, topic_id in targets
         )
-        if enqueue and not failed:
+        if enqueue and status == RunStatus.QUEUED:
             transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
-    if failed:
+    if summary:
         reminder_run_notify(run=run)
     return run
 
@@ -123,11 +137,11 @@ def reminder_run_counts_refresh(*, run: ReminderRun) -> ReminderRun:
     return run
 
 
-def _locked(run: ReminderRun) -> ReminderRun:
+def run_locked(run: ReminderRun) -> ReminderRun:
     return ReminderRun.objects.select_for_update(of=("self",)).select_related("reminder", "account").get(pk=run.pk)
 
 
-def _open_window_end(run: ReminderRun) -> datetime:
+def window_end_if_open(run: ReminderRun) -> datetime:
     reminder = run.reminder
     daily = DeliveryWindow.of(reminder)
     now = clock.now()
@@ -144,16 +158,19 @@ def _open_window_end(run: ReminderRun) -> datetime:
 def _requeue(run: ReminderRun) -> ReminderRun:
     if run.reminder is None:
         raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
-    problem = _account_problem(run.account)
+    problem = run_account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
-    run.window_end_at = _open_window_end(run)
+    run.window_end_at = window_end_if_open(run)
     run.status = RunStatus.QUEUED
     run.worker_id = ""
     run.finished_at = None
     run.error = ""
     run.error_summary = ""
-    run.save(update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at"])
+    run.pause_cause = ""
+    run.save(
+        update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at", "pause_cause"]
+    )
     reminder_run_counts_refresh(run=run)
     transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
     return run
@@ -162,7 +179,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
 @transaction.atomic
 def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
     """Queue the same run again; only its pending targets are attempted, each from its next unsent part."""
-    run = _locked(run)
+    run = run_locked(run)
     if run.status not in RESUMABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
     if not run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).exists():
@@ -173,7 +190,7 @@ def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
 @transaction.atomic
 def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     """Failed targets become pending again and the run is queued; each goes on at its first unsent part."""
-    run = _locked(run)
+    run = run_locked(run)
     if run.status not in RETRYABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
     failed = run.targets.filter(status=TargetStatus.FAILED)
@@ -181,7 +198,7 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
         raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
     if run.reminder is None:
         raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
-    _open_window_end(run)  # check before changing anything
+    window_end_if_open(run)  # check before changing anything
     failed.update(status=TargetStatus.PENDING, error="", finished_at=None)
     return _requeue(run)
 
@@ -192,7 +209,7 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
     A running worker notices at its next group and stops; what it has in flight finishes.
     """
     with transaction.atomic():
-        run = _locked(run)
+        run = run_locked(run)
         if run.status not in CANCELABLE:
             raise ReminderStateError(f"Run #{run.pk} is {run.status}; there is nothing left to cancel.")
         now = clock.now()
@@ -213,7 +230,8 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
             f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
             + (f", {run.failed} failed." if run.failed else ".")
         )
-        run.save(update_fields=["status", "finished_at", "error_summary"])
+        run.pause_cause = ""
+        run.save(update_fields=["status", "finished_at", "error_summary", "pause_cause"])
     reminder_run_notify(run=run)
     return run
 

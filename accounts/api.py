@@ -28,7 +28,7 @@ class AccountHealthSerializer(serializers.Serializer):
     verdict_label = serializers.CharField()
     sends_last_hour = serializers.IntegerField()
     sends_last_day = serializers.IntegerField()
-    flood_waits_last_day = serializers.IntegerField(help_text="FloodWaits and PEER_FLOODs in the last 24 hours.")
+    flood_waits_last_day = serializers.IntegerField(help_text="FloodWaits in the last 24 hours.")
     flood_wait_seconds_last_day = serializers.IntegerField(help_text="The seconds those FloodWaits asked for.")
     budget_per_minute = serializers.FloatField(help_text="The send pace now, in the shared bucket.")
     ceiling_per_minute = serializers.IntegerField(help_text="REMINDER_MAX_SEND_PER_MINUTE: the pace never goes above.")

@@ -90,9 +90,7 @@ def account_health(*, account: TelegramAccount, rests: int = 5) -> AccountHealth
         hour=Sum("sends", filter=Q(minute__gte=now - timedelta(hours=1)), default=0),
     )
     floods = AccountPaceEvent.objects.filter(
-        account=account,
-        kind__in=[PaceEventKind.FLOOD_WAIT, PaceEventKind.PEER_FLOOD],
-        at__gte=now - timedelta(days=1),
+        account=account, kind=PaceEventKind.FLOOD_WAIT, at__gte=now - timedelta(days=1)
     ).aggregate(count=Count("pk"), seconds=Sum("wait_seconds", default=0))
     budget = account_bucket(account=account).state().per_minute
     ceiling = settings.REMINDER_MAX_SEND_PER_MINUTE

@@ -81,7 +81,7 @@ class MetricsCollector(Collector):
             ("send_ceiling_per_minute", "The pace the account never goes above.", "ceiling_per_minute"),
             ("sends_last_hour", "Messages sent in the last hour.", "sends_last_hour"),
             ("sends_last_day", "Messages sent in the last 24 hours.", "sends_last_day"),
-            ("flood_waits_last_day", "FloodWaits (and PEER_FLOODs) in the last 24 hours.", "flood_waits_last_day"),
+            ("flood_waits_last_day", "FloodWaits in the last 24 hours.", "flood_waits_last_day"),
             ("flood_wait_seconds_last_day", "Seconds those FloodWaits asked for.", "flood_wait_seconds_last_day"),
             ("resting", "1 while the account rests (quarantine).", "resting"),
             ("sending_stopped", "1 while the operator has stopped its sending.", "sending_stopped"),

@@ -13,11 +13,11 @@ from core import clock
 from core.models import RunStatus
 from core.notifications import notification_raise
 from reminders.models import MOVABLE, PAUSABLE, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.services import runs
 from reminders.services.runs import (
     ReminderStateError,
     random_id_new,
     reminder_run_counts_refresh,
-    reminder_run_enqueue,
     reminder_run_resume,
     run_account_problem,
     run_locked,
@@ -183,5 +183,5 @@ def reminder_run_move(*, run: ReminderRun, account: TelegramAccount) -> Reminder
         run.status, run.pause_cause, run.finished_at = RunStatus.PARTIAL, "", now
         run.error_summary = summary_moved(run=run, moved=len(pending), to_run=moved)
         run.save(update_fields=["status", "pause_cause", "finished_at", "error_summary"])
-        transaction.on_commit(lambda: reminder_run_enqueue(moved.pk))
+        transaction.on_commit(lambda: runs.reminder_run_enqueue(moved.pk))
     return moved

@@ -191,10 +191,7 @@ class AccountViewSet(
     )
     @action(detail=True, methods=["post"], url_path="end-rest")
     def end_rest(self, request, pk=None):
-        account = self.get_object()
-        if not account.is_resting:
-            raise pace.AccountNotResting(f"{account} is not resting.")
-        return self._account_response(pace.account_rest_end(account=account, by="operator"))
+        return self._account_response(pace.account_rest_end_now(account=self.get_object()))
 
     @extend_schema(
         summary="Keep the runs a rest paused paused when it ends (resume them yourself)",
@@ -203,10 +200,7 @@ class AccountViewSet(
     )
     @action(detail=True, methods=["post"], url_path="keep-runs-paused")
     def keep_runs_paused(self, request, pk=None):
-        account = self.get_object()
-        if not account.is_resting:
-            raise pace.AccountNotResting(f"{account} is not resting.")
-        return self._account_response(pace.account_rest_keep_runs_paused(account=account))
+        return self._account_response(pace.account_rest_keep_runs_paused(account=self.get_object()))
 
     @extend_schema(
         summary="Ask Telegram to send a login code",

@@ -130,8 +130,20 @@ def account_rest_end(*, account: TelegramAccount, by: str = "time") -> TelegramA
     return account
 
 
+def _resting(account: TelegramAccount) -> None:
+    if not account.is_resting:
+        raise AccountNotResting(f"{account} is not resting.")
+
+
+def account_rest_end_now(*, account: TelegramAccount) -> TelegramAccount:
+    """The operator ends the account's rest early."""
+    _resting(account)
+    return account_rest_end(account=account, by="operator")
+
+
 def account_rest_keep_runs_paused(*, account: TelegramAccount) -> TelegramAccount:
     """The operator says otherwise: runs paused by this rest stay paused when it ends."""
+    _resting(account)
     TelegramAccount.objects.filter(pk=account.pk).update(rest_resumes_runs=False)
     account.rest_resumes_runs = False
     return account

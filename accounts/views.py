@@ -188,21 +188,33 @@ def account_sending(request, pk: int):
     return _row_or_list(request, pk, notice)
 
 
+def _rest_action(request, pk: int, action, done) -> HttpResponse:
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    resumes = account.rest_resumes_runs
+    try:
+        action(account=account)
+    except pace.AccountNotResting as exc:
+        return _row_or_list(request, pk, str(exc), notice_is_error=True)
+    return _row_or_list(request, pk, done(resumes))
+
+
 @login_required
 @require_POST
 def account_rest_end(request, pk: int):
-    account = get_object_or_404(TelegramAccount, pk=pk)
-    if not account.is_resting:
-        return _row_or_list(request, pk, f"{account} is not resting.", notice_is_error=True)
-    resumes = account.rest_resumes_runs
-    pace.account_rest_end(account=account, by="operator")
-    notice = "Rest ended" + (": its paused runs go on." if resumes else "; its runs stay paused.")
-    return _row_or_list(request, pk, notice)
+    return _rest_action(
+        request,
+        pk,
+        pace.account_rest_end_now,
+        lambda resumes: "Rest ended" + (": its paused runs go on." if resumes else "; its runs stay paused."),
+    )
 
 
 @login_required
 @require_POST
 def account_rest_keep_paused(request, pk: int):
-    account = get_object_or_404(TelegramAccount, pk=pk)
-    pace.account_rest_keep_runs_paused(account=account)
-    return _row_or_list(request, pk, "Its runs stay paused after the rest; resume them from Activity.")
+    return _rest_action(
+        request,
+        pk,
+        pace.account_rest_keep_runs_paused,
+        lambda resumes: "Its runs stay paused after the rest; resume them from Activity.",
+    )

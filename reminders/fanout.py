@@ -397,14 +397,8 @@ class Fanout:
                 await self._flood(exc)
             except TransientError as exc:
                 await self._transient(exc, retries)
-            except AccountRestricted as exc:
-                if exc.rpc == PEER_FLOOD:
-                    await self._peer_flood(exc)
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
-            except AuthRequired as exc:
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
+            except (AccountRestricted, AuthRequired) as exc:
+                await self._account_trouble(exc)
             except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
@@ -421,6 +415,13 @@ class Fanout:
             recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
         )
         return await db(self._pace_record)(kind, lowered.before_per_minute, lowered, round(pause_seconds), reason)
+
+    async def _account_trouble(self, exc: AccountRestricted | AuthRequired) -> None:
+        """PEER_FLOOD rests the account; another restriction, or a session gone, stops it. Always raises."""
+        if isinstance(exc, AccountRestricted) and exc.rpc == PEER_FLOOD:
+            await self._peer_flood(exc)
+        self._stop(ACCOUNT, exc)
+        raise _LeavePending from exc
 
     async def _peer_flood(self, exc: AccountRestricted) -> None:
         """Telegram thinks the account spams: rest it before it is banned; every run of it pauses."""
@@ -490,14 +491,8 @@ class Fanout:
             except FileTooLarge as exc:
                 self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
                 raise _LeavePending from exc
-            except AccountRestricted as exc:
-                if exc.rpc == PEER_FLOOD:
-                    await self._peer_flood(exc)
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
-            except AuthRequired as exc:
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
+            except (AccountRestricted, AuthRequired) as exc:
+                await self._account_trouble(exc)
             except TelegramError as exc:
                 raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
 

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
-from reminders.services import runs as run_services
+from tests.browser import test_reminders_paused
 from tests.browser.test_reminders_compose import log_in_as_operator, top
 from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.reminders import conftest as reminders
@@ -19,13 +19,7 @@ pytestmark = pytest.mark.browser
 fanout_world = reminders.fanout_world
 fast_pace = reminders.fast_pace
 fresh_buckets = reminders.fresh_buckets
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    queued = []
-    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
-    return queued
+enqueued = test_reminders_paused.enqueued  # runs queued by the pages, run (or not) by the test itself
 
 
 def test_a_flagged_account_rests_and_its_pending_groups_move(

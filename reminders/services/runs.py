@@ -240,8 +240,12 @@ def reminder_runs_auto_resume() -> list[int]:
     """Resume paused runs of auto-resume reminders once a new delivery window has opened."""
     now = clock.now()
     resumed = []
+    # Only what the window paused: the operator's Pause, a rest or too many failures wait for a person (or the rest).
     paused = ReminderRun.objects.filter(
-        status=RunStatus.PAUSED, reminder__auto_resume=True, reminder__enabled=True
+        status=RunStatus.PAUSED,
+        pause_cause__in=[PauseCause.WINDOW, ""],
+        reminder__auto_resume=True,
+        reminder__enabled=True,
     ).select_related("reminder")
     for run in paused:
         window = DeliveryWindow.of(run.reminder).containing(now)

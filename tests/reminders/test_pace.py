@@ -298,3 +298,18 @@ def test_health_counts_sends_flood_waits_and_rests(fanout_world):
     pace.account_rest(account=sender, reason="PEER_FLOOD")
     health = account_health(account=account())
     assert health.verdict == "resting" and health.resting and [rest.reason for rest in health.rests] == ["PEER_FLOOD"]
+
+
+def test_auto_resume_leaves_runs_the_operator_paused(fanout_world, at):
+    from reminders.services import reminder_runs_auto_resume
+    from tests.reminders.conftest import KL, KL_MORNING, KL_NEXT_MORNING
+
+    fanout_world(groups_world(groups=3))
+    at(KL_MORNING)
+    run = reminder_fire(reminder=make_reminder(timezone=KL, start=9, end=18, auto_resume=True))
+    reminder_run_pause(run=run)
+    at(KL_NEXT_MORNING)
+
+    assert reminder_runs_auto_resume() == []
+    run.refresh_from_db()
+    assert (run.status, run.pause_cause) == (RunStatus.PAUSED, PauseCause.OPERATOR)

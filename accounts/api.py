@@ -3,15 +3,43 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts import selectors, services
-from accounts.models import AuthState, TelegramAccount
+from accounts import pace, selectors, services
+from accounts.models import AccountRest, AuthState, TelegramAccount
 from core.api import ErrorSerializer
+
+
+class AccountRestSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AccountRest
+        fields = ["started_at", "until", "reason", "ended_at", "ended_by"]
+        read_only_fields = fields
+
+
+class AccountHealthSerializer(serializers.Serializer):
+    """How the account fares with Telegram when sending."""
+
+    verdict = serializers.ChoiceField(choices=list(selectors.VERDICTS.items()))
+    verdict_label = serializers.CharField()
+    sends_last_hour = serializers.IntegerField()
+    sends_last_day = serializers.IntegerField()
+    flood_waits_last_day = serializers.IntegerField(help_text="FloodWaits in the last 24 hours.")
+    flood_wait_seconds_last_day = serializers.IntegerField(help_text="The seconds those FloodWaits asked for.")
+    budget_per_minute = serializers.FloatField(help_text="The send pace now, in the shared bucket.")
+    ceiling_per_minute = serializers.IntegerField(help_text="REMINDER_MAX_SEND_PER_MINUTE: the pace never goes above.")
+    budget_reason = serializers.CharField(help_text="Why the pace last changed.")
+    budget_changed_at = serializers.DateTimeField(allow_null=True)
+    restriction = serializers.CharField(help_text="Telegram's restriction or the login problem; empty when none.")
+    resting_until = serializers.DateTimeField(allow_null=True, help_text="Quarantine: nothing is sent or ingested.")
+    rest_reason = serializers.CharField()
+    rest_resumes_runs = serializers.BooleanField(help_text="Runs paused by the rest resume by themselves after it.")
+    sending_stopped = serializers.BooleanField(help_text="The operator stopped all sending for this account.")
+    rests = AccountRestSerializer(many=True, help_text="The last rests, newest first.")
 
 
 class AccountSerializer(serializers.ModelSerializer):
@@ -19,6 +47,12 @@ class AccountSerializer(serializers.ModelSerializer):
 
     auth_state_label = serializers.CharField(source="get_auth_state_display", read_only=True)
     chats_known = serializers.IntegerField(read_only=True, help_text="Chats stored by the last refresh.")
+    health = serializers.SerializerMethodField()
+
+    @extend_schema_field(AccountHealthSerializer)
+    def get_health(self, account: TelegramAccount) -> dict:
+        health = getattr(account, "health", None) or selectors.account_health(account=account)
+        return AccountHealthSerializer(health).data
 
     class Meta:
         model = TelegramAccount
@@ -38,6 +72,7 @@ class AccountSerializer(serializers.ModelSerializer):
             "chats_known",
             "chats_refreshed_at",
             "created_at",
+            "health",
         ]
         read_only_fields = fields
 
@@ -130,6 +165,42 @@ class AccountViewSet(
     @action(detail=True, methods=["post"])
     def activate(self, request, pk=None):
         return self._account_response(services.account_set_active(account=self.get_object(), active=True))
+
+    @extend_schema(
+        summary="Stop all sending for this account now: every run of it pauses at its next message",
+        request=None,
+        responses=AccountSerializer,
+    )
+    @action(detail=True, methods=["post"], url_path="stop-sending")
+    def stop_sending(self, request, pk=None):
+        return self._account_response(pace.account_sending_set(account=self.get_object(), stopped=True))
+
+    @extend_schema(
+        summary="Allow sending again: the runs the stop paused go on (after a rest, if one runs)",
+        request=None,
+        responses=AccountSerializer,
+    )
+    @action(detail=True, methods=["post"], url_path="allow-sending")
+    def allow_sending(self, request, pk=None):
+        return self._account_response(pace.account_sending_set(account=self.get_object(), stopped=False))
+
+    @extend_schema(
+        summary="End the account's rest now; its paused runs go on unless told to stay paused",
+        request=None,
+        responses={200: AccountSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"], url_path="end-rest")
+    def end_rest(self, request, pk=None):
+        return self._account_response(pace.account_rest_end_now(account=self.get_object()))
+
+    @extend_schema(
+        summary="Keep the runs a rest paused paused when it ends (resume them yourself)",
+        request=None,
+        responses={200: AccountSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"], url_path="keep-runs-paused")
+    def keep_runs_paused(self, request, pk=None):
+        return self._account_response(pace.account_rest_keep_runs_paused(account=self.get_object()))
 
     @extend_schema(
         summary="Ask Telegram to send a login code",

@@ -34,6 +34,16 @@ class TelegramAccount(models.Model):
     last_error = models.TextField(blank=True)
     chats_refreshed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # The send pace as last recorded (accounts.pace); the shared Redis bucket holds the live one. Null: the ceiling.
+    send_budget_per_minute = models.FloatField(null=True, blank=True)
+    send_budget_reason = models.CharField(max_length=255, blank=True)
+    send_budget_changed_at = models.DateTimeField(null=True, blank=True)
+    # Quarantine: nothing is sent or ingested through the account until then (PEER_FLOOD, too many FloodWaits).
+    resting_until = models.DateTimeField(null=True, blank=True)
+    rest_reason = models.CharField(max_length=255, blank=True)
+    rest_resumes_runs = models.BooleanField(default=True, help_text="Runs paused by the rest resume after it.")
+    # The operator's "stop all sending for this account now" switch.
+    sending_stopped = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["phone"]
@@ -49,6 +59,10 @@ class TelegramAccount(models.Model):
     @property
     def is_authenticated_account(self) -> bool:
         return self.auth_state == AuthState.AUTHENTICATED
+
+    @property
+    def is_resting(self) -> bool:
+        return self.resting_until is not None and self.resting_until > timezone.now()
 
 
 class Chat(models.Model):
@@ -105,3 +119,60 @@ class AccountChat(models.Model):
     @property
     def ref(self) -> ChatRef:
         return ChatRef(id=self.chat.telegram_id, access_hash=self.access_hash, type=self.chat.type)
+
+
+class PaceEventKind(models.TextChoices):
+    FLOOD_WAIT = "flood_wait", "FloodWait"
+    SLOWMODE_WAIT = "slowmode_wait", "Slow-mode wait"
+    PEER_FLOOD = "peer_flood", "PEER_FLOOD"
+    RAISED = "raised", "Raised after clean sending"
+
+
+class AccountPaceEvent(models.Model):
+    """What Telegram told an account about its pace, and what the pace became: its health's record."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="pace_events")
+    at = models.DateTimeField(default=timezone.now)
+    kind = models.CharField(max_length=16, choices=PaceEventKind.choices)
+    wait_seconds = models.PositiveIntegerField(default=0)
+    budget_before = models.FloatField()
+    budget_after = models.FloatField()
+    reason = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [models.Index(fields=["account", "kind", "at"], name="account_pace_event_kind_at")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.kind}: {self.budget_before:g} → {self.budget_after:g}/min"
+
+
+class AccountRest(models.Model):
+    """One quarantine of an account: its history on the Accounts page."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="rests")
+    started_at = models.DateTimeField(default=timezone.now)
+    until = models.DateTimeField()
+    reason = models.CharField(max_length=255)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.CharField(max_length=16, blank=True, help_text="time, or operator")
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.account} rests until {self.until:%Y-%m-%d %H:%M}"
+
+
+class AccountSendMinute(models.Model):
+    """Messages an account sent in one minute (UTC), for its sends in the last hour and day."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.CASCADE, related_name="send_minutes")
+    minute = models.DateTimeField()
+    sends = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "minute"], name="unique_account_send_minute")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.minute:%H:%M}: {self.sends}"

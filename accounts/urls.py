@@ -14,4 +14,7 @@ urlpatterns = [
     path("<int:pk>/refresh-chats/", views.account_refresh_chats, name="refresh-chats"),
     path("<int:pk>/active/", views.account_set_active, name="active"),
     path("<int:pk>/delete/", views.account_delete, name="delete"),
+    path("<int:pk>/sending/", views.account_sending, name="sending"),
+    path("<int:pk>/rest/end/", views.account_rest_end, name="rest-end"),
+    path("<int:pk>/rest/keep-runs-paused/", views.account_rest_keep_paused, name="rest-keep-paused"),
 ]

@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import selectors, services
+from accounts import pace, selectors, services
 from accounts.forms import CodeForm, PasswordForm, PhoneForm
 from accounts.models import AuthState, TelegramAccount
 from core.forms import error_text
@@ -49,7 +49,8 @@ def _dialog(request, name: str, **context) -> HttpResponse:
     """One dialog for HTMX; otherwise the whole page with that dialog open."""
     if request.htmx:
         return render(request, f"{PAGE}#{name}", context)
-    return render(request, PAGE, {"accounts": selectors.account_list(), "dialog": name, **context})
+    accounts = selectors.accounts_with_health(selectors.account_list())
+    return render(request, PAGE, {"accounts": accounts, "dialog": name, **context})
 
 
 def _after_login_step(request, account: TelegramAccount, *, added: bool = False) -> HttpResponse:
@@ -66,7 +67,9 @@ def _after_login_step(request, account: TelegramAccount, *, added: bool = False)
 @login_required
 @require_GET
 def account_list(request):
-    return render(request, PAGE, {"accounts": selectors.account_list(), **_logins_context()})
+    return render(
+        request, PAGE, {"accounts": selectors.accounts_with_health(selectors.account_list()), **_logins_context()}
+    )
 
 
 def _logins_context(notice: str = "") -> dict:
@@ -195,3 +198,50 @@ def account_set_active(request, pk: int):
     services.account_set_active(account=account, active=active)
     notice = "Switched on." if active else "Switched off: it neither ingests nor sends; its history stays."
     return _row_or_list(request, pk, notice)
+
+
+@login_required
+@require_POST
+def account_sending(request, pk: int):
+    """The "stop all sending for this account now" switch, and allowing it again."""
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    stopped = request.POST.get("stop") == "1"
+    pace.account_sending_set(account=account, stopped=stopped)
+    notice = (
+        "Sending stopped: every run of it pauses at its next message."
+        if stopped
+        else "Sending allowed: the runs the stop paused go on."
+    )
+    return _row_or_list(request, pk, notice)
+
+
+def _rest_action(request, pk: int, action, done) -> HttpResponse:
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    resumes = account.rest_resumes_runs
+    try:
+        action(account=account)
+    except pace.AccountNotResting as exc:
+        return _row_or_list(request, pk, str(exc), notice_is_error=True)
+    return _row_or_list(request, pk, done(resumes))
+
+
+@login_required
+@require_POST
+def account_rest_end(request, pk: int):
+    return _rest_action(
+        request,
+        pk,
+        pace.account_rest_end_now,
+        lambda resumes: "Rest ended" + (": its paused runs go on." if resumes else "; its runs stay paused."),
+    )
+
+
+@login_required
+@require_POST
+def account_rest_keep_paused(request, pk: int):
+    return _rest_action(
+        request,
+        pk,
+        pace.account_rest_keep_runs_paused,
+        lambda resumes: "Its runs stay paused after the rest; resume them from Activity.",
+    )

@@ -1,12 +1,18 @@
-"""A token bucket in Redis, shared by every worker process and by consecutive runs.
+"""A token bucket in Redis, shared by every worker process and by consecutive runs, whose pace can adapt.
 
 One Lua script does the arithmetic atomically with Redis's own clock, so processes on
 different machines agree on time. A taker *reserves* its token: the bucket may go into
 debt, and the answer is how long to wait until the reserved token is due. Takers are thus
 served in order and spaced exactly 1/rate apart, without polling.
+
+The pace is AIMD, as TCP's: `lower` (Telegram said "too fast") multiplies the rate down and remembers
+just under the rate that drew it as the cap; every `raise_every` clean takes add `raise_step`, up to that
+cap, never above the configured ceiling. A `halt` hands out nothing until a moment (an account resting),
+and every taker in every process learns it at its next token.
 """
 
 import asyncio
+from dataclasses import dataclass
 from functools import cache
 
 import redis
@@ -14,32 +20,65 @@ from django.conf import settings
 
 KEY_PREFIX = "stashcast:ratelimit:"
 
-# KEYS[1] the bucket; ARGV capacity, tokens per second, "take" or "pause", pause seconds.
-# State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused).
+# KEYS[1] the bucket. ARGV: capacity, ceiling (tokens/s), raise_every, raise_step (tokens/s), memory (s),
+# start rate (tokens/s, when the bucket has none), mode, then the mode's arguments.
+# State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
+# (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0).
+# Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before}.
 _SCRIPT = """
-local capacity = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
+local capacity, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2])
+local raise_every, raise_step = tonumber(ARGV[3]), tonumber(ARGV[4])
+local memory, start, mode = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local clock = redis.call("TIME")
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
-local state = redis.call("HMGET", KEYS[1], "tokens", "at")
+local state = redis.call("HMGET", KEYS[1], "tokens", "at", "rate", "cap", "clean", "halt")
+local rate = math.min(ceiling, tonumber(state[3]) or start)
+local before = rate
+local cap = math.min(ceiling, tonumber(state[4]) or ceiling)
+local clean = tonumber(state[5]) or 0
+local halt = tonumber(state[6]) or 0
 local tokens = tonumber(state[1]) or capacity
 local at = tonumber(state[2]) or now
 if now > at then
   tokens = math.min(capacity, tokens + (now - at) * rate)
   at = now
 end
-local wait = 0
-if ARGV[3] == "take" then
-  tokens = tokens - 1
-  wait = (at - now) + math.max(0, -tokens) / rate
-else
-  at = math.max(at, now + tonumber(ARGV[4]))
+local status, wait, changed = "ok", 0, 0
+if mode == "take" then
+  if halt > now then
+    status = "halt"
+  else
+    tokens = tokens - 1
+    wait = (at - now) + math.max(0, -tokens) / rate
+    clean = clean + 1
+    if raise_every > 0 and clean >= raise_every and rate < cap then
+      rate = math.min(cap, rate + raise_step)
+      clean, changed = 0, 1
+    end
+  end
+elseif mode == "pause" then
+  at = math.max(at, now + tonumber(ARGV[8]))
   tokens = math.min(tokens, 0)
+elseif mode == "lower" then
+  -- ARGV: factor, floor (tokens/s), pause seconds, share of the drawing rate clean sending may climb back to.
+  -- Answers to sends reserved before the last lowering arrive while its pause runs: they lower nothing more.
+  local paused = at > now
+  if not paused then
+    local floor = tonumber(ARGV[9])
+    cap = math.max(floor, rate * tonumber(ARGV[11]))
+    rate = math.max(floor, rate * tonumber(ARGV[8]))
+    clean, changed = 0, 1
+  end
+  at = math.max(at, now + tonumber(ARGV[10]))
+  tokens = math.min(tokens, 0)
+elseif mode == "halt" then
+  halt = tonumber(ARGV[8])
 end
-redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at))
--- a missing bucket is a full one, so it may go once it would have refilled
-redis.call("PEXPIRE", KEYS[1], math.ceil(((at - now) + (capacity - tokens) / rate) * 1000) + 1000)
-return tostring(wait)
+redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at), "rate", tostring(rate),
+  "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt))
+-- the pace is remembered for `memory` after the last use; a missing bucket is a full one at `start`
+redis.call("PEXPIRE", KEYS[1], math.ceil((memory + math.max(0, halt - now, at - now)) * 1000))
+return {status, tostring(wait), tostring(rate), changed, tostring(halt), tostring(cap), tostring(before)}
 """
 
 
@@ -48,10 +87,44 @@ def _script(url: str):
     return redis.Redis.from_url(url).register_script(_SCRIPT)
 
 
-class TokenBucket:
-    """`capacity` tokens at most, refilled at `per_minute` / 60 a second."""
+class BucketHalted(Exception):
+    """Nothing is handed out until `until` (epoch seconds)."""
 
-    def __init__(self, name: str, *, per_minute: float, capacity: int):
+    def __init__(self, until: float):
+        super().__init__(f"The bucket is halted until {until:.0f}.")
+        self.until = until
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A bucket's state after a call: its rate now, and whether that call changed it."""
+
+    wait: float
+    per_minute: float
+    changed: bool
+    halted_until: float  # epoch seconds, 0 when not halted
+    cap_per_minute: float
+    before_per_minute: float  # the rate when the call began
+
+
+class TokenBucket:
+    """`capacity` tokens at most, refilled at `per_minute` / 60 a second (the ceiling of an adaptive pace).
+
+    With `raise_every`, a lowered pace climbs back by `raise_step_per_minute` every that many clean takes.
+    `start_per_minute` is the pace of a bucket Redis does not hold (yet, or any more).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        per_minute: float,
+        capacity: int,
+        raise_every: int = 0,
+        raise_step_per_minute: float = 0,
+        memory_seconds: float = 86400,
+        start_per_minute: float | None = None,
+    ):
         if per_minute <= 0:
             raise ValueError(f"A rate must be above 0 per minute, got {per_minute}.")
         if capacity < 1:
@@ -59,30 +132,68 @@ class TokenBucket:
         self.key = KEY_PREFIX + name
         self.capacity = capacity
         self.rate = per_minute / 60
+        self.raise_every = raise_every
+        self.raise_step = raise_step_per_minute / 60
+        self.memory_seconds = memory_seconds
+        start = per_minute if start_per_minute is None else start_per_minute
+        self.start = min(self.rate, max(start / 60, 1e-6))
 
-    def _call(self, mode: str, seconds: float = 0) -> float:
-        return float(_script(settings.REDIS_URL)(keys=[self.key], args=[self.capacity, self.rate, mode, seconds]))
+    def _call(self, mode: str, *args: float) -> Pace:
+        fixed = [self.capacity, self.rate, self.raise_every, self.raise_step, self.memory_seconds, self.start]
+        status, wait, rate, changed, halt, cap, before = _script(settings.REDIS_URL)(
+            keys=[self.key], args=[*fixed, mode, *args]
+        )
+        pace = Pace(float(wait), float(rate) * 60, bool(changed), float(halt), float(cap) * 60, float(before) * 60)
+        if status == b"halt":
+            raise BucketHalted(pace.halted_until)
+        return pace
+
+    def take(self) -> Pace:
+        """Take one token; `wait` is the seconds to wait before using it (0 when one was there).
+
+        Raises BucketHalted, taking nothing, while the bucket is halted."""
+        return self._call("take")
 
     def reserve(self) -> float:
-        """Take one token; returns the seconds to wait before using it (0 when one was there)."""
-        return self._call("take")
+        return self.take().wait
 
     def pause(self, seconds: float) -> None:
         """Nothing is handed out for `seconds` (Telegram's FloodWait), then the refill starts from empty."""
         self._call("pause", seconds)
 
-    async def acquire(self) -> float:
-        """Take one token, waiting until it is due; returns how long it waited."""
-        wait = await asyncio.to_thread(self.reserve)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return wait
+    def lower(self, *, factor: float, floor_per_minute: float, pause_seconds: float, recover_to: float) -> Pace:
+        """Telegram said "too fast": the pace times `factor` (not below the floor), clean sending may climb back
+        to `recover_to` of the pace that drew it, and nothing is handed out for `pause_seconds`. `changed` is
+        False when a lowering's pause was still running (the answer was to a send reserved before it)."""
+        return self._call("lower", factor, floor_per_minute / 60, pause_seconds, recover_to)
+
+    def halt(self, *, until: float) -> Pace:
+        """Hand out nothing until `until` (epoch seconds); 0 lifts the halt."""
+        return self._call("halt", until)
+
+    def state(self) -> Pace:
+        """The pace now, changing nothing (a halted bucket answers with its halt, not BucketHalted)."""
+        return self._call("state")
+
+    async def acquire(self) -> Pace:
+        """Take one token, waiting until it is due."""
+        pace = await asyncio.to_thread(self.take)
+        if pace.wait > 0:
+            await asyncio.sleep(pace.wait)
+        return pace
 
 
-def account_send_bucket(*, account_id: int) -> TokenBucket:
-    """The send budget of one Telegram account: every message of every run and worker takes from it."""
+def account_send_bucket(*, account_id: int, start_per_minute: float | None = None) -> TokenBucket:
+    """The send budget of one Telegram account: every message of every run and worker takes from it.
+
+    Its ceiling is REMINDER_MAX_SEND_PER_MINUTE; the pace under it adapts (REMINDER_PACE_*)."""
+    ceiling = settings.REMINDER_MAX_SEND_PER_MINUTE
     return TokenBucket(
         f"send:account:{account_id}",
-        per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE,
+        per_minute=ceiling,
         capacity=settings.REMINDER_SEND_BURST,
+        raise_every=settings.REMINDER_PACE_RAISE_EVERY,
+        raise_step_per_minute=ceiling * settings.REMINDER_PACE_RAISE_STEP,
+        memory_seconds=settings.REMINDER_PACE_MEMORY_HOURS * 3600,
+        start_per_minute=start_per_minute,
     )

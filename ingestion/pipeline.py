@@ -19,6 +19,7 @@ from pathlib import Path
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.utils import timezone
 
 from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
@@ -221,10 +222,19 @@ class IngestionCycle(FetchStage, UploadStage):
                 **log.shares(self.run),
             )
 
+    def _resting(self) -> list[str]:
+        """The accounts of this cycle that started resting (accounts.pace): nothing more goes through them."""
+        resting = TelegramAccount.objects.filter(pk__in=list(self.gateways), resting_until__gt=timezone.now())
+        return [f"{account} ({account.rest_reason})" for account in resting]
+
     async def _hand_over_sessions(self) -> None:
         """At a set boundary, lend the sessions this cycle holds to a process waiting for them (a reminder
         run, another account's cycle uploading through this writer), then take them back. Not while the next set
-        downloads in the background: none is started once someone waits, so the next boundary is free."""
+        downloads in the background: none is started once someone waits, so the next boundary is free. A cycle
+        whose account started resting stops here; it goes on after the rest."""
+        resting = await db(self._resting)()
+        if resting:
+            raise CycleInterrupted(f"Stopped: {', '.join(resting)} is resting; the cycle goes on after the rest.")
         if self.prefetching:
             return
         for gateway in self.gateways.values():

@@ -136,6 +136,11 @@ def ingestion_run_request(
     """
     if account.auth_state != AuthState.AUTHENTICATED or not account.is_active:
         raise ValidationError(f"{account} is not an active, logged-in account.")
+    if account.is_resting:
+        raise ValidationError(
+            f"{account} is resting until {account.resting_until:%Y-%m-%d %H:%M} UTC; nothing is "
+            "ingested through it until then."
+        )
     with transaction.atomic():
         TelegramAccount.objects.select_for_update().get(pk=account.pk)
         open_run = IngestionRun.objects.filter(
@@ -161,13 +166,17 @@ def ingestion_run_enqueue(run_id: int) -> None:
 
 
 def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[IngestionRun]:
-    """One run per active, logged-in account that reads at least one active channel."""
-    accounts = TelegramAccount.objects.filter(
-        is_active=True,
-        auth_state=AuthState.AUTHENTICATED,
-        channel_maps__role=MapRole.READER,
-        channel_maps__channel__is_active=True,
-    ).distinct()
+    """One run per active, logged-in account that reads at least one active channel and is not resting."""
+    accounts = (
+        TelegramAccount.objects.filter(
+            is_active=True,
+            auth_state=AuthState.AUTHENTICATED,
+            channel_maps__role=MapRole.READER,
+            channel_maps__channel__is_active=True,
+        )
+        .exclude(resting_until__gt=timezone.now())
+        .distinct()
+    )
     runs = []
     for account in accounts:
         run, created = ingestion_run_request(account=account, trigger=trigger)

@@ -8,6 +8,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.api import AccountHealthSerializer
 from operations import metrics
 
 
@@ -76,6 +77,11 @@ class AlertSerializer(serializers.Serializer):
     url = serializers.CharField()
 
 
+class AccountHealthMetricsSerializer(serializers.Serializer):
+    phone = serializers.CharField()
+    health = AccountHealthSerializer()
+
+
 class MetricsSerializer(serializers.Serializer):
     generated_at = serializers.DateTimeField()
     runs = RunKindMetricsSerializer(many=True)
@@ -87,6 +93,9 @@ class MetricsSerializer(serializers.Serializer):
     notifications_unread = serializers.IntegerField()
     beat = BeatSerializer(allow_null=True)
     alerts = AlertSerializer(many=True)
+    account_health = AccountHealthMetricsSerializer(
+        many=True, help_text="Each switched-on account's sending health (empty when Redis did not answer)."
+    )
 
 
 class MetricsView(APIView):

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import AuthState, TelegramAccount
+from accounts.selectors import AccountHealth, account_health
 from core import health
 from core.formatting import format_duration
 from core.models import Notification, RunStatus
@@ -84,6 +85,12 @@ class Alert:
     url: str = ""
 
 
+@dataclass(frozen=True)
+class AccountHealthMetrics:
+    phone: str
+    health: AccountHealth
+
+
 @dataclass
 class Metrics:
     generated_at: datetime
@@ -96,6 +103,7 @@ class Metrics:
     notifications_unread: int
     beat: health.BeatStatus | None
     alerts: list[Alert] = field(default_factory=list)
+    account_health: list[AccountHealthMetrics] = field(default_factory=list)
 
     @property
     def packages_max_per_day(self) -> int:
@@ -225,6 +233,12 @@ def skipped_by_reason() -> list[ReasonCount]:
     ]
 
 
+def account_health_all() -> list[AccountHealthMetrics]:
+    """Every logged-in, switched-on account's sending health."""
+    accounts = TelegramAccount.objects.filter(is_active=True).order_by("phone")
+    return [AccountHealthMetrics(phone=account.phone, health=account_health(account=account)) for account in accounts]
+
+
 def metrics_collect() -> Metrics:
     now = timezone.now()
     queues, broker_error, beat = None, "", None
@@ -243,6 +257,7 @@ def metrics_collect() -> Metrics:
         skipped_by_reason=skipped_by_reason(),
         notifications_unread=Notification.objects.filter(read_at__isnull=True).count(),
         beat=beat,
+        account_health=account_health_all() if queues is not None else [],  # the budget is read from Redis
     )
     metrics.alerts = alerts_for(metrics)
     return metrics

@@ -51,6 +51,8 @@ class MetricsCollector(Collector):
             accounts.add_metric([item.state], item.count)
         yield accounts
 
+        yield from self._account_health()
+
         today = metrics.packages_per_day[-1].count if metrics.packages_per_day else 0
         yield GaugeMetricFamily("stashcast_packages_today", "Packages ingested today (UTC).", value=today)
         skipped = GaugeMetricFamily("stashcast_skipped_packages", "Skipped packages by reason.", labels=["reason"])
@@ -71,3 +73,27 @@ class MetricsCollector(Collector):
                 "Seconds since beat last ticked.",
                 value=metrics.beat.age_seconds,
             )
+
+    def _account_health(self):
+        """One gauge family per health figure, labelled by phone; the verdict as a 1 on its own label."""
+        figures = [
+            ("send_budget_per_minute", "The account's send pace now.", "budget_per_minute"),
+            ("send_ceiling_per_minute", "The pace the account never goes above.", "ceiling_per_minute"),
+            ("sends_last_hour", "Messages sent in the last hour.", "sends_last_hour"),
+            ("sends_last_day", "Messages sent in the last 24 hours.", "sends_last_day"),
+            ("flood_waits_last_day", "FloodWaits in the last 24 hours.", "flood_waits_last_day"),
+            ("flood_wait_seconds_last_day", "Seconds those FloodWaits asked for.", "flood_wait_seconds_last_day"),
+            ("resting", "1 while the account rests (quarantine).", "resting"),
+            ("sending_stopped", "1 while the operator has stopped its sending.", "sending_stopped"),
+        ]
+        for name, help_text, attribute in figures:
+            family = GaugeMetricFamily(f"stashcast_account_{name}", help_text, labels=["phone"])
+            for item in self.metrics.account_health:
+                family.add_metric([item.phone], float(getattr(item.health, attribute)))
+            yield family
+        verdict = GaugeMetricFamily(
+            "stashcast_account_health", "1 for the account's health verdict.", labels=["phone", "verdict"]
+        )
+        for item in self.metrics.account_health:
+            verdict.add_metric([item.phone, item.health.verdict], 1)
+        yield verdict

@@ -281,9 +281,13 @@ class ReminderRunSerializer(serializers.ModelSerializer):
             "window_end_at",
             "created_at",
             "finished_at",
+            "pause_cause",
+            "moved_from",
+            "can_pause",
             "can_resume",
             "can_cancel",
             "can_retry_failed",
+            "can_move",
         ]
         read_only_fields = fields
 
@@ -415,6 +419,12 @@ class RunTargetSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class RunMoveSerializer(serializers.Serializer):
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.all(), help_text="The account that sends the pending groups instead."
+    )
+
+
 class RunTargetFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ReminderRunTarget._meta.get_field("status").choices, required=False)
 
@@ -453,6 +463,29 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         )
         page = self.paginate_queryset(targets)
         return self.get_paginated_response(RunTargetSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Pause a queued or running run: it stops at its next group, every part sent so far kept",
+        request=None,
+        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"])
+    def pause(self, request, pk=None):
+        return self._response(services.reminder_run_pause(run=self.get_object()))
+
+    @extend_schema(
+        summary="Move a stopped run's pending groups to another account, as a new linked run",
+        description="The account must be logged in, on, free to send and in every pending group (checked: 409 "
+        "names the groups it is missing). The answer is the new run; the old one ends partial and says where "
+        "its groups went.",
+        request=RunMoveSerializer,
+        responses={200: ReminderRunSerializer, 400: ERRORS[400], 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"])
+    def move(self, request, pk=None):
+        data = RunMoveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return self._response(services.reminder_run_move(run=self.get_object(), account=data.validated_data["account"]))
 
     @extend_schema(
         summary="Resume a paused (or failed) run: only its pending groups are sent",

@@ -11,7 +11,13 @@ fired and is counted in the target's `parts_sent`; the target is `sent` once eve
 unsent part; only the part in flight when a worker died is sent again, with the same random_id,
 so Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
 
-Why this size: one paced send loop and its stop rules (window, pause, FloodWait, cancel), read together.
+The pace adapts (accounts.pace, core.ratelimit): a FloodWait, SLOWMODE_WAIT or PEER_FLOOD lowers the account's
+shared budget and is recorded; clean sending raises it back. PEER_FLOOD, or too many FloodWaits in a while, rest
+the account: its bucket halts, so every worker of it stops at its next message, and every run of it pauses. A run
+whose recent groups fail above REMINDER_ERROR_SHARE_PERCENT pauses itself; an operator's Pause stops it at its next
+group.
+
+Why this size: one paced send loop and its stop rules (window, pause, FloodWait, rest, errors, cancel), read together.
 """
 
 import asyncio
@@ -20,7 +26,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -30,15 +36,16 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import AccountChat
+from accounts import pace
+from accounts.models import AccountChat, PaceEventKind, TelegramAccount
 from accounts.services import account_mark_unusable
 from core import clock, locks
 from core.crypto import unseal
 from core.models import RunStatus
-from core.ratelimit import account_send_bucket
+from core.ratelimit import BucketHalted, Pace
 from core.runs import run_claim, run_finish, run_heartbeat, run_take_over
 from reminders import services
-from reminders.models import MediaFile, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.models import MediaFile, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
@@ -56,12 +63,15 @@ logger = logging.getLogger(__name__)
 
 BUSY = "busy"  # another run holds the account; the task tries again later
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
+PEER_FLOOD = "PEER_FLOOD"
 
 # Why a run stops before every target was tried.
 WINDOW = "window"
 ACCOUNT = "account"
 MEDIA = "media"
 ERROR = "error"
+RESTING = "resting"  # the account rests or its sending was stopped: the bucket is halted
+ERRORS = "errors"  # too many recent groups failed
 
 
 def db(function):
@@ -112,6 +122,8 @@ class Fanout:
         self.temp_dir: Path | None = None
         self.parts: list[Part] = []
         self.gateway: TelegramGateway | None = None
+        self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
+        self.tallied = self.messages_sent
 
     # Entry point (sync, inside the account lock) ----------------------------------------------------------------
     def execute(self) -> str | None:
@@ -135,9 +147,10 @@ class Fanout:
         }
         if self.stop_reason == ACCOUNT:
             account_mark_unusable(account=self.account, error=self.stop_error)
-        status, summary = self._ending(counts, error)
+        pace.account_sends_tally(account=self.account, sends=self.messages_sent - self.tallied)
+        status, summary, cause = self._ending(counts, error)
         if self.lost_claim or not run_finish(
-            run=self.run, status=status, error=error, error_summary=summary, **progress
+            run=self.run, status=status, error=error, error_summary=summary, pause_cause=cause, **progress
         ):
             # canceled while sending: the canceller set the ending; keep the counters true
             ReminderRun.objects.filter(pk=self.run.pk).update(**progress)
@@ -146,29 +159,39 @@ class Fanout:
         services.reminder_run_notify(run=self.run)
         return status
 
-    def _ending(self, counts: dict[str, int], error: str) -> tuple[str, str]:
+    def _ending(self, counts: dict[str, int], error: str) -> tuple[str, str, str]:
+        """The run's status, summary and pause cause."""
         run = self.run
         partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason else 0
         if self.stop_reason == WINDOW:
             status = RunStatus.PAUSED if counts["sent"] or partly else RunStatus.FAILED
-            return status, services.summary_window_closed(run=run, counts=counts, partly=partly)
+            return status, services.summary_window_closed(run=run, counts=counts, partly=partly), PauseCause.WINDOW
+        if self.stop_reason == RESTING:
+            account = TelegramAccount.objects.get(pk=self.account.pk)
+            summary = services.summary_account_resting(run=run, account=account, counts=counts, partly=partly)
+            cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
+            return RunStatus.PAUSED, summary, cause
+        if self.stop_reason == ERRORS:
+            reasons = Counter(error for error in self.recent if error)
+            summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)
+            return RunStatus.PAUSED, summary, PauseCause.ERRORS
         if self.stop_reason == ACCOUNT:
             exc = self.stop_error
             if isinstance(exc, AuthRequired):
                 reason = f"the session of {self.account} is no longer valid ({exc.rpc}); log it in again."
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
-            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly)
+            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly), ""
         if self.stop_reason == MEDIA:
-            return RunStatus.FAILED, services.summary_stopped(
-                run=run, counts=counts, reason=f"{self.stop_error}", partly=partly
-            )
+            summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
+            return RunStatus.FAILED, summary, ""
         if self.stop_reason == ERROR:
-            return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=f"{error}.", partly=partly)
+            summary = services.summary_stopped(run=run, counts=counts, reason=f"{error}.", partly=partly)
+            return RunStatus.FAILED, summary, ""
         if counts["failed"] == 0 and counts["pending"] == 0:
-            return RunStatus.SUCCESS, ""
+            return RunStatus.SUCCESS, "", ""
         status = RunStatus.PARTIAL if counts["sent"] else RunStatus.FAILED
-        return status, services.summary_finished(run=run, counts=counts)
+        return status, services.summary_finished(run=run, counts=counts), ""
 
     def _stop(self, reason: str, error: Exception | None = None) -> None:
         if not self.stop_reason:
@@ -181,7 +204,7 @@ class Fanout:
     @property
     def _aborting(self) -> bool:
         """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
-        return self.stop_reason in {ACCOUNT, MEDIA}
+        return self.stop_reason in {ACCOUNT, MEDIA, RESTING}
 
     # Database steps (sync, called through db()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
@@ -199,22 +222,47 @@ class Fanout:
         missing = sorted(media_ids - media.keys())
         if missing:
             self._stop(MEDIA, ValueError(f"media #{missing[0]} of this run was deleted."))
+        self.account.refresh_from_db()
+        if pace.account_send_problem(account=self.account):
+            self._stop(RESTING)
         return targets, hashes
 
     def _flush(self) -> None:
         ReminderRun.objects.filter(pk=self.run.pk).update(
             **services.target_counts(run_id=self.run.pk), messages_sent=self.messages_sent
         )
+        sends, self.tallied = self.messages_sent - self.tallied, self.messages_sent
+        pace.account_sends_tally(account=self.account, sends=sends)
         if not run_heartbeat(run=self.run):
             self.lost_claim = True
 
     def _target_start(self, target: ReminderRunTarget) -> bool:
-        """False when the target was canceled meanwhile."""
-        return bool(
-            ReminderRunTarget.objects.filter(
-                pk=target.pk, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]
-            ).update(status=TargetStatus.SENDING, attempts=F("attempts") + 1)
+        """False when the target was canceled meanwhile, or the run is no longer this worker's (the operator
+        paused or canceled it): then the worker stops at this group boundary."""
+        started = ReminderRunTarget.objects.filter(
+            pk=target.pk,
+            status__in=[TargetStatus.PENDING, TargetStatus.SENDING],
+            run__status=RunStatus.RUNNING,
+            run__worker_id=self.run.worker_id,
+        ).update(status=TargetStatus.SENDING, attempts=F("attempts") + 1)
+        if (
+            not started
+            and not ReminderRun.objects.filter(
+                pk=self.run.pk, status=RunStatus.RUNNING, worker_id=self.run.worker_id
+            ).exists()
+        ):
+            self.lost_claim = True
+        return bool(started)
+
+    def _pace_record(self, kind: str, before: float, now: Pace, wait_seconds: int = 0, reason: str = "") -> int:
+        """Record what Telegram said; returns the account's FloodWaits in the rest window."""
+        pace.account_pace_record(
+            account=self.account, kind=kind, before=before, pace=now, wait_seconds=wait_seconds, reason=reason
         )
+        return pace.account_flood_waits_recent(account=self.account)
+
+    def _rest(self, reason: str) -> None:
+        pace.account_rest(account=self.account, reason=reason)  # every run of it pauses (reminders.apps)
 
     def _part_sent(self, target: ReminderRunTarget, index: int) -> None:
         ReminderRunTarget.objects.filter(pk=target.pk).update(parts_sent=index + 1)
@@ -225,13 +273,23 @@ class Fanout:
         ReminderRunTarget.objects.filter(pk=target.pk).update(
             status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished
         )
+        if status in (TargetStatus.SENT, TargetStatus.FAILED):
+            self._count_outcome(error if status == TargetStatus.FAILED else "")
+
+    def _count_outcome(self, error: str) -> None:
+        """More than the allowed share of the last groups failed: stop burning through the list."""
+        self.recent.append(error)
+        failed = sum(1 for outcome in self.recent if outcome)
+        share = settings.REMINDER_ERROR_SHARE_PERCENT / 100
+        if share and failed > share * self.recent.maxlen:
+            self._stop(ERRORS)
 
     # The fan-out ----------------------------------------------------------------------------------------------
     async def _main(self) -> None:
         targets, hashes = await db(self._load)()
         if self.stop_reason:
             return
-        self.bucket = account_send_bucket(account_id=self.account.pk)
+        self.bucket = pace.account_bucket(account=self.account)
         queue = deque(targets)
         # Fan-out waits longer for the account's session than others: an ingestion cycle holding it hands it
         # over at its next set boundary.
@@ -300,8 +358,16 @@ class Fanout:
         await asyncio.sleep(delay)
 
     async def _paced(self) -> None:
-        """Wait for a token of the account's budget, and for any FloodWait the account is serving."""
-        await self.bucket.acquire()
+        """Wait for a token of the account's budget, and for any FloodWait the account is serving. A halted
+        bucket (the account rests, or its sending was stopped) stops the run, whichever process halted it."""
+        try:
+            now = await self.bucket.acquire()
+        except BucketHalted as exc:
+            self._stop(RESTING)
+            raise _LeavePending from exc
+        if now.changed:
+            reason = "Clean sending raised the pace"
+            await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
         await self._serve_pause()
 
     async def _serve_pause(self) -> None:
@@ -336,26 +402,64 @@ class Fanout:
             except TransientError as exc:
                 await self._transient(exc, retries)
             except (AccountRestricted, AuthRequired) as exc:
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
+                await self._account_trouble(exc)
             except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
                 self.messages_sent += 1
                 return asyncio.get_running_loop().time()
 
+    async def _lower(self, kind: str, *, pause_seconds: float, reason: str) -> int:
+        """Lower the account's shared pace and record why; returns its FloodWaits in the rest window."""
+        lowered = await asyncio.to_thread(
+            self.bucket.lower,
+            factor=settings.REMINDER_PACE_LOWER_PERCENT / 100,
+            floor_per_minute=settings.REMINDER_PACE_FLOOR_PER_MINUTE,
+            pause_seconds=pause_seconds,
+            recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
+        )
+        return await db(self._pace_record)(kind, lowered.before_per_minute, lowered, round(pause_seconds), reason)
+
+    async def _account_trouble(self, exc: AccountRestricted | AuthRequired) -> None:
+        """PEER_FLOOD rests the account; another restriction, or a session gone, stops it. Always raises."""
+        if isinstance(exc, AccountRestricted) and exc.rpc == PEER_FLOOD:
+            await self._peer_flood(exc)
+        self._stop(ACCOUNT, exc)
+        raise _LeavePending from exc
+
+    async def _peer_flood(self, exc: AccountRestricted) -> None:
+        """Telegram thinks the account spams: rest it before it is banned; every run of it pauses."""
+        if self.stop_reason == RESTING:  # another group of this run got the same answer first
+            raise _LeavePending from exc
+        self._stop(RESTING)
+        reason = f"Telegram answered {PEER_FLOOD} during run #{self.run.pk}"
+        await self._lower(PaceEventKind.PEER_FLOOD, pause_seconds=0, reason=reason)
+        await db(self._rest)(reason)
+        raise _LeavePending from exc
+
     async def _flood(self, exc: FloodWait) -> None:
-        """Slow mode holds back this group; any other FloodWait the whole account. The window keeps counting."""
-        if self._window_closed_by(clock.now() + timedelta(seconds=exc.seconds)):
+        """Slow mode holds back this group; any other FloodWait the whole account. The window keeps counting.
+        Either lowers the account's pace; too many FloodWaits in a while rest the account."""
+        slow_mode = exc.rpc == SLOWMODE_WAIT
+        past_window = self._window_closed_by(clock.now() + timedelta(seconds=exc.seconds))
+        kind = PaceEventKind.SLOWMODE_WAIT if slow_mode else PaceEventKind.FLOOD_WAIT
+        reason = f"Telegram asked to wait {exc.seconds} s ({exc.rpc})"
+        # The account waits it out; a wait past the window ends this run instead (the next starts after it).
+        pause_seconds = 0 if slow_mode or past_window else exc.seconds
+        recent = await self._lower(kind, pause_seconds=pause_seconds, reason=reason)
+        if not slow_mode and recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
+            await db(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
+            self._stop(RESTING)
+            raise _LeavePending from exc
+        if past_window:
             self._stop(WINDOW)
             raise _LeavePending from exc
-        if exc.rpc == SLOWMODE_WAIT:
+        if slow_mode:
             await asyncio.sleep(exc.seconds)
             return
         logger.warning("Reminder run #%s: %s waits %s s (%s)", self.run.pk, self.account, exc.seconds, exc.rpc)
         loop = asyncio.get_running_loop()
         self.pause_until = max(self.pause_until, loop.time() + exc.seconds)
-        await asyncio.to_thread(self.bucket.pause, exc.seconds)  # and every other worker of this account
 
     async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
         try:
@@ -392,8 +496,7 @@ class Fanout:
                 self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
                 raise _LeavePending from exc
             except (AccountRestricted, AuthRequired) as exc:
-                self._stop(ACCOUNT, exc)
-                raise _LeavePending from exc
+                await self._account_trouble(exc)
             except TelegramError as exc:
                 raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
 

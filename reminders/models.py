@@ -119,6 +119,17 @@ class RunTrigger(models.TextChoices):
 WAITING = "waiting"
 REMINDER_RUN_STATUSES = [*RunStatus.choices[:1], (WAITING, "Waiting for window"), *RunStatus.choices[1:]]
 
+
+class PauseCause(models.TextChoices):
+    """Why a paused run paused: what may resume it by itself (a rest ending), and what the pages say."""
+
+    WINDOW = "window", "Delivery window closed"
+    OPERATOR = "operator", "Paused by the operator"
+    ACCOUNT_REST = "account_rest", "Account resting"
+    SENDING_STOPPED = "sending_stopped", "Sending stopped for the account"
+    ERRORS = "errors", "Too many groups failed"
+
+
 # Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
 # and the API show them (can_resume, can_cancel, can_retry_failed).
 IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
@@ -126,6 +137,8 @@ LIVE = (WAITING, *IN_FLIGHT)  # pages keep polling these: they change without th
 RESUMABLE = (RunStatus.PAUSED, RunStatus.FAILED)  # with groups still pending
 CANCELABLE = (*LIVE, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
 RETRYABLE = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # with failed groups
+PAUSABLE = IN_FLIGHT  # a running run stops at its next group
+MOVABLE = RESUMABLE  # with groups still pending
 NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # raises a notification
 
 
@@ -158,6 +171,9 @@ class ReminderRun(ClaimableRun):
     # The end of the window it sends in; None while it waits, and in an all-day window (it never closes).
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
+    pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
+    # A run made of another run's pending groups, handed to another account (reminder_run_move).
+    moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
 
     objects = ReminderRunQuerySet.as_manager()
 
@@ -175,6 +191,14 @@ class ReminderRun(ClaimableRun):
     @property
     def can_cancel(self) -> bool:
         return self.status in CANCELABLE and (self.status != RunStatus.FAILED or self.pending > 0)
+
+    @property
+    def can_pause(self) -> bool:
+        return self.status in PAUSABLE
+
+    @property
+    def can_move(self) -> bool:
+        return self.reminder_id is not None and self.status in MOVABLE and self.pending > 0
 
     @property
     def can_retry_failed(self) -> bool:

@@ -188,4 +188,5 @@ def panel_context(run: ReminderRun) -> dict:
     failed = []
     if run.failed and run.status not in IN_FLIGHT:
         failed = list(selectors.reminder_run_targets(run_id=run.pk, status=TargetStatus.FAILED)[:FAILED_SHOWN])
-    return {"run": run, "failed_targets": failed}
+    move_accounts = selectors.accounts_to_move_to(run=run) if run.can_move else []
+    return {"run": run, "failed_targets": failed, "move_accounts": move_accounts}

@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from accounts.models import AuthState, Chat, TelegramAccount
 from reminders.models import (
@@ -16,6 +17,7 @@ from reminders.models import (
     ReminderRun,
     ReminderRunTarget,
     ReminderTarget,
+    TargetStatus,
 )
 from reminders.schedule import crontab_parse
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
@@ -168,3 +170,23 @@ def reminder_next_fire_at(*, crontab: str, tz: ZoneInfo, after: datetime) -> dat
                 if moment > after:
                     return moment
     return None
+
+
+def account_find(*, pk: str) -> TelegramAccount | None:
+    """The account a form names by id, or None."""
+    return TelegramAccount.objects.filter(pk=pk).first() if pk.isdecimal() else None
+
+
+def accounts_to_move_to(*, run: ReminderRun) -> list[TelegramAccount]:
+    """Accounts that could take the run's pending groups: logged in, on, free to send, in every one of them."""
+    chats = set(run.targets.filter(status=TargetStatus.PENDING).values_list("chat_id", flat=True))
+    if not chats:
+        return []
+    candidates = (
+        TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED, sending_stopped=False)
+        .exclude(pk=run.account_id)
+        .exclude(resting_until__gt=timezone.now())
+        .annotate(in_groups=Count("chat_links", filter=Q(chat_links__chat_id__in=chats)))
+        .filter(in_groups=len(chats))
+    )
+    return list(candidates.order_by("phone"))

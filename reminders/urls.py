@@ -19,7 +19,9 @@ urlpatterns = [
     path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),
     path("activity/runs/<int:pk>/row/", views.run_row, name="activity-run-row"),
     path("activity/runs/<int:pk>/panel/", views.run_panel, name="activity-run-panel"),
+    path("activity/runs/<int:pk>/pause/", views.run_pause, name="activity-pause"),
     path("activity/runs/<int:pk>/resume/", views.run_resume, name="activity-resume"),
+    path("activity/runs/<int:pk>/move/", views.run_move, name="activity-move"),
     path("activity/runs/<int:pk>/cancel/", views.run_cancel, name="activity-cancel"),
     path("activity/runs/<int:pk>/retry-failed/", views.run_retry_failed, name="activity-retry-failed"),
 ]

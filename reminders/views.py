@@ -345,6 +345,36 @@ def _run_action(request, pk: int, action, done) -> HttpResponse:
 
 @login_required
 @require_POST
+def run_pause(request, pk: int):
+    return _run_action(
+        request,
+        pk,
+        services.reminder_run_pause,
+        lambda run: f"Paused: it stops at its next group; {plural(run.pending, 'group')} wait for Resume.",
+    )
+
+
+@login_required
+@require_POST
+def run_move(request, pk: int):
+    """Hand the pending groups of a stopped run to the chosen account; the outcome names the new run."""
+    account = selectors.account_find(pk=request.POST.get("account", ""))
+
+    def move(*, run: ReminderRun) -> ReminderRun:
+        if account is None:
+            raise ReminderStateError("Pick the account that should send the pending groups.")
+        return services.reminder_run_move(run=run, account=account)
+
+    return _run_action(
+        request,
+        pk,
+        move,
+        lambda moved: f"Moved {plural(moved.total, 'pending group')} to run #{moved.pk}, sent by {moved.account}.",
+    )
+
+
+@login_required
+@require_POST
 def run_resume(request, pk: int):
     return _run_action(
         request, pk, services.reminder_run_resume, lambda run: f"Resumed: {plural(run.pending, 'group')} to go."

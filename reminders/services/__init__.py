@@ -2,7 +2,8 @@
 
 - compose: the specs, media, reminders and their beat schedule;
 - runs: firing a run and the operator's actions on it;
-- summaries: what a stopped run says, and the notification it raises.
+- summaries: what a stopped run says, and the notification it raises;
+- pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups.
 """
 
 from reminders.services.compose import (
@@ -17,6 +18,13 @@ from reminders.services.compose import (
     reminder_schedule_sync,
     reminder_update,
     reminder_validate,
+)
+from reminders.services.pausing import (
+    reminder_run_move,
+    reminder_run_pause,
+    runs_after_rest,
+    runs_after_sending_changed,
+    runs_pause_for_rest,
 )
 from reminders.services.runs import (
     CANCELED,
@@ -35,13 +43,22 @@ from reminders.services.runs import (
 from reminders.services.summaries import (
     reminder_run_notification_title,
     reminder_run_notify,
+    summary_account_resting,
     summary_finished,
     summary_stopped,
+    summary_too_many_failed,
     summary_waiting,
     summary_window_closed,
 )
 
 __all__ = [
+    "reminder_run_move",
+    "reminder_run_pause",
+    "runs_after_rest",
+    "runs_after_sending_changed",
+    "runs_pause_for_rest",
+    "summary_account_resting",
+    "summary_too_many_failed",
     "CANCELED",
     "FIRE_TASK",
     "REMINDER_DELETED",

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Count
 
+from accounts import pace
 from accounts.models import AuthState, TelegramAccount
 from core import clock
 from core.errors import OperatorError
@@ -18,6 +19,7 @@ from reminders.models import (
     RESUMABLE,
     RETRYABLE,
     WAITING,
+    PauseCause,
     Reminder,
     ReminderRun,
     ReminderRunTarget,
@@ -27,7 +29,12 @@ from reminders.models import (
 from reminders.schedule import (
     DeliveryWindow,
 )
-from reminders.services.summaries import reminder_run_notifications_resolve, reminder_run_notify, summary_waiting
+from reminders.services.summaries import (
+    reminder_run_notifications_resolve,
+    reminder_run_notify,
+    summary_account_resting,
+    summary_waiting,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,16 +49,17 @@ class ReminderStateError(OperatorError):
 # Runs -----------------------------------------------------------------------------------------------------------
 
 
-def _random_id() -> int:
+def random_id_new() -> int:
     return secrets.randbits(63) or 1
 
 
-def _account_problem(account: TelegramAccount) -> str:
+def run_account_problem(account: TelegramAccount) -> str:
+    """Why runs of the account cannot go on now; empty when they can."""
     if not account.is_active:
         return f"{account} is switched off; switch it on, then Resume."
     if account.auth_state != AuthState.AUTHENTICATED:
         return f"{account} cannot send ({account.get_auth_state_display()}); log it in again, then Resume."
-    return ""
+    return pace.account_send_problem(account=account)
 
 
 def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True) -> ReminderRun:
@@ -64,13 +72,19 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
     window = DeliveryWindow.of(reminder).containing(now)
-    summary = _account_problem(reminder.account)
+    account = reminder.account
+    resting = bool(pace.account_send_problem(account=account))  # paused: it goes on after the rest
+    summary = "" if resting else run_account_problem(account)
+    status, cause = RunStatus.QUEUED, ""
     if summary:
         status = RunStatus.FAILED
     elif window is None:
         status, summary = WAITING, summary_waiting(reminder=reminder, fired_at=now, now=now)
-    else:
-        status = RunStatus.QUEUED
+    elif resting:
+        status = RunStatus.PAUSED
+        cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
+        counts = {"sent": 0, "failed": 0, "pending": len(targets)}
+        summary = summary_account_resting(run=None, account=account, counts=counts, partly=0, total=len(targets))
     with transaction.atomic():
         run = ReminderRun.objects.create(
             reminder=reminder,
@@ -83,16 +97,17 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
             fired_at=now,
             window_end_at=window.end_at if window else None,
             status=status,
-            finished_at=now if status == RunStatus.FAILED else None,
+            pause_cause=cause,
+            finished_at=now if status in (RunStatus.FAILED, RunStatus.PAUSED) else None,
             error_summary=summary,
         )
         ReminderRunTarget.objects.bulk_create(
-            ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[_random_id() for _ in parts])
+            ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[random_id_new() for _ in parts])
             for chat_id, topic_id in targets
         )
         if enqueue and status == RunStatus.QUEUED:
             transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
-    if status == RunStatus.FAILED:
+    if status in (RunStatus.FAILED, RunStatus.PAUSED):
         reminder_run_notify(run=run)
     return run
 
@@ -127,11 +142,11 @@ def reminder_run_counts_refresh(*, run: ReminderRun) -> ReminderRun:
     return run
 
 
-def _locked(run: ReminderRun) -> ReminderRun:
+def run_locked(run: ReminderRun) -> ReminderRun:
     return ReminderRun.objects.select_for_update(of=("self",)).select_related("reminder", "account").get(pk=run.pk)
 
 
-def _open_window_end(run: ReminderRun) -> datetime | None:
+def window_end_if_open(run: ReminderRun) -> datetime | None:
     """The end of the window open now (None: all day); refused while it is closed."""
     reminder = run.reminder
     daily = DeliveryWindow.of(reminder)
@@ -149,16 +164,19 @@ def _open_window_end(run: ReminderRun) -> datetime | None:
 def _requeue(run: ReminderRun) -> ReminderRun:
     if run.reminder is None:
         raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
-    problem = _account_problem(run.account)
+    problem = run_account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
-    run.window_end_at = _open_window_end(run)
+    run.window_end_at = window_end_if_open(run)
     run.status = RunStatus.QUEUED
     run.worker_id = ""
     run.finished_at = None
     run.error = ""
     run.error_summary = ""
-    run.save(update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at"])
+    run.pause_cause = ""
+    run.save(
+        update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at", "pause_cause"]
+    )
     reminder_run_counts_refresh(run=run)
     reminder_run_notifications_resolve(run=run)
     transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
@@ -168,7 +186,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
 @transaction.atomic
 def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
     """Queue the same run again; only its pending targets are attempted, each from its next unsent part."""
-    run = _locked(run)
+    run = run_locked(run)
     if run.status not in RESUMABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
     if not run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).exists():
@@ -179,7 +197,7 @@ def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
 @transaction.atomic
 def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     """Failed targets become pending again and the run is queued; each goes on at its first unsent part."""
-    run = _locked(run)
+    run = run_locked(run)
     if run.status not in RETRYABLE:
         raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
     failed = run.targets.filter(status=TargetStatus.FAILED)
@@ -187,7 +205,7 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
         raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
     if run.reminder is None:
         raise ReminderStateError(f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on.")
-    _open_window_end(run)  # check before changing anything
+    window_end_if_open(run)  # check before changing anything
     failed.update(status=TargetStatus.PENDING, error="", finished_at=None)
     return _requeue(run)
 
@@ -198,7 +216,7 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
     A running worker notices at its next group and stops; what it has in flight finishes.
     """
     with transaction.atomic():
-        run = _locked(run)
+        run = run_locked(run)
         if run.status not in CANCELABLE:
             raise ReminderStateError(f"Run #{run.pk} is {run.status}; there is nothing left to cancel.")
         now = clock.now()
@@ -219,7 +237,8 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
             f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
             + (f", {run.failed} failed." if run.failed else ".")
         )
-        run.save(update_fields=["status", "finished_at", "error_summary"])
+        run.pause_cause = ""
+        run.save(update_fields=["status", "finished_at", "error_summary", "pause_cause"])
         # The operator ended it: what the bell said about it needs no one any more.
         reminder_run_notifications_resolve(run=run)
     return run
@@ -239,7 +258,7 @@ def _window_opened(run: ReminderRun) -> bool:
 
 @transaction.atomic
 def _start_waiting(run: ReminderRun) -> ReminderRun | None:
-    run = _locked(run)
+    run = run_locked(run)
     if run.status != WAITING:
         return None  # canceled meanwhile
     return _requeue(run)
@@ -270,8 +289,12 @@ def reminder_runs_auto_resume() -> list[int]:
                 continue
             if started is not None:
                 resumed.append(run.pk)
+    # Only what the window paused: the operator's Pause, a rest or too many failures wait for a person (or the rest).
     paused = ReminderRun.objects.filter(
-        status=RunStatus.PAUSED, reminder__auto_resume=True, reminder__enabled=True
+        status=RunStatus.PAUSED,
+        pause_cause__in=[PauseCause.WINDOW, ""],
+        reminder__auto_resume=True,
+        reminder__enabled=True,
     ).select_related("reminder")
     for run in paused:
         if not _window_opened(run):

@@ -1,10 +1,14 @@
 """What a stopped run says to the operator: its summaries, and the notification it raises."""
 
 import logging
+from collections import Counter
 from datetime import datetime
 
+from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
+from accounts.models import TelegramAccount
 from core.models import RunStatus
 from core.notifications import notification_raise, notifications_resolve, run_subject
 from reminders.models import (
@@ -67,6 +71,50 @@ def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str, pa
     return (
         f"Stopped: {reason} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
         "Resume once it is fixed."
+    )
+
+
+def summary_account_resting(
+    *, run: ReminderRun | None, account: TelegramAccount, counts: dict[str, int], partly: int, total: int = 0
+) -> str:
+    """Why a run of a resting (or stopped) account is paused; `total` for a run not yet made."""
+    delivered = f"{counts['sent']} of {run.total if run else total} groups delivered, {_still_pending(counts, partly)}."
+    if account.sending_stopped:
+        return (
+            f"Paused: sending is stopped for {account} by the operator. {delivered} "
+            "Allow sending on the Accounts page, then Resume."
+        )
+    until = timezone.localtime(account.resting_until).strftime("%Y-%m-%d %H:%M %Z") if account.resting_until else ""
+    after = (
+        "It resumes by itself when the rest ends."
+        if account.rest_resumes_runs
+        else "Resume from the Activity tab after the rest."
+    )
+    return f"Paused: {account} is resting until {until} ({account.rest_reason}). {delivered} {after}"
+
+
+def summary_too_many_failed(*, run: ReminderRun, counts: dict[str, int], reasons: Counter, partly: int) -> str:
+    failed = sum(reasons.values())
+    listed = "; ".join(f"{count}× {reason}" for reason, count in reasons.most_common(5))
+    return (
+        f"Paused: {failed} of the last {settings.REMINDER_ERROR_RECENT_GROUPS} groups failed "
+        f"(more than {settings.REMINDER_ERROR_SHARE_PERCENT} %): {listed}. "
+        f"{counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
+        "Fix the cause, then Resume, or move the pending groups to another account."
+    )
+
+
+def summary_paused_by_operator(*, at: datetime) -> str:
+    return (
+        f"Paused by the operator at {timezone.localtime(at):%H:%M %Z}; every part sent so far is kept. "
+        "Resume goes on from there."
+    )
+
+
+def summary_moved(*, run: ReminderRun, moved: int, to_run: ReminderRun) -> str:
+    return (
+        f"{moved} pending groups moved to run #{to_run.pk}, sent by {to_run.account}. "
+        f"{run.sent} of {run.total} groups delivered here" + (f", {run.failed} failed." if run.failed else ".")
     )
 
 

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from django.conf import settings
 
-from core.ratelimit import TokenBucket, account_send_bucket
+from core.ratelimit import BucketHalted, TokenBucket, account_send_bucket
 
 
 def bucket(per_minute: float = 600, capacity: int = 3) -> TokenBucket:
@@ -133,3 +133,62 @@ def test_two_processes_taking_from_one_bucket_keep_its_pace_together(tmp_path):
     assert took == pytest.approx((2 * count - capacity) / rate, abs=0.3), "one budget, not one each"
     first_half = together[len(together) // 2]
     assert min(stamps[0]) < first_half and min(stamps[1]) < first_half, "the processes took turns"
+
+
+# The adaptive pace ---------------------------------------------------------------------------------------------------
+
+
+def adaptive(per_minute: float = 600, **options) -> TokenBucket:
+    return TokenBucket(f"test:{uuid.uuid4().hex}", per_minute=per_minute, capacity=3, **options)
+
+
+def test_lowering_multiplies_the_pace_down_to_its_floor_and_pauses():
+    shared = adaptive(600)
+
+    lowered = shared.lower(factor=0.5, floor_per_minute=200, pause_seconds=0.3, recover_to=0.9)
+
+    assert (lowered.per_minute, lowered.before_per_minute, lowered.changed) == (pytest.approx(300), 600, True)
+    assert lowered.cap_per_minute == pytest.approx(540)
+    assert shared.reserve() == pytest.approx(0.3 + 60 / 300, abs=0.03), "the pause, then one token at the new pace"
+    time.sleep(0.35)
+    floored = shared.lower(factor=0.5, floor_per_minute=200, pause_seconds=0, recover_to=0.9)
+    assert floored.per_minute == pytest.approx(200), "never below the floor"
+
+
+def test_answers_during_a_lowering_pause_lower_nothing_more():
+    shared = adaptive(600)
+    first = shared.lower(factor=0.5, floor_per_minute=1, pause_seconds=0.5, recover_to=0.9)
+
+    again = shared.lower(factor=0.5, floor_per_minute=1, pause_seconds=0.5, recover_to=0.9)
+
+    assert first.changed and not again.changed and again.per_minute == pytest.approx(300)
+
+
+def test_clean_takes_raise_the_pace_step_by_step_up_to_its_cap_never_the_ceiling():
+    shared = adaptive(6000, raise_every=2, raise_step_per_minute=600)
+    shared.lower(factor=0.5, floor_per_minute=1, pause_seconds=0, recover_to=0.8)  # 3000, cap 4800
+
+    paces = [shared.take() for _ in range(12)]
+
+    raised = [pace.per_minute for pace in paces if pace.changed]
+    assert raised == pytest.approx([3600, 4200, 4800]), "one step every 2 clean takes, until 80 % of 6000"
+    assert shared.state().per_minute == pytest.approx(4800)
+
+
+def test_a_halt_stops_every_taker_of_the_bucket_until_lifted():
+    name = f"test:{uuid.uuid4().hex}"
+    mine, theirs = (TokenBucket(name, per_minute=600, capacity=3) for _ in range(2))
+
+    mine.halt(until=time.time() + 60)
+
+    with pytest.raises(BucketHalted) as halted:
+        theirs.take()
+    assert halted.value.until == pytest.approx(time.time() + 60, abs=1)
+    assert theirs.state().halted_until == pytest.approx(halted.value.until)
+    mine.halt(until=0)
+    assert theirs.take().wait == 0
+
+
+def test_a_bucket_redis_does_not_hold_starts_at_its_start_pace_under_the_ceiling():
+    assert adaptive(600, start_per_minute=120).state().per_minute == pytest.approx(120)
+    assert adaptive(600, start_per_minute=6000).state().per_minute == pytest.approx(600), "capped by the ceiling"

@@ -311,3 +311,36 @@ def test_without_a_destination_sets_are_skipped_for_retry(ingest_world):
 
     assert SkippedPackage.objects.get().reason == SkipReason.NO_DESTINATION
     assert watermark() == 10
+
+
+def test_a_cycle_whose_account_starts_resting_stops_at_the_next_set(ingest_world, monkeypatch):
+    from accounts import pace
+    from accounts.models import TelegramAccount
+    from ingestion import pipeline
+
+    ingest_world(
+        world(
+            messages=[
+                {"id": n, "document": {"name": f"model-{n}.zip", "archive": [{"path": f"m{n}.stl", "size": 1000}]}}
+                for n in (11, 12, 13)
+            ]
+        )
+    )
+    original = pipeline.IngestionCycle._process
+    processed = []
+
+    async def process_then_rest(self, *args, **kwargs):
+        outcome = await original(self, *args, **kwargs)
+        processed.append(outcome)
+        if len(processed) == 1:  # Telegram flags the account while its first set is uploaded
+            reader = await pipeline.db(TelegramAccount.objects.get)(phone=READER)
+            await pipeline.db(pace.account_rest)(account=reader, reason="PEER_FLOOD")
+        return outcome
+
+    monkeypatch.setattr(pipeline.IngestionCycle, "_process", process_then_rest)
+
+    run = run_cycle()
+
+    assert run.status == RunStatus.PARTIAL and run.ingested == 1
+    assert "is resting; the cycle goes on after the rest" in run.error
+    assert Package.objects.count() == 1, "nothing more went through the resting account"

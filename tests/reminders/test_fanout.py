@@ -14,7 +14,7 @@ from core.models import Notification, RunStatus
 from core.runs import run_claim
 from core.tasks import runs_reap_all
 from reminders import fanout
-from reminders.models import WAITING, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.models import WAITING, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
 from reminders.selectors import reminder_spec
 from reminders.services import (
     CANCELED,
@@ -380,7 +380,7 @@ def test_a_queued_run_canceled_before_it_starts_sends_nothing(fanout_world):
 # Telegram's errors -------------------------------------------------------------------------------------------------
 
 
-def test_peer_flood_stops_the_run_and_marks_the_account_restricted(fanout_world):
+def test_peer_flood_rests_the_account_and_pauses_the_run(fanout_world):
     world = fanout_world(
         groups_world(groups=8, faults=[{"op": "send", "error": "peer_flood", "after": 3, "times": 100}])
     )
@@ -388,10 +388,13 @@ def test_peer_flood_stops_the_run_and_marks_the_account_restricted(fanout_world)
 
     run = execute(reminder_fire(reminder=reminder))
 
-    assert run.status == RunStatus.FAILED
+    assert (run.status, run.pause_cause) == (RunStatus.PAUSED, PauseCause.ACCOUNT_REST)
     assert run.sent == 3 and run.pending == 5 and run.failed == 0
-    assert "PEER_FLOOD" in run.error_summary and "5 still pending" in run.error_summary
-    assert account().auth_state == AuthState.RESTRICTED
+    assert "resting until" in run.error_summary and "PEER_FLOOD" in run.error_summary
+    assert "5 still pending" in run.error_summary
+    sender = account()
+    assert sender.auth_state == AuthState.AUTHENTICATED and sender.is_resting
+    assert sender.rests.get().reason == f"Telegram answered PEER_FLOOD during run #{run.pk}"
     assert not run.targets.filter(status=TargetStatus.SENDING).exists()
     assert sum(len(posts(world, group_id(n))) for n in range(8)) == 3
 

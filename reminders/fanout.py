@@ -270,8 +270,9 @@ class Fanout:
 
     def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
         finished = None if status == TargetStatus.PENDING else timezone.now()
+        sent = {"parts_sent": len(self.parts)} if status == TargetStatus.SENT else {}
         ReminderRunTarget.objects.filter(pk=target.pk).update(
-            status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished
+            status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished, **sent
         )
         if status in (TargetStatus.SENT, TargetStatus.FAILED):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
@@ -339,7 +340,8 @@ class Fanout:
                 if index > first:
                     await self._between_parts(target, last_sent)
                 last_sent = await self._send(target, ref, index, self.parts[index])
-                await db(self._part_sent)(target, index)
+                if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
+                    await db(self._part_sent)(target, index)
         except _LeavePending:
             await db(self._target_end)(target, TargetStatus.PENDING)
             return

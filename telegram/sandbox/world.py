@@ -34,7 +34,6 @@ BASE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # a world message is dated BASE_DA
 DOCUMENT_ID_BASE = 5_000_000_000
 DC_ADDRESSES = {1: "149.154.175.53", 2: "149.154.167.51", 3: "149.154.175.100", 4: "149.154.167.91", 5: "91.108.56.130"}
 DC_PORT = 443
-PHOTO_SIZE = 2048
 READ_CHUNK = 1024 * 1024
 
 SCHEMA = (
@@ -70,7 +69,7 @@ SCHEMA = (
     """CREATE TABLE messages (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (chat_id, id))""",
+        grouped_id INTEGER, reply_to INTEGER, PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -284,9 +283,9 @@ def document_spec(spec, where: str) -> dict:
         for entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"]:
                 raise WorldError(f"{where}: every archive entry needs a 'path'")
-            if not isinstance(entry.get("size"), int) or entry["size"] < 0:
+            if not entry.get("picture") and (not isinstance(entry.get("size"), int) or entry["size"] < 0):
                 raise WorldError(f"{where}: archive entry '{entry['path']}' needs a non-negative integer 'size'")
-            checked.append({key: entry[key] for key in ("path", "size", "seed") if key in entry})
+            checked.append({key: entry[key] for key in ("path", "size", "seed", "picture") if key in entry})
         return {"name": name, "archive": checked, "volume_size": volume_size}
     size = spec.get("size")
     if not isinstance(size, int) or size < 0:
@@ -325,13 +324,13 @@ def _document_row(name, size, sha256, source, key, source_size, start) -> dict:
     }
 
 
-def photo_row(spec, where: str, default_seed: str) -> dict:
+def photo_row(root: Path, spec, where: str, default_seed: str) -> dict:
+    """A photo holds a real JPEG picture made from its seed (so previews can be made of it)."""
     if not isinstance(spec, dict):
         raise WorldError(f"{where}: 'photo' must be an object")
-    size = spec.get("size", PHOTO_SIZE)
-    if not isinstance(size, int) or size <= 0:
-        raise WorldError(f"{where}: photo 'size' must be a positive integer")
-    return _document_row("photo.jpg", size, None, "seed", str(spec.get("seed", default_seed)), size, 0)
+    with BlobWriter(root) as blob:
+        blob.write(content.picture(seed=str(spec.get("seed", default_seed))))
+    return _document_row("photo.jpg", blob.size, blob.sha256, "blob", blob.sha256, blob.size, 0)
 
 
 def document_insert(conn: sqlite3.Connection, row: dict) -> int:

@@ -34,7 +34,7 @@ def package_search(
     substring match. A package found by its listing carries `matched_files` (up to MATCHES_SHOWN
     of the paths that matched).
     """
-    packages = _with_channel_ids(Package.objects.select_related("preview").order_by("-created_at", "-pk"))
+    packages = _with_channel_ids(Package.objects.order_by("-created_at", "-pk"))
     if needs_password:
         packages = packages.filter(needs_password=True)
     if collection_id is not None:

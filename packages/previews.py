@@ -37,19 +37,20 @@ def _words(text: str) -> set[str]:
 def photo_for_archive(
     *, file_name: str, caption: str, grouped_id: int | None, posted_at: datetime, photos: list[DocumentMessage]
 ) -> DocumentMessage | None:
-    """The photo that shows this archive: the first of its album, else the nearest whose caption shares a word
-    with the archive's name or caption. A photo that names nothing is not taken: a wrong preview is worse
-    than the image inside the archive."""
+    """The photo that shows this archive: the first of its album, else the one whose caption shares the most
+    words with the archive's name or caption (the nearest of those). A photo that names nothing is not taken,
+    nor one of another album (it shows that album's archive): a wrong preview is worse than the image inside."""
     usable = [photo for photo in photos if photo.photo is not None]
     if grouped_id is not None:
         album = [photo for photo in usable if photo.grouped_id == grouped_id]
         if album:
             return min(album, key=lambda photo: photo.id)
     named = _words(file_name) | _words(caption)
-    matched = [photo for photo in usable if named & _words(photo.text)]
+    scored = [(len(named & _words(photo.text)), photo) for photo in usable if photo.grouped_id is None]
+    matched = [(shared, photo) for shared, photo in scored if shared]
     if not matched:
         return None
-    return min(matched, key=lambda photo: (abs((photo.date - posted_at).total_seconds()), photo.id))
+    return min(matched, key=lambda pair: (-pair[0], abs((pair[1].date - posted_at).total_seconds()), pair[1].id))[1]
 
 
 def _preview_store(

@@ -41,7 +41,8 @@ def test_grid_preview_picker_and_collection(
     expect(cards).to_have_count(2)
     image = page.get_by_role("img", name="Preview of castle-walls.zip")
     expect(image).to_be_visible()
-    assert image.evaluate("img => img.naturalWidth") == 480  # the thumbnail really loaded
+    loaded = "img => img.complete ? img.naturalWidth : new Promise(done => img.onload = () => done(img.naturalWidth))"
+    assert image.evaluate(loaded) == 480  # the thumbnail really loaded
     page.screenshot(path=artifacts / "package-grid.png", full_page=True)
 
     page.get_by_role("link", name="castle-walls.zip").click()

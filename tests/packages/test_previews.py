@@ -74,20 +74,30 @@ def test_a_nearby_photo_counts_only_in_its_topic_window_and_when_its_caption_nam
                 {"id": 100, "topic": 42, "photo": {"caption": "Red Dragon, painted"}},
                 {"id": 101, "topic": 42, "photo": {"caption": "something else entirely"}},
                 {"id": 102, "topic": 43, "photo": {"caption": "red dragon in another topic"}},
+                # Names the dragon even better, but shows the archive of its own album.
+                {"id": 103, "topic": 42, "photo": {"caption": "red dragon v2 base"}, "album": 77},
+                {"id": 104, "topic": 42, "document": zip_of("base.zip"), "album": 77},
+                {"id": 106, "topic": 42, "photo": {"caption": "castle ruins, north tower"}},
                 {"id": 110, "topic": 42, "document": zip_of("red-dragon_v2.zip")},
-                {"id": 120, "topic": 42, "document": zip_of("castle.zip", RENDERS)},
+                {"id": 119, "topic": 42, "photo": {"caption": "a tower"}},
+                {"id": 120, "topic": 42, "document": zip_of("keep.zip", RENDERS)},
+                {"id": 121, "topic": 42, "document": zip_of("north tower.zip")},
                 {"id": 2000, "topic": 42, "photo": {"caption": "knight, posted much later"}},
                 {"id": 3000, "topic": 42, "document": zip_of("knight.zip")},
             ]
         )
     )
-    assert run_cycle().ingested == 3
+    assert run_cycle().ingested == 5
     by_name = {package.file_name: package for package in Package.objects.all()}
     dragon = by_name["red-dragon_v2.zip"]
     assert (dragon.preview.source, dragon.preview.source_message_id) == (PreviewSource.PHOTO, 100)
-    # No photo names the castle: the first image inside it, by path (the broken one is left out).
-    castle = by_name["castle.zip"]
-    assert (castle.preview.source, castle.preview.path) == (PreviewSource.ARCHIVE, "renders/a-front.jpg")
+    assert by_name["base.zip"].preview.source_message_id == 103
+    # The photo that names more of it wins over a nearer one.
+    assert by_name["north tower.zip"].preview.source_message_id == 106
+    # No photo names the keep: the first image inside it, by path (the broken one is left out).
+    keep = by_name["keep.zip"]
+    assert (keep.preview.source, keep.preview.path) == (PreviewSource.ARCHIVE, "renders/a-front.jpg")
+    assert [p.path for p in keep.previews.all()] == ["renders/a-front.jpg", "renders/b-side.png"]
     # The knight's photo is 1000 s away, outside the 600 s window; the archive has no image.
     assert by_name["knight.zip"].preview is None
 

@@ -166,7 +166,7 @@ class PackagePreview(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["source", "path", "pk"]
+        ordering = ["-source", "path", "pk"]  # the posted photo first, then the images inside by path
         constraints = [
             models.UniqueConstraint(fields=["package", "source", "path"], name="unique_package_preview"),
         ]

@@ -114,7 +114,7 @@ def package_folders(*, package: Package) -> list[Folder]:
 
 def package_previews(*, package: Package) -> list[PackagePreview]:
     """The images the package can show: the photo posted with it first, then those inside, by path."""
-    return list(package.previews.order_by("-source", "path", "pk"))
+    return list(package.previews.all())
 
 
 def preview_get(*, package_id: int, preview_id: int) -> PackagePreview:

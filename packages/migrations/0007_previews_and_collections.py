@@ -71,7 +71,7 @@ class Migration(migrations.Migration):
                 ('package', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='previews', to='packages.package')),
             ],
             options={
-                'ordering': ['source', 'path', 'pk'],
+                'ordering': ['-source', 'path', 'pk'],
             },
         ),
         migrations.AddField(

@@ -4,12 +4,15 @@ thumbnails kept through Django's storage and served only to logged-in users; the
 
 import html
 import io
+import zipfile
+import zlib
 
 import pytest
 from django.core.files.storage import default_storage
 from django.urls import reverse
 from PIL import Image
 
+from packages.archives import read_archive, thumbnail_make
 from packages.models import Package, PackagePreview, PreviewSource
 from packages.services import package_metadata_backfill
 from tests.ingestion.conftest import run_cycle, world
@@ -174,3 +177,49 @@ def test_the_grid_shows_previews_and_a_placeholder(client, admin_user, with_prev
     assert 'href="?view=grid"' not in page or 'aria-current="page">Grid of previews' in page
     search = client.get(reverse("packages:list"), {"view": "grid", "q": "plain"}, **HTMX).content.decode()
     assert "plain.zip" in search and "castle.zip" not in search and "package-grid" in search
+
+
+def test_the_api_lists_previews_and_picks_one(api, with_previews):
+    package = with_previews
+    body = api.get(f"/api/packages/{package.pk}/").json()
+    assert body["preview"] == package.preview_id
+    assert body["preview_url"] == reverse("packages:preview-image", args=[package.pk, package.preview_id])
+    assert [(item["source"], item["path"]) for item in body["previews"]] == [
+        ("photo", ""),
+        ("archive", "renders/a-front.jpg"),
+        ("archive", "renders/b-side.png"),
+    ]
+    chosen = body["previews"][2]["id"]
+    picked = api.post(f"/api/packages/{package.pk}/preview/", {"preview": chosen}, format="json")
+    assert picked.status_code == 200 and picked.json()["preview"] == chosen
+    stranger = api.post(f"/api/packages/{package.pk}/preview/", {"preview": 987654}, format="json")
+    assert stranger.status_code == 400
+    assert "Image 987654 is not one of this package's images." in stranger.json()["message"]
+    listed = api.get("/api/packages/").json()["results"]
+    assert {item["file_name"]: item["preview_url"] is not None for item in listed} == {
+        "castle.zip": True,
+        "plain.zip": False,
+    }
+
+
+def _png_claiming(width: int, height: int) -> bytes:
+    """A small real PNG whose header claims another size (a decompression bomb's trick)."""
+    out = io.BytesIO()
+    Image.new("L", (8, 8)).save(out, format="PNG")
+    data = bytearray(out.getvalue())
+    data[16:24] = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")
+    return bytes(data)
+
+
+def test_a_hostile_image_costs_its_thumbnail_never_the_listing(tmp_path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("a/bomb.png", _png_claiming(60_000, 60_000))
+        out.writestr("b/fine.png", _png_claiming(8, 8))
+        out.writestr("c/model.stl", b"solid x")
+    listing = read_archive("zip", [archive], thumbnails=8)
+    assert [entry.path for entry in listing.entries] == ["a/bomb.png", "b/fine.png", "c/model.stl"]
+    assert [thumbnail.path for thumbnail in listing.thumbnails] == ["b/fine.png"]
+    with pytest.raises(ValueError, match="not a picture"):
+        thumbnail_make(_png_claiming(60_000, 60_000))

@@ -775,11 +775,20 @@ class World:
         return conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
 
     def message_post(
-        self, chat_id: int, *, text: str = "", document: dict | None = None, topic: int | None = None
+        self,
+        chat_id: int,
+        *,
+        text: str = "",
+        document: dict | None = None,
+        photo: str | None = None,
+        topic: int | None = None,
+        album: int | None = None,
+        reply_to: int | None = None,
     ) -> list[int]:
         """Post as someone outside the project would (`sandbox_post`); a volume set posts one message a volume.
 
-        `document` is a world-file document: {"name", "archive": [...]} or {"name", "size", "seed"}.
+        `document` is a world-file document: {"name", "archive": [...]} or {"name", "size", "seed"}; `photo` the
+        seed of a picture to post instead. `album` is Telegram's grouped_id, `reply_to` the message it answers.
         """
         chat = self.chat(chat_id)
         if chat is None:
@@ -790,17 +799,33 @@ class World:
                 raise WorldError(f"Chat {chat_id} has no topic {topic}.")
         elif topic is not None:
             raise WorldError(f"Chat {chat_id} is not a forum; it has no topics.")
-        parts = document_parts(self.path, document_spec(document, "document")) if document else [None]
+        kind = None
+        if document:
+            kind, parts = "document", document_parts(self.path, document_spec(document, "document"))
+        elif photo is not None:
+            kind, parts = "photo", [photo_row(self.path, {"seed": photo}, "photo", default_seed=photo)]
+        else:
+            parts = [None]
         ids = []
         with self.transaction() as conn:
             now = clock()
             for index, part in enumerate(parts):
                 message_id = self._next_id(conn, chat_id)
-                kind, document_id = ("document", document_insert(conn, part)) if part else (None, None)
+                document_id = document_insert(conn, part) if part else None
                 conn.execute(
-                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                    " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
-                    (chat_id, message_id, topic, now, text if index == 0 else "", kind, document_id),
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
+                    " grouped_id, reply_to) VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        message_id,
+                        topic,
+                        now,
+                        text if index == 0 else "",
+                        kind if part else None,
+                        document_id,
+                        album,
+                        reply_to if index == 0 else None,
+                    ),
                 )
                 ids.append(message_id)
         return ids

@@ -9,9 +9,14 @@ from rest_framework.response import Response
 
 from core.api import ErrorSerializer
 from packages import grouping, previews, selectors
-from packages.models import Collection, Package, PackageFile, PackagePreview
+from packages.models import Collection, GroupingRule, Package, PackageFile, PackagePreview
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
+ID_MAX = 2**63 - 1  # ids are PostgreSQL bigints: a larger number is refused as input, not by the database
+
+
+def id_field(**options) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=ID_MAX, **options)
 
 
 def preview_url(package_id: int, preview_id: int | None) -> str | None:
@@ -29,6 +34,12 @@ class PackageSerializer(serializers.ModelSerializer):
     )
     preview_url = serializers.SerializerMethodField(
         help_text="The preview's thumbnail (JPEG, for logged-in users), or null when the package has none."
+    )
+    collection_rule = serializers.ChoiceField(
+        choices=GroupingRule.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="Why the package is in its collection ('' outside one).",
     )
 
     class Meta:
@@ -63,7 +74,6 @@ class PackageSerializer(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {
             "preview": {"help_text": "The chosen preview's id (see `previews`)."},
-            "collection_rule": {"help_text": "Why the package is in its collection ('' outside one)."},
         }
 
     @extend_schema_field(serializers.URLField(allow_null=True))
@@ -114,14 +124,14 @@ class PackageDetailSerializer(PackageSerializer):
 
 
 class PreviewChoiceSerializer(serializers.Serializer):
-    preview = serializers.IntegerField(help_text="One of the package's `previews` ids.")
+    preview = id_field(help_text="One of the package's `previews` ids.")
 
 
 class PackageFilterSerializer(serializers.Serializer):
     search = serializers.CharField(
         required=False, allow_blank=True, help_text="Part of a file name, or of a path inside the archive."
     )
-    collection = serializers.IntegerField(required=False, help_text="Only the packages of this collection.")
+    collection = id_field(required=False, help_text="Only the packages of this collection.")
 
 
 @extend_schema_view(
@@ -178,7 +188,9 @@ class CollectionSerializer(serializers.ModelSerializer):
 
 class CollectionCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=255, help_text="What to call it.")
-    packages = serializers.ListField(child=serializers.IntegerField(), help_text="The ids of its packages.")
+    packages = serializers.ListField(
+        child=id_field(), min_length=1, max_length=10_000, help_text="The ids of its packages."
+    )
 
 
 class CollectionRenameSerializer(serializers.Serializer):
@@ -186,7 +198,7 @@ class CollectionRenameSerializer(serializers.Serializer):
 
 
 class CollectionMergeSerializer(serializers.Serializer):
-    into = serializers.IntegerField(help_text="The collection that takes this one's packages.")
+    into = id_field(help_text="The collection that takes this one's packages.")
 
 
 class DissolveResultSerializer(serializers.Serializer):

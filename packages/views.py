@@ -24,6 +24,17 @@ PER_PAGE = 25
 GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
 
 
+ID_MAX = 2**63 - 1
+
+
+def _id_of(value) -> int:
+    """An id from a form, or ValueError: the database is never asked about a number it cannot hold."""
+    number = int(value or 0)
+    if not 1 <= number <= ID_MAX:
+        raise ValueError(value)
+    return number
+
+
 def _view_of(request) -> str:
     return "grid" if request.GET.get("view") == "grid" else "list"
 
@@ -93,7 +104,7 @@ def preview_choose(request, pk: int):
     package = _package_or_404(pk)
     notice, is_error = "Preview changed.", False
     try:
-        previews.package_preview_choose(package=package, preview_id=int(request.POST.get("preview") or 0))
+        previews.package_preview_choose(package=package, preview_id=_id_of(request.POST.get("preview")))
     except (ValidationError, ValueError) as exc:
         notice, is_error = (error_text(exc) if isinstance(exc, ValidationError) else "Choose an image."), True
     package = _package_or_404(pk)
@@ -110,7 +121,7 @@ def package_collect(request, pk: int):
     package = _package_or_404(pk)
     try:
         if request.POST.get("collection"):
-            collection = Collection.objects.filter(pk=int(request.POST["collection"])).first()
+            collection = Collection.objects.filter(pk=_id_of(request.POST["collection"])).first()
             if collection is None:
                 raise ValidationError({"collection": "That collection no longer exists."})
             grouping.collection_add(collection=collection, package=package)
@@ -169,7 +180,7 @@ def collection_edit(request, pk: int):
                 return HttpResponseClientRedirect(reverse("packages:collections"))
             return redirect("packages:collections")
         if "into" in request.POST:
-            into = grouping.collection_merge(collection=collection, into_id=int(request.POST["into"] or 0))
+            into = grouping.collection_merge(collection=collection, into_id=_id_of(request.POST["into"]))
             return redirect("packages:collection", pk=into.pk)
         grouping.collection_rename(collection=collection, name=request.POST.get("name", ""))
     except (ValidationError, ValueError) as exc:

@@ -75,9 +75,17 @@ def _match(package: Package) -> tuple[str, Package] | None:
 
 
 def _name_for(rule: str, first: Package, package: Package) -> str:
+    """The creator, or the words the two names start with ("sea serpent" of "sea serpent body" and "sea
+    serpent tail"), else the first one's base name."""
     if rule == GroupingRule.CREATOR:
         return _named_creator(package)[:NAME_MAX]
-    return (base_name(first.file_name) or first.file_name)[:NAME_MAX]
+    first_words, words = base_name(first.file_name).split(), base_name(package.file_name).split()
+    shared = []
+    for mine, theirs in zip(first_words, words, strict=False):
+        if mine != theirs:
+            break
+        shared.append(mine)
+    return (" ".join(shared) or base_name(first.file_name) or first.file_name)[:NAME_MAX]
 
 
 @transaction.atomic

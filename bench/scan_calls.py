@@ -5,8 +5,9 @@ Cycles: 1 full, 2 idle, 3 after one new archive in one topic, 4 after a restart
 counts, with the requests made while connecting counted apart, next to a
 per-topic, per-channel strategy (one history request each) run in the same
 harness on the same world as the baseline. Goals: idle ≤ 1 request besides
-connecting; one new archive ≤ 3 besides connecting and the transfer; connecting
-≤ 3 requests per account per cycle.
+connecting; one new archive ≤ 3 besides connecting and the transfer, plus 1 for
+its preview (the chat's photos, read once a cycle); connecting ≤ 3 requests per
+account per cycle.
 
     .venv/bin/python -m bench.scan_calls
 """
@@ -84,7 +85,8 @@ def main() -> None:
     from accounts.models import TelegramAccount
     from ingestion.models import AccountChannelMap
     from operations.sandbox import sandbox_authorize
-    from telegram.sandbox.world import World, world_load
+    from telegram.sandbox.loader import world_load
+    from telegram.sandbox.world import World
 
     world_load(settings.SANDBOX_PATH, build_world())
     sandbox_authorize()

@@ -1,18 +1,42 @@
-"""The Packages page (search over names and archive listings) and one package's detail."""
+"""The Packages page (search over names and archive listings, as a list or a grid of previews), one package's
+detail with its preview picker, the thumbnails (logged-in users only), and collections."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import Http404
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
-from packages import selectors
-from packages.models import Package
+from core.forms import error_text
+from packages import grouping, previews, selectors
+from packages.models import Collection, GroupingRule, Package, PackagePreview
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
+COLLECTIONS = "packages/collections.html"
+COLLECTION = "packages/collection.html"
 PER_PAGE = 25
+GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
+
+
+ID_MAX = 2**63 - 1
+
+
+def _id_of(value) -> int:
+    """An id from a form, or ValueError: the database is never asked about a number it cannot hold."""
+    number = int(value or 0)
+    if not 1 <= number <= ID_MAX:
+        raise ValueError(value)
+    return number
+
+
+def _view_of(request) -> str:
+    return "grid" if request.GET.get("view") == "grid" else "list"
 
 
 @login_required
@@ -21,25 +45,148 @@ PER_PAGE = 25
 def package_list(request):
     query = request.GET.get("q", "").strip()
     locked = request.GET.get("locked") == "1"
+    view = _view_of(request)
     found = selectors.package_search(query=query, needs_password=locked)
-    packages = Paginator(found, PER_PAGE).get_page(request.GET.get("page"))
-    context = {"packages": packages, "query": query, "locked": locked}
+    packages = Paginator(found, GRID_PER_PAGE if view == "grid" else PER_PAGE).get_page(request.GET.get("page"))
+    context = {"packages": packages, "query": query, "locked": locked, "view": view}
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)
     return render(request, PAGE, context)
 
 
-@login_required
-@require_GET
-def package_detail(request, pk: int):
+def _package_or_404(pk: int) -> Package:
     try:
-        package = selectors.package_get(pk=pk)
+        return selectors.package_get(pk=pk)
     except Package.DoesNotExist:
         raise Http404("No such package.") from None
-    context = {
+
+
+def _detail_context(package: Package, **extra) -> dict:
+    return {
         "package": package,
         "folders": selectors.package_folders(package=package),
         "source_topic": package.source_topic_name,
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
+        "previews": selectors.package_previews(package=package),
+        "collections": selectors.collection_choices(exclude_id=package.collection_id),
+        "rules": GroupingRule,
+        **extra,
     }
-    return render(request, DETAIL, context)
+
+
+@login_required
+@require_GET
+def package_detail(request, pk: int):
+    return render(request, DETAIL, _detail_context(_package_or_404(pk)))
+
+
+@login_required
+@require_GET
+def preview_image(request, pk: int, preview_pk: int):
+    """A thumbnail, read through the storage (local disk or an object store), never a public URL."""
+    try:
+        preview = selectors.preview_get(package_id=pk, preview_id=preview_pk)
+    except PackagePreview.DoesNotExist:
+        raise Http404("No such preview.") from None
+    try:
+        image = default_storage.open(preview.image.name, "rb")
+    except FileNotFoundError:
+        raise Http404("The thumbnail's file is missing from the storage.") from None
+    response = FileResponse(image, content_type="image/jpeg")
+    # A preview's file never changes (a new image is a new preview): the browser may keep it, privately.
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
+
+
+@login_required
+@require_POST
+def preview_choose(request, pk: int):
+    package = _package_or_404(pk)
+    notice, is_error = "Preview changed.", False
+    try:
+        previews.package_preview_choose(package=package, preview_id=_id_of(request.POST.get("preview")))
+    except (ValidationError, ValueError) as exc:
+        notice, is_error = (error_text(exc) if isinstance(exc, ValidationError) else "Choose an image."), True
+    package = _package_or_404(pk)
+    if not request.htmx:
+        return redirect("packages:detail", pk=pk)
+    context = _detail_context(package, preview_notice=notice, preview_notice_is_error=is_error)
+    return render(request, f"{DETAIL}#preview-panel", context)
+
+
+@login_required
+@require_POST
+def package_collect(request, pk: int):
+    """Put the package in a collection: an existing one (`collection`), or a new one named `name`."""
+    package = _package_or_404(pk)
+    try:
+        if request.POST.get("collection"):
+            collection = Collection.objects.filter(pk=_id_of(request.POST["collection"])).first()
+            if collection is None:
+                raise ValidationError({"collection": "That collection no longer exists."})
+            grouping.collection_add(collection=collection, package=package)
+        else:
+            grouping.collection_create(name=request.POST.get("name", ""), package_ids=[package.pk])
+    except (ValidationError, ValueError) as exc:
+        notice = error_text(exc) if isinstance(exc, ValidationError) else "Choose a collection."
+        context = _detail_context(
+            _package_or_404(pk), collection_notice=notice, collection_name=request.POST.get("name", "")
+        )
+        return render(request, DETAIL, context, status=400)
+    return redirect("packages:detail", pk=pk)
+
+
+@login_required
+@require_GET
+def collection_list(request):
+    collections = Paginator(selectors.collection_list(), GRID_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, COLLECTIONS, {"collections": collections})
+
+
+def _collection_context(collection: Collection, request, **extra) -> dict:
+    packages = Paginator(selectors.package_search(collection_id=collection.pk), GRID_PER_PAGE)
+    return {
+        "collection": collection,
+        "packages": packages.get_page(request.GET.get("page")),
+        "others": selectors.collection_choices(exclude_id=collection.pk),
+        "name": collection.name,
+        **extra,
+    }
+
+
+def _collection_or_404(pk: int) -> Collection:
+    try:
+        return selectors.collection_get(pk=pk)
+    except Collection.DoesNotExist:
+        raise Http404("No such collection.") from None
+
+
+@login_required
+@require_GET
+def collection_detail(request, pk: int):
+    collection = _collection_or_404(pk)
+    return render(request, COLLECTION, _collection_context(collection, request))
+
+
+@login_required
+@require_POST
+def collection_edit(request, pk: int):
+    """Rename (`name`), merge into another (`into`) or dissolve (`dissolve`): one form per action."""
+    collection = _collection_or_404(pk)
+    try:
+        if "dissolve" in request.POST:
+            grouping.collection_dissolve(collection=collection)
+            if request.htmx:  # asked through hx-confirm: the browser goes to the list itself
+                return HttpResponseClientRedirect(reverse("packages:collections"))
+            return redirect("packages:collections")
+        if "into" in request.POST:
+            into = grouping.collection_merge(collection=collection, into_id=_id_of(request.POST["into"]))
+            return redirect("packages:collection", pk=into.pk)
+        grouping.collection_rename(collection=collection, name=request.POST.get("name", ""))
+    except (ValidationError, ValueError) as exc:
+        notice = error_text(exc) if isinstance(exc, ValidationError) else "Choose a collection to merge into."
+        context = _collection_context(
+            collection, request, notice=notice, name=request.POST.get("name", collection.name)
+        )
+        return render(request, COLLECTION, context, status=400)
+    return redirect("packages:collection", pk=pk)

@@ -10,6 +10,7 @@ Every method raises only the errors of `telegram.errors`.
 
 import functools
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Protocol, Self
 
 from django.conf import settings
@@ -82,11 +83,15 @@ class TelegramGateway(Protocol):
         (offset_id 0 = from the newest); topic_id narrows to one forum topic. A short page is not the
         end: go on from `next_offset_id` until it is None."""
 
+    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
+        """One request: a page of the chat's photos posted since min_date (channel-wide, each with its topic),
+        newest first, below offset_id (0: from the newest); go on from `next_offset_id` until it is None."""
+
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         """Fresh copies (fresh file references) of messages; None for those gone."""
 
     def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
-        """The document's bytes from offset, in order, PART_SIZE chunks, one request each; up to
+        """The document's (or a photo's) bytes from offset, in order, PART_SIZE chunks, one request each; up to
         TRANSFER_PARTS_IN_FLIGHT requested at once. Close it (`contextlib.aclosing`) when stopping early."""
 
     # Writing

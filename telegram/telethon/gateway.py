@@ -392,6 +392,45 @@ class TelethonGateway:
         )
 
     @maps_errors
+    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
+        result = await self._client(
+            functions.messages.SearchRequest(
+                peer=_input_peer(chat),
+                q="",
+                filter=types.InputMessagesFilterPhotos(),
+                min_date=min_date,
+                max_date=None,
+                offset_id=offset_id,
+                add_offset=0,
+                limit=HISTORY_PAGE,
+                max_id=0,
+                min_id=0,
+                hash=0,
+            )
+        )
+        forum = _is_forum(result, chat)
+        page = [
+            message
+            for message in result.messages
+            if isinstance(message, types.Message)
+            and isinstance(message.media, types.MessageMediaPhoto)
+            and (not offset_id or message.id < offset_id)
+        ]
+        # Dates go down as ids do: a page that reached min_date, an empty one, or a first page holding every
+        # match (Telegram's count, when exact) is the last.
+        whole = (
+            not offset_id
+            and not getattr(result, "inexact", False)
+            and len(result.messages) >= getattr(result, "count", 0)
+        )
+        done = not result.messages or whole or isinstance(result, types.messages.Messages)
+        done = done or any(message.date < min_date for message in result.messages)
+        return DocumentPage(
+            messages=[_document_message(chat, message, forum) for message in page if message.date >= min_date],
+            next_offset_id=None if done else min(message.id for message in result.messages),
+        )
+
+    @maps_errors
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         found: dict[int, DocumentMessage | None] = dict.fromkeys(ids)
         for start in range(0, len(ids), HISTORY_PAGE):
@@ -420,11 +459,13 @@ class TelethonGateway:
             return  # all bytes held already
         skip = offset % PART_SIZE
         location = document.location
-        file_location = types.InputDocumentFileLocation(
+        # A photo is read at its largest size (thumb_size names it); a document whole ("").
+        location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
+        file_location = location_class(
             id=location["id"],
             access_hash=location["access_hash"],
             file_reference=bytes.fromhex(location["file_reference"]),
-            thumb_size="",
+            thumb_size=location.get("thumb_size", ""),
         )
         parts = transfers.download(
             self._client,
@@ -581,11 +622,23 @@ def _topic_id(message: types.Message | types.MessageService, forum: bool) -> int
     return GENERAL_TOPIC_ID  # General's messages carry no topic header
 
 
+def _reply_to_id(message: types.Message | types.MessageService) -> int | None:
+    """The message this one answers; a forum message's header names its topic, which is no answer."""
+    reply = message.reply_to
+    if not isinstance(reply, types.MessageReplyHeader) or reply.reply_to_msg_id is None:
+        return None
+    if reply.forum_topic and not reply.reply_to_top_id:
+        return None
+    return reply.reply_to_msg_id
+
+
 def _document_message(chat: ChatRef, message: types.Message | types.MessageService, forum: bool) -> DocumentMessage:
     media = getattr(message, "media", None)
-    document = None
+    document = photo = None
     if isinstance(media, types.MessageMediaDocument) and isinstance(media.document, types.Document):
         document = _document_info(media.document)
+    if isinstance(media, types.MessageMediaPhoto) and isinstance(media.photo, types.Photo):
+        photo = _photo_info(media.photo)
     return DocumentMessage(
         chat_id=chat.id,
         id=message.id,
@@ -593,6 +646,32 @@ def _document_message(chat: ChatRef, message: types.Message | types.MessageServi
         topic_id=_topic_id(message, forum),
         text=getattr(message, "message", "") or "",
         document=document,
+        photo=photo,
+        grouped_id=getattr(message, "grouped_id", None),
+        reply_to_id=_reply_to_id(message),
+    )
+
+
+def _photo_info(photo: types.Photo) -> DocumentInfo | None:
+    """The photo's largest plain size, as a document to download."""
+    sizes = [size for size in photo.sizes if isinstance(size, types.PhotoSize | types.PhotoSizeProgressive)]
+    if not sizes:
+        return None
+    largest = max(sizes, key=lambda size: size.w * size.h)
+    byte_size = largest.size if isinstance(largest, types.PhotoSize) else max(largest.sizes)
+    return DocumentInfo(
+        id=photo.id,
+        name="photo.jpg",
+        size=byte_size,
+        mime_type="image/jpeg",
+        location={
+            "photo": True,
+            "id": photo.id,
+            "access_hash": photo.access_hash,
+            "file_reference": photo.file_reference.hex(),
+            "dc_id": photo.dc_id,
+            "thumb_size": largest.type,
+        },
     )
 
 

@@ -119,36 +119,32 @@ def account_send_code(request, pk: int):
     return _after_login_step(request, account)
 
 
+def _sign_in_step(request, pk: int, *, form_class, field: str, dialog: str):
+    """The login code or the 2FA password: one form field, handed to the sign-in as the same keyword."""
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    form = form_class(request.POST or None)
+    if form.is_valid():
+        try:
+            account = services.account_sign_in(account=account, **{field: form.cleaned_data[field]})
+        except services.OPERATOR_ERRORS as exc:
+            _show_error(form, exc, field=field)
+        else:
+            return _after_login_step(request, account)
+    return _dialog(request, dialog, account=account, form=form)
+
+
 @sensitive_post_parameters("code")
 @login_required
 @require_http_methods(["GET", "POST"])
 def account_code(request, pk: int):
-    account = get_object_or_404(TelegramAccount, pk=pk)
-    form = CodeForm(request.POST or None)
-    if form.is_valid():
-        try:
-            account = services.account_sign_in(account=account, code=form.cleaned_data["code"])
-        except services.OPERATOR_ERRORS as exc:
-            _show_error(form, exc, field="code")
-        else:
-            return _after_login_step(request, account)
-    return _dialog(request, "code-dialog", account=account, form=form)
+    return _sign_in_step(request, pk, form_class=CodeForm, field="code", dialog="code-dialog")
 
 
 @sensitive_post_parameters("password")
 @login_required
 @require_http_methods(["GET", "POST"])
 def account_password(request, pk: int):
-    account = get_object_or_404(TelegramAccount, pk=pk)
-    form = PasswordForm(request.POST or None)
-    if form.is_valid():
-        try:
-            account = services.account_sign_in(account=account, password=form.cleaned_data["password"])
-        except services.OPERATOR_ERRORS as exc:
-            _show_error(form, exc, field="password")
-        else:
-            return _after_login_step(request, account)
-    return _dialog(request, "password-dialog", account=account, form=form)
+    return _sign_in_step(request, pk, form_class=PasswordForm, field="password", dialog="password-dialog")
 
 
 @login_required

@@ -284,22 +284,17 @@ def alerts_for(metrics: Metrics) -> list[Alert]:
         )
     limit = settings.ALERT_PROCESSING_SECONDS
     for kind in metrics.runs:
+        slow = ""
         if kind.longest_running_seconds is not None and kind.longest_running_seconds > limit:
-            alerts.append(
-                Alert(
-                    key=f"processing-{kind.key}",
-                    severity="warning",
-                    title=f"{kind.label}: one has been running for {format_duration(kind.longest_running_seconds)}",
-                    message=f"Above the {format_duration(limit)} alert threshold (ALERT_PROCESSING_SECONDS).",
-                    url=operations,
-                )
-            )
+            slow = f"{kind.label}: one has been running for {format_duration(kind.longest_running_seconds)}"
         elif kind.average_seconds_24h is not None and kind.average_seconds_24h > limit:
+            slow = f"{kind.label} take {format_duration(kind.average_seconds_24h)} on average (24 h)"
+        if slow:
             alerts.append(
                 Alert(
                     key=f"processing-{kind.key}",
                     severity="warning",
-                    title=f"{kind.label} take {format_duration(kind.average_seconds_24h)} on average (24 h)",
+                    title=slow,
                     message=f"Above the {format_duration(limit)} alert threshold (ALERT_PROCESSING_SECONDS).",
                     url=operations,
                 )
@@ -336,37 +331,35 @@ def alerts_for(metrics: Metrics) -> list[Alert]:
             is_active=True, auth_state__in=[AuthState.RESTRICTED, AuthState.EXPIRED]
         ).order_by("auth_state", "phone")
     )
-    restricted = [str(account) for account in unusable if account.auth_state == AuthState.RESTRICTED]
-    expired = [str(account) for account in unusable if account.auth_state == AuthState.EXPIRED]
-    accounts_url = reverse("accounts:list")
-    if restricted:
-        alerts.append(
-            Alert(
-                key="accounts-restricted",
-                severity="error",
-                title=(
-                    f"Account {restricted[0]} is restricted by Telegram"
-                    if len(restricted) == 1
-                    else f"{len(restricted)} accounts are restricted by Telegram"
-                ),
-                message=f"{_names(restricted)}: stopped until the restriction is lifted.",
-                url=accounts_url,
+    # (state, alert key, said of one account, said of several, what it means)
+    account_alerts = [
+        (
+            AuthState.RESTRICTED,
+            "accounts-restricted",
+            "is restricted by Telegram",
+            "are restricted by Telegram",
+            "stopped until the restriction is lifted.",
+        ),
+        (
+            AuthState.EXPIRED,
+            "accounts-expired",
+            "needs a new login",
+            "need a new login",
+            "the Telegram session expired or was revoked. Log in again.",
+        ),
+    ]
+    for state, key, one, several, meaning in account_alerts:
+        names = [str(account) for account in unusable if account.auth_state == state]
+        if names:
+            alerts.append(
+                Alert(
+                    key=key,
+                    severity="error",
+                    title=f"Account {names[0]} {one}" if len(names) == 1 else f"{len(names)} accounts {several}",
+                    message=f"{_names(names)}: {meaning}",
+                    url=reverse("accounts:list"),
+                )
             )
-        )
-    if expired:
-        alerts.append(
-            Alert(
-                key="accounts-expired",
-                severity="error",
-                title=(
-                    f"Account {expired[0]} needs a new login"
-                    if len(expired) == 1
-                    else f"{len(expired)} accounts need a new login"
-                ),
-                message=f"{_names(expired)}: the Telegram session expired or was revoked. Log in again.",
-                url=accounts_url,
-            )
-        )
     unreachable = list(
         Channel.objects.filter(is_active=True).exclude(last_error="").select_related("chat").order_by("chat__title")
     )

@@ -5,6 +5,13 @@ import pytest
 
 
 @pytest.fixture
+def storage(settings, tmp_path):
+    """Kept files (MEDIA_ROOT) and staged downloads in this test's own folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+
+
+@pytest.fixture
 def api(admin_user):
     """An API client signed in as an operator with every permission."""
     from rest_framework.test import APIClient

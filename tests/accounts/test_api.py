@@ -13,13 +13,6 @@ pytestmark = pytest.mark.django_db
 SECRET_FIELDS = {"session_sealed", "login_code_hash"}
 
 
-@pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
-
-
 def add_account(api, phone: str) -> dict:
     response = api.post("/api/accounts/", {"phone": phone}, format="json")
     assert response.status_code == 201, response.json()

@@ -1,3 +1,5 @@
+import pytest
+
 from accounts.models import TelegramAccount
 from core.runs import run_claim
 from ingestion.models import IngestionRun
@@ -8,6 +10,11 @@ READER_B = "+15550000002"
 WRITER = "+15550000009"
 SOURCE = 1001
 DESTINATION = 9000
+
+
+@pytest.fixture(autouse=True)
+def files_in_tmp(storage):
+    """Ingestion downloads and keeps files: each test in its own folder."""
 
 
 def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, forum=False, topics=None):

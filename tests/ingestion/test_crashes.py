@@ -16,12 +16,6 @@ from tests.ingestion.test_pipeline import ARCHIVES, uploads
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 def crash_once(monkeypatch, owner, name):
     original = getattr(owner, name)
     calls = []

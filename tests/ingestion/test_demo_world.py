@@ -19,9 +19,7 @@ DEMO = settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json"
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def sandbox_in_tmp(settings, tmp_path):
     settings.SANDBOX_PATH = tmp_path / "sandbox"
 
 

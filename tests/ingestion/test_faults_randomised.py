@@ -24,9 +24,7 @@ ERRORS = ["flood_wait", "network", "file_reference_expired"]
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def one_transient_retry(settings):
     settings.INGEST_TRANSIENT_RETRIES = 1
 
 

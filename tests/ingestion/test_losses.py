@@ -32,9 +32,7 @@ ZIP = {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def no_recent_scan_window(settings):
     settings.INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = 0  # cycles here come seconds apart, as if minutes
 
 

@@ -17,12 +17,6 @@ pytestmark = pytest.mark.django_db
 ZIP = {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}}
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 def test_a_channel_that_became_private_raises_one_notification_per_day(ingest_world):
     sandbox = ingest_world(world(messages=[ZIP]))
     # The reader was removed from the channel: Telegram answers CHANNEL_PRIVATE.

@@ -42,12 +42,6 @@ MORE_CHATS = [
 ARCHIVES = [{"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}}]
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 @pytest.fixture
 def setup(ingest_world):
     ingest_world(world(messages=ARCHIVES, more_chats=MORE_CHATS))

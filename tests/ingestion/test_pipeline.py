@@ -15,12 +15,6 @@ from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cy
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 def dump(chat_id: int) -> dict:
     out = io.StringIO()
     call_command("sandbox_dump", str(chat_id), "--json", stdout=out)

@@ -15,9 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def no_settle_time(settings):
     settings.INGEST_SET_SETTLE_SECONDS = 0  # every volume is posted before the cycle
 
 

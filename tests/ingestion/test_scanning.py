@@ -20,12 +20,6 @@ pytestmark = pytest.mark.django_db
 NOW = timezone.now()
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 @pytest.fixture
 def clock(monkeypatch):
     """Cycles ten minutes apart, as the schedule runs them."""

@@ -161,6 +161,22 @@ def test_alerts_appear_on_the_dashboard_and_the_operations_page(admin_client, br
     assert dashboard.index("restricted by Telegram") < dashboard.index("tasks waiting"), "errors come first"
 
 
+def test_several_unusable_accounts_are_one_alert_each_way(broker):
+    for number, state in enumerate([AuthState.RESTRICTED, AuthState.RESTRICTED, AuthState.EXPIRED, AuthState.EXPIRED]):
+        TelegramAccount.objects.create(phone=f"+1555000001{number}", display_name=f"User {number}", auth_state=state)
+    TelegramAccount.objects.create(phone="+15550000020", auth_state=AuthState.EXPIRED, is_active=False)
+
+    alerts = {alert.key: alert for alert in metrics.metrics_collect().alerts}
+
+    restricted, expired = alerts["accounts-restricted"], alerts["accounts-expired"]
+    assert (restricted.title, restricted.message) == (
+        "2 accounts are restricted by Telegram",
+        "User 0, User 1: stopped until the restriction is lifted.",
+    )
+    assert (expired.title, expired.severity) == ("2 accounts need a new login", "error")
+    assert expired.message.startswith("User 2, User 3: "), "an account switched off is not asked to log in"
+
+
 def test_an_average_above_the_threshold_alerts_too(account, broker, settings):
     settings.ALERT_PROCESSING_SECONDS = 60
     make_run(account, status=RunStatus.SUCCESS, claimed_ago=3600, took=120)

@@ -60,14 +60,8 @@ LIST_FIELDS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 @pytest.fixture
-def ingested(ingest_world) -> dict[str, Package]:
+def ingested(ingest_world, storage) -> dict[str, Package]:
     # A chat that is no channel first, so that chat ids and channel ids differ.
     Chat.objects.create(telegram_id=1, title="Friends", type="group")
     ingest_world(world(messages=MESSAGES))

@@ -35,14 +35,8 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 @pytest.fixture
-def ingested(ingest_world) -> dict[str, Package]:
+def ingested(ingest_world, storage) -> dict[str, Package]:
     ingest_world(world(messages=MESSAGES))
     assert run_cycle().ingested == 2
     return {package.file_name: package for package in Package.objects.all()}

@@ -528,7 +528,7 @@ class IngestionCycle(FetchStage, UploadStage):
                 return
         known = await db(package_services.package_find)(
             document_ids=[item.document.id for item in archive_set.items],
-            source=(target.channel_map.channel, archive_set.items[0].id),
+            source=(target.channel_map.channel.chat_id, archive_set.items[0].id),
         )
         if known is None:
             self._prefetch_start(reader, target.ref, archive_set, self._set_folder(target.ref, archive_set), writer)

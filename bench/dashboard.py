@@ -61,9 +61,9 @@ def seed() -> None:
     words = ["dragon", "tower", "goblin", "tile", "bust", "wing", "base", "sword", "shield", "tree"]
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32) "
+            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32, encrypted) "
             "SELECT p.id, 'creator-' || (p.id %% 700) || '/' || (%s::text[])[1 + (p.id + g) %% 10] || '-' || p.id "
-            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g "
+            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g, false "
             "FROM packages_package p CROSS JOIN generate_series(1, %s) g",
             [words, FILES_PER_PACKAGE],
         )
@@ -73,7 +73,8 @@ def seed() -> None:
             "p.file_name || ' ' || f.paths, '[^[:alnum:]]+', ' ', 'g')) FROM (SELECT package_id, "
             "string_agg(path, ' ') AS paths FROM packages_packagefile GROUP BY package_id) f WHERE f.package_id = p.id"
         )
-        cursor.execute("ANALYZE")
+        # What autovacuum does on a live database soon after such inserts (visibility map, statistics).
+        cursor.execute("VACUUM ANALYZE")
     SkippedPackage.objects.bulk_create(
         SkippedPackage(
             channel=channels[n % 20],
@@ -92,12 +93,13 @@ def seed() -> None:
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO reminders_reminderruntarget (run_id, chat_id, status, random_ids, attempts, error) "
-            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, '' FROM reminders_reminderrun r "
+            "INSERT INTO reminders_reminderruntarget "
+            "(run_id, chat_id, status, random_ids, parts_sent, attempts, error) "
+            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, 1, '' FROM reminders_reminderrun r "
             "CROSS JOIN (SELECT id FROM accounts_chat ORDER BY id LIMIT %s) c",
             [GROUPS],
         )
-        cursor.execute("ANALYZE")
+        cursor.execute("VACUUM ANALYZE")
 
 
 def measure(client, url: str, requests: int) -> tuple[float, float, int, int]:

@@ -1,19 +1,24 @@
 """The fetch stage: find the documents above a watermark, then download each volume once.
 
 Each volume is re-fetched right before its download (fresh file reference), streamed to a staging file and
-hashed in the same pass (the payload is read once); trouble resumes the download from its offset.
+hashed in the same pass (the payload is read once); trouble resumes the download from its offset. A volume
+whose raw file is kept (downloaded before, by this machine or another) is read back from the storage instead.
 """
 
+import asyncio
 import hashlib
 import shutil
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from django.conf import settings
 
-from ingestion.cycle import SetFailed, sleep_flood_wait
+from ingestion.cycle import SetFailed, db, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from ingestion.staging import StagingFile
+from packages import raw_objects
+from packages import selectors as package_selectors
 from packages import services as package_services
 from packages.detection import ArchiveSet
 from telegram.errors import FileReferenceExpired, FloodWait, TransientError
@@ -66,6 +71,34 @@ class FetchStage:
                 f"{archive_set.file_name} needs {needed / 1024**3:.2f} GB free on the staging disk; "
                 f"{free / 1024**3:.2f} GB are.",
             )
+
+    async def _volume(
+        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path
+    ) -> tuple[Path | None, str]:
+        """(the staged download, its SHA-256), or (None, the recorded SHA-256) when the volume's raw file is
+        kept: a retry, or another machine's set, does not download it from Telegram again."""
+        kept = await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+        if kept is not None:
+            return None, kept.hash
+        return await self._download(reader, ref, item, folder)
+
+    @asynccontextmanager
+    async def _raw_files_local(self, raws, names: list[str], staged: list[Path | None], folder: Path):
+        """The set's volumes as local files for the upload: this worker's staged copies, or the kept copies read
+        back from the storage (in a thread: the cycle keeps its heartbeat meanwhile)."""
+        if any(path is None for path in staged):
+            await self.tick(current_step="reading the kept copy")
+        files = raw_objects.raw_files_local(raws, names, staged=staged, under=folder)
+        try:
+            paths = await asyncio.to_thread(files.__enter__)
+        except raw_objects.RawObjectUnreadable as exc:
+            if exc.raw is not None:
+                await db(package_services.raw_file_lost)(raw=exc.raw)
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{exc}; it is downloaded from Telegram again.") from exc
+        try:
+            yield paths
+        finally:
+            await asyncio.to_thread(files.__exit__, None, None, None)
 
     async def _download(
         self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path

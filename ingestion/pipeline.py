@@ -459,9 +459,9 @@ class IngestionCycle(FetchStage, UploadStage):
         folder = self.staging / f"{target.ref.id}-{archive_set.items[0].id}"
         folder.mkdir(parents=True, exist_ok=True)
         self._check_free_space(folder, archive_set, writer)
-        volumes = []  # (item, staged path, volume sha256)
+        volumes = []  # (item, staged path or None when its raw file is kept, volume sha256)
         for item in archive_set.items:
-            path, volume_hash = await self._download(reader, target.ref, item, folder)
+            path, volume_hash = await self._volume(reader, target.ref, item, folder)
             volumes.append((item, path, volume_hash))
         content_hash = content_hash_of([volume_hash for _, _, volume_hash in volumes])
         existing = await db(package_services.package_find)(content_hash=content_hash)
@@ -472,9 +472,12 @@ class IngestionCycle(FetchStage, UploadStage):
             raws = await db(ingestion_services.set_raw_files_record)(channel=channel, volumes=volumes)
         except package_services.RetentionMisconfigured as exc:
             raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
+        except package_services.RawObjectUnreadable as exc:
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{archive_set.file_name}: {exc}") from exc
 
         names = [item.document.name for item in archive_set.items]
-        with package_services.raw_files_materialize(raws, names) as paths:
+        staged = [path for _, path, _ in volumes]
+        async with self._raw_files_local(raws, names, staged, folder) as paths:
             async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
                 if not acquired:
                     # Kept as pending, so the set is checked again until the other copy is in the destination.

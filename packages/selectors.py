@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from ingestion.models import TopicProgress
-from packages.models import Package, PackageFile, words_of
+from packages.models import Package, PackageFile, RawFile, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -104,3 +104,9 @@ def package_folders(*, package: Package) -> list[Folder]:
             FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size, encrypted=encrypted)
         )
     return [folders[path] for path in sorted(folders)]
+
+
+def raw_file_kept(*, file_uid: str, size: int) -> RawFile | None:
+    """The raw file of a Telegram document whose bytes are still in the storage (any machine may have
+    downloaded it): read back instead of downloaded again."""
+    return RawFile.objects.filter(file_uid=file_uid, size=size, purged_at__isnull=True).exclude(object="").first()

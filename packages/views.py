@@ -7,12 +7,15 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from core.pagination import CappedPaginator
 from packages import selectors
 from packages.models import Package
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
 PER_PAGE = 25
+# A search counts its matches up to here ("1,000+ packages match"): 40 pages are more than anyone reads.
+SEARCH_COUNT_CAP = 1000
 
 
 @login_required
@@ -22,7 +25,8 @@ def package_list(request):
     query = request.GET.get("q", "").strip()
     locked = request.GET.get("locked") == "1"
     found = selectors.package_search(query=query, needs_password=locked)
-    packages = Paginator(found, PER_PAGE).get_page(request.GET.get("page"))
+    paginator = CappedPaginator(found, PER_PAGE, cap=SEARCH_COUNT_CAP) if query else Paginator(found, PER_PAGE)
+    packages = paginator.get_page(request.GET.get("page"))
     context = {"packages": packages, "query": query, "locked": locked}
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)

@@ -8,6 +8,7 @@ from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr, load_local_stack, var_dir
+from config.storage import default_storage_for
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 load_local_stack(BASE_DIR)
@@ -119,8 +120,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))
 MEDIA_URL = "media/"
+# Media and raw files: the local disk, or the object store every machine shares (config/storage.py).
+STORAGE_URL = envstr("STORAGE_URL", "")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": default_storage_for(STORAGE_URL),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 

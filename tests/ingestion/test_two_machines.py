@@ -157,9 +157,7 @@ def test_a_set_fetched_on_one_machine_is_uploaded_and_listed_by_the_other(ingest
     machine_b = machine_start("machine-b", tmp_path, object_store)
     try:
         wait_until_over([second.pk])
-        wait_for(
-            lambda: Package.objects.get(pk=bust.pk).metadata_status != MetadataStatus.PENDING, what="the backfill"
-        )
+        wait_for(lambda: Package.objects.get(pk=bust.pk).metadata_status != MetadataStatus.PENDING, what="the backfill")
     finally:
         stop_workers([machine_b])
 

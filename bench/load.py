@@ -5,7 +5,10 @@ Locust (headless) plays the operators (bench/locustfile.py); this script seeds t
 free loopback port, runs locust, stops gunicorn and prints each page's p50/p95/p99 and errors (goal: p95 ≤
 200 ms on every page, 0 errors).
 
-    .venv/bin/python -m bench.load [--users 20] [--seconds 60] [--web-workers 4] [--keep-data]
+    .venv/bin/python -m bench.load [--users 20] [--seconds 60] [--web-workers 4] [--conn-max-age 60] [--keep-data]
+
+Besides the times, it prints the CPU the gunicorn workers spent per request: on a machine shared with other
+work the times say how busy the machine was, the CPU what a page costs.
 """
 
 import argparse
@@ -62,6 +65,8 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--web-workers", type=int, default=4)
+    # As compose's web runs: each gunicorn worker keeps its database connection (DATABASE_CONN_MAX_AGE).
+    parser.add_argument("--conn-max-age", type=int, default=60)
     parser.add_argument("--keep-data", action="store_true", help="reuse the data of a previous run when it is there")
     args = parser.parse_args()
     bench_django("load", keep=args.keep_data)
@@ -76,7 +81,12 @@ def main() -> None:
     operators_create(args.users, password)
 
     port = _free_port()
-    env = {**os.environ, "BENCH_OPERATOR_PASSWORD": password, "BENCH_OPERATOR_COUNT": str(args.users)}
+    env = {
+        **os.environ,
+        "BENCH_OPERATOR_PASSWORD": password,
+        "BENCH_OPERATOR_COUNT": str(args.users),
+        "DATABASE_CONN_MAX_AGE": str(args.conn_max_age),
+    }
     logs = Path(tempfile.mkdtemp(prefix="stashcast-bench-load-"))
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"]
@@ -88,6 +98,7 @@ def main() -> None:
         _wait_for(port, web)
         for _ in range(4 * args.web_workers):  # every worker imports the views and templates before the clock
             urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=60).read()
+        cpu_before = _workers_cpu(web.pid)
         subprocess.run(
             [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless"]
             + ["--users", str(args.users), "--spawn-rate", str(args.users), "--run-time", f"{args.seconds}s"]
@@ -99,17 +110,25 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
             stderr=open(logs / "locust.log", "w"),  # noqa: SIM115 -- closed when the script ends
         )
+        cpu = _workers_cpu(web.pid) - cpu_before
     finally:
         web.terminate()
         web.wait(timeout=30)
-    report(logs / "load_stats.csv", args)
+    report(logs / "load_stats.csv", args, cpu)
     print(f"locust and gunicorn logs: {logs}")
 
 
-def report(stats: Path, args) -> None:
+def _workers_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the gunicorn workers have used so far."""
+    import psutil
+
+    return sum(sum(child.cpu_times()[:2]) for child in psutil.Process(pid).children())
+
+
+def report(stats: Path, args, cpu: float) -> None:
     print(
         f"{args.users} operators, {args.seconds} s, gunicorn {args.web_workers} workers, "
-        f"{os.cpu_count()} CPUs seen (shared with whatever else runs)"
+        f"{os.cpu_count()} CPUs seen (shared with whatever else runs), load average {os.getloadavg()[0]:.1f}"
     )
     print(f"{'page':<16} {'requests':>9} {'errors':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")
     with open(stats) as file:
@@ -119,6 +138,8 @@ def report(stats: Path, args) -> None:
                 f"{name:<16} {row['Request Count']:>9} {row['Failure Count']:>7} {row['50%']:>7} {row['95%']:>7} "
                 f"{row['99%']:>7} {float(row['Max Response Time']):>7.0f}"
             )
+            if name == "all":
+                print(f"gunicorn workers' CPU: {cpu * 1000 / int(row['Request Count']):.1f} ms a request")
 
 
 if __name__ == "__main__":

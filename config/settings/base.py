@@ -88,7 +88,12 @@ if not DATABASE_URL:
         "DATABASE_URL is not set. Use `make run` / `make test` (they start an embedded "
         "PostgreSQL) or point DATABASE_URL at a PostgreSQL server."
     )
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0))}
+# A kept connection (DATABASE_CONN_MAX_AGE, compose's web: 60 s) is checked before a request reuses it.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0, minimum=0), conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("Stashcast needs PostgreSQL (advisory locks, SKIP LOCKED); DATABASE_URL is not one.")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -72,21 +72,29 @@ def raw_file_record(
         source_channel=channel,
         expires_at=expires_at,
     )
-    object_save(raw, staged_path, name=f"{sha256[:2]}/{sha256}/{disk_name(file_name)}")
+    object_save(raw, staged_path, name=_object_name(sha256, file_uid, file_name))
     try:
         with transaction.atomic():
             raw.save()
     except IntegrityError:
-        # Another worker recorded the same file or content first: use the winner.
-        default_storage.delete(raw.object.name)
+        # Another worker recorded the same file or content first: use the winner. In an object store both may
+        # have written the same key (same document, same bytes): then it is the winner's object, and stays.
         winner = (
             RawFile.objects.filter(file_uid=file_uid).first()
             or RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
         )
+        if winner is None or winner.object.name != raw.object.name:
+            default_storage.delete(raw.object.name)
         if winner is None:
             raise
         return _raw_file_reuse(winner, staged_path, sha256=sha256, expires_at=expires_at)
     return raw
+
+
+def _object_name(sha256: str, file_uid: str, file_name: str) -> str:
+    """Content-addressed, and one key per Telegram document: two rows never share an object, so deleting one
+    row's object never takes another's."""
+    return f"{sha256[:2]}/{sha256}/{file_uid}/{disk_name(file_name)}"
 
 
 def _raw_file_reuse(raw: RawFile, staged_path: Path | None, *, sha256: str, expires_at) -> RawFile:
@@ -97,7 +105,7 @@ def _raw_file_reuse(raw: RawFile, staged_path: Path | None, *, sha256: str, expi
             raise RawObjectUnreadable(f"the kept copy of {raw.file_name} was purged; it is downloaded again")
         if raw.object:
             default_storage.delete(raw.object.name)
-        object_save(raw, staged_path, name=f"{sha256[:2]}/{sha256}/{disk_name(raw.file_name)}")
+        object_save(raw, staged_path, name=_object_name(sha256, raw.file_uid, raw.file_name))
         raw.hash, raw.purged_at, raw.expires_at = sha256, None, expires_at
         raw.save(update_fields=["object", "hash", "purged_at", "expires_at"])
         return raw

@@ -12,6 +12,7 @@ import py7zr
 import pytest
 from django.core.files.storage import default_storage
 from django.utils import timezone
+from storages.backends.s3 import S3Storage
 
 from config.storage import object_store_parse
 from packages import archives
@@ -66,9 +67,29 @@ def test_a_kept_raw_file_is_an_object_in_the_bucket_and_the_staged_copy_stays_fo
     raw = keep(tmp_path, "dragon.zip", b"archive bytes")
 
     digest = hashlib.sha256(b"archive bytes").hexdigest()
-    assert raw.object.name == f"raw/{digest[:2]}/{digest}/dragon.zip"
+    assert raw.object.name == f"raw/{digest[:2]}/{digest}/100/dragon.zip"
     assert bucket_objects(object_store) == {raw.object.name: b"archive bytes"}
     assert (tmp_path / "download" / "dragon.zip").exists()
+
+
+def test_losing_the_insert_race_keeps_the_winners_object_written_under_the_same_key(
+    object_store, tmp_path, monkeypatch
+):
+    original_save = S3Storage.save
+
+    def save_while_another_worker_records_the_same_document(self, name, content, max_length=None):
+        # The other worker downloaded the same document, wrote the same key and committed its row first.
+        saved = original_save(self, name, content, max_length=max_length)
+        digest = hashlib.sha256(b"archive bytes").hexdigest()
+        RawFile.objects.create(file_uid="100", file_name="dragon.zip", size=13, hash=digest, object=saved)
+        monkeypatch.setattr(S3Storage, "save", original_save)
+        return saved
+
+    monkeypatch.setattr(S3Storage, "save", save_while_another_worker_records_the_same_document)
+    raw = keep(tmp_path, "dragon.zip", b"archive bytes")
+
+    assert RawFile.objects.count() == 1
+    assert bucket_objects(object_store) == {raw.object.name: b"archive bytes"}, "the winner's object is kept"
 
 
 def test_purge_deletes_the_object_from_the_bucket_and_keeps_the_row(object_store, tmp_path):

@@ -108,5 +108,7 @@ def default_storage_for(url: str) -> dict:
             # Signed links let the archive listing (a child process without credentials) read ranges.
             "querystring_auth": True,
             "querystring_expire": 3600,
+            # A whole object read through the storage (a reminder's media) spools to disk beyond this.
+            "max_memory_size": 8 * 1024 * 1024,
         },
     }

@@ -553,7 +553,15 @@ def command_run(stack: Stack) -> int:
         env["FLOWER_PORT"] = str(stack.flower_port)
         # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
         env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
-        shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
+        shared = (
+            "DATABASE_URL",
+            "REDIS_URL",
+            "DJANGO_DEBUG",
+            "SANDBOX_PATH",
+            "MEDIA_ROOT",
+            "STORAGE_URL",
+            "INGEST_STAGING_DIR",
+        )
         write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL") if key in env})
 
         _manage(["migrate", "--no-input", "-v", "0"], env)

@@ -66,6 +66,22 @@ class Chat(models.Model):
         return self.title
 
 
+class ChatTopic(models.Model):
+    """A forum topic of a chat an account can post in, by its title: what the reminder wizard offers to pick.
+    Stored when the account's chats are refreshed; General (topic 1) is the forum itself, not listed."""
+
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="topics")
+    topic_id = models.PositiveIntegerField()
+    title = models.CharField(max_length=255)
+
+    class Meta:
+        ordering = ["chat", "title", "topic_id"]
+        constraints = [models.UniqueConstraint(fields=["chat", "topic_id"], name="unique_chat_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.chat} / {self.title}"
+
+
 class AccountChat(models.Model):
     """What one account knows of a chat: access hashes are per account in Telegram."""
 

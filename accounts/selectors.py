@@ -2,7 +2,7 @@
 
 from django.db.models import Count, QuerySet
 
-from accounts.models import TelegramAccount
+from accounts.models import ChatTopic, TelegramAccount
 
 
 def account_list(*, auth_state: str | None = None, is_premium: bool | None = None) -> QuerySet[TelegramAccount]:
@@ -18,3 +18,11 @@ def account_list(*, auth_state: str | None = None, is_premium: bool | None = Non
 def account_get(*, pk: int) -> TelegramAccount:
     """One account with `chats_known`; raises TelegramAccount.DoesNotExist."""
     return account_list().get(pk=pk)
+
+
+def chat_topics(*, chat_ids) -> dict[int, list[ChatTopic]]:
+    """The known topics of these chats (General not among them), by chat pk, each list by title."""
+    topics: dict[int, list[ChatTopic]] = {}
+    for topic in ChatTopic.objects.filter(chat_id__in=list(chat_ids)).order_by("title", "topic_id"):
+        topics.setdefault(topic.chat_id, []).append(topic)
+    return topics

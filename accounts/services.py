@@ -12,13 +12,20 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.models import AccountChat, AuthState, Chat, TelegramAccount, phone_validator
+from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount, phone_validator
 from accounts.signals import chats_refreshed
 from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
 from core.errors import OperatorError
-from telegram.errors import AccountRestricted, AuthRequired, PasswordRequired, TelegramError
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    NotFound,
+    PasswordRequired,
+    TargetForbidden,
+    TelegramError,
+)
 from telegram.gateway import TelegramGateway, open_gateway
-from telegram.records import AccountInfo
+from telegram.records import GENERAL_TOPIC_ID, TOPICS_PAGE, AccountInfo, ChatInfo, TopicInfo
 
 T = TypeVar("T")
 
@@ -132,9 +139,38 @@ def _apply_info(account: TelegramAccount, info: AccountInfo) -> None:
     account.last_seen_at = timezone.now()
 
 
+async def _chats_and_topics(gateway: TelegramGateway) -> tuple[list[ChatInfo], dict[int, list[TopicInfo]]]:
+    """The account's chats, and the topics of each forum it can post in (TOPICS_PAGE a request)."""
+    chats = await gateway.list_chats()
+    topics = {}
+    for info in chats:
+        if not (info.forum and info.can_post):
+            continue
+        listed, offset = [], 0
+        try:
+            while True:
+                page = await gateway.list_topics(info.ref, offset_topic_id=offset)
+                listed.extend(page)
+                if len(page) < TOPICS_PAGE:
+                    break
+                offset = page[-1].id
+        except (TargetForbidden, NotFound):
+            continue  # its topics stay unknown; the chat itself is still stored
+        topics[info.id] = listed
+    return chats, topics
+
+
+def _topics_store(chat: Chat, topics: list[TopicInfo]) -> None:
+    named = {topic.id: topic.title for topic in topics if topic.id != GENERAL_TOPIC_ID}
+    ChatTopic.objects.filter(chat=chat).exclude(topic_id__in=named).delete()
+    for topic_id, title in named.items():
+        ChatTopic.objects.update_or_create(chat=chat, topic_id=topic_id, defaults={"title": title[:255]})
+
+
 def account_refresh_chats(*, account: TelegramAccount) -> int:
-    """Store the channels and groups this account is in; returns how many."""
-    chats = account_gateway_call(account=account, action=lambda gateway: gateway.list_chats())
+    """Store the channels and groups this account is in, and the topics of the forums it can post in;
+    returns how many chats."""
+    chats, topics = account_gateway_call(account=account, action=_chats_and_topics)
     now = timezone.now()
     with transaction.atomic():
         seen = []
@@ -154,6 +190,8 @@ def account_refresh_chats(*, account: TelegramAccount) -> int:
                 chat=chat,
                 defaults={"access_hash": info.access_hash, "can_post": info.can_post, "seen_at": now},
             )
+            if info.id in topics:
+                _topics_store(chat, topics[info.id])
             seen.append(chat.pk)
         AccountChat.objects.filter(account=account).exclude(chat_id__in=seen).delete()
         account.chats_refreshed_at = now

@@ -49,7 +49,7 @@ def seed() -> None:
                 file_name=f"creator-{n % 700}/model {n}.zip",
                 file_size=n * 1000,
                 archive_type="zip",
-                source_channel=channels[n % 20],
+                source_chat=channels[n % 20].chat,
                 source_message_id=n,
                 dest_message_ids=[n],
                 file_count=FILES_PER_PACKAGE,

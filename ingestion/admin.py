@@ -34,7 +34,7 @@ class IngestionRunAdmin(admin.ModelAdmin):
     list_select_related = ["account"]
     date_hierarchy = "created_at"
     # Runs are written by workers only; the admin is for looking.
-    readonly_fields = [field.name for field in IngestionRun._meta.fields]
+    readonly_fields = [*(field.name for field in IngestionRun._meta.fields), "packages"]
 
     def has_add_permission(self, request):
         return False

@@ -129,6 +129,8 @@ class IngestionRun(ClaimableRun):
     current_bytes_done = models.BigIntegerField(default=0)
     current_bytes_total = models.BigIntegerField(default=0)
     current_step = models.CharField(max_length=40, blank=True)
+    # The packages this run uploaded first (a re-upload keeps its first run): the link lives here, above packages.
+    packages = models.ManyToManyField("packages.Package", blank=True, related_name="ingestion_runs")
 
     class Meta:
         ordering = ["-created_at"]

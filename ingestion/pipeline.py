@@ -367,7 +367,9 @@ class IngestionCycle(FetchStage, UploadStage):
         size = sum(item.document.size for item in items)
         await self.tick(current_file=archive_set.file_name, current_bytes_done=0, current_bytes_total=size)
         document_ids = [item.document.id for item in items]
-        known = await db(package_services.package_find)(document_ids=document_ids, source=(channel, items[0].id))
+        known = await db(package_services.package_find)(
+            document_ids=document_ids, source=(channel.chat_id, items[0].id)
+        )
         if known is not None and not known.reupload_needed:
             self.progress.add(duplicates=1)
             await db(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
@@ -513,7 +515,7 @@ class IngestionCycle(FetchStage, UploadStage):
                         archive_set=archive_set,
                         content_hash=content_hash,
                         raws=raws,
-                        destination_id=writer.destination_id,
+                        destination_chat_id=writer.destination_chat_id,
                         dest_message_ids=dest_ids,
                         dest_part_names=part_names,
                         run=self.run,

@@ -15,7 +15,7 @@ from accounts.models import AccountChat, AuthState
 from accounts.services import account_gateway_call
 from core.models import RunStatus
 from core.runs import runs_reap
-from ingestion.models import AccountChannelMap, IngestionRun, MapRole
+from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole
 from ingestion.notifications import notify_destination_messages_gone
 from ingestion.services import channel_rewind, destination_get, ingestion_run_enqueue
 from packages.models import MetadataStatus, Package
@@ -103,7 +103,7 @@ def packages_check_destination() -> int:
         id=destination.chat.telegram_id, access_hash=link.access_hash if link else 0, type=destination.chat.type
     )
     packages = list(
-        Package.objects.filter(destination_channel=destination, reupload_needed=False)
+        Package.objects.filter(destination_chat=destination.chat_id, reupload_needed=False)
         .exclude(dest_message_ids=[])
         .order_by("dest_checked_at", "pk")[:CHECK_BATCH]
     )
@@ -140,9 +140,10 @@ def package_requeue_upload(*, package: Package) -> None:
     below it: the next cycle downloads it again and uploads it with fresh random_ids."""
     logger.warning("Destination message of %s is gone; it will be uploaded again.", package.file_name)
     with transaction.atomic():
-        if package.source_channel_id and package.source_message_id:
+        source = Channel.objects.filter(chat=package.source_chat_id).values_list("pk", flat=True).first()
+        if source is not None and package.source_message_id:
             channel_rewind(
-                channel_id=package.source_channel_id,
+                channel_id=source,
                 below=package.source_message_id - 1,
                 topic_id=package.source_topic_id,
             )

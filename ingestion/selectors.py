@@ -164,7 +164,7 @@ class Writer:
 
     account: TelegramAccount
     ref: ChatRef
-    destination_id: int
+    destination_chat_id: int
 
 
 def _ref(chat, access_hash: int) -> ChatRef:
@@ -208,7 +208,7 @@ def destination_writer(*, reader: TelegramAccount) -> Writer | None:
     return Writer(
         account=chosen.account,
         ref=_ref(destination.chat, link.access_hash if link else 0),
-        destination_id=destination.pk,
+        destination_chat_id=destination.chat_id,
     )
 
 

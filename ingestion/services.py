@@ -298,11 +298,16 @@ def channel_error_record(*, channel: Channel, account: TelegramAccount, error: s
 
 
 def topics_sync(*, channel_map: AccountChannelMap, topics) -> list[TopicProgress]:
-    """Learn new topics of a forum (and new titles); returns all of the map's topics."""
+    """Learn new topics of a forum (and new titles, which their packages show too); returns all of the map's
+    topics."""
+    known = dict(TopicProgress.objects.filter(map=channel_map).values_list("topic_id", "title"))
     for topic in topics:
-        TopicProgress.objects.update_or_create(
-            map=channel_map, topic_id=topic.id, defaults={"title": topic.title[:255]}
-        )
+        title = topic.title[:255]
+        TopicProgress.objects.update_or_create(map=channel_map, topic_id=topic.id, defaults={"title": title})
+        if known.get(topic.id, title) != title:
+            Package.objects.filter(source_chat=channel_map.channel.chat_id, source_topic_id=topic.id).update(
+                source_topic_title=title
+            )
     return list(TopicProgress.objects.filter(map=channel_map))
 
 
@@ -325,7 +330,7 @@ def set_raw_files_record(*, channel: Channel, volumes) -> list[RawFile]:
             size=item.document.size,
             sha256=volume_hash,
             staged_path=path,
-            channel=channel,
+            chat=channel.chat,
             expiration_days=channel.expiration_days,
         )
         for item, path, volume_hash in volumes
@@ -356,7 +361,7 @@ def set_record_upload(
     archive_set,
     content_hash: str,
     raws: list[RawFile],
-    destination_id: int,
+    destination_chat_id: int,
     dest_message_ids: list[int],
     dest_part_names: list[str],
     run: IngestionRun,
@@ -372,22 +377,23 @@ def set_record_upload(
         is_multipart=archive_set.is_multipart,
         part_count=len(items),
         volume_names=[item.document.name for item in items],
-        source_channel=channel,
+        source_chat_id=channel.chat_id,
         source_message_id=items[0].id,
         source_message_ids=[item.id for item in items],
         source_topic_id=topic.topic_id if topic else None,
+        source_topic_title=topic.title if topic else "",
         telegram_document_ids=[item.document.id for item in items],
-        destination_channel_id=destination_id,
+        destination_chat_id=destination_chat_id,
         dest_message_ids=dest_message_ids,
         dest_part_names=dest_part_names,
         creator=creator_for(
             topic_title=topic.title if topic else None, file_name=archive_set.file_name, channel_title=channel.title
         ),
         tags=[channel.category] if channel.category else [],
-        run=run,
         uploaded_by=uploaded_by,
     )
     package.raw_files.set(raws)
+    run.packages.add(package)
     skipped_package_resolve(channel=channel, message_id=items[0].id)
     return package
 

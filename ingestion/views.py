@@ -168,7 +168,7 @@ def channel_detail(request, pk: int):
         "row": selectors.channel_row(channel),
         "maps": selectors.channel_maps(channel=channel),
         "topics": selectors.topic_list(channel=channel),
-        "package_count": channel.packages.count(),
+        "package_count": channel.chat.packages.count(),
     }
     return render(request, CHANNEL, context)
 

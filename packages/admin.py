@@ -18,12 +18,12 @@ class PackageAdmin(admin.ModelAdmin):
     search_fields = ["file_name", "content_hash", "creator"]
     date_hierarchy = "created_at"
     # The listing can hold thousands of files: it is on the package's page, not inlined here.
-    readonly_fields = ["content_hash", "run", "uploaded_by", "source_channel", "destination_channel", "raw_files"]
+    readonly_fields = ["content_hash", "uploaded_by", "source_chat", "destination_chat", "raw_files"]
 
 
 @admin.register(RawFile)
 class RawFileAdmin(admin.ModelAdmin):
-    list_display = ["file_name", "size", "hash", "source_channel", "processed_at", "expires_at", "purged_at"]
+    list_display = ["file_name", "size", "hash", "source_chat", "processed_at", "expires_at", "purged_at"]
     list_filter = ["processed_at", "purged_at"]
     search_fields = ["file_name", "hash", "file_uid"]
     readonly_fields = [field.name for field in RawFile._meta.fields]

@@ -8,6 +8,9 @@ from packages.models import Package, PackageFile
 
 
 class PackageSerializer(serializers.ModelSerializer):
+    # Annotated by packages.selectors: the channels' ids, as /api/channels/ names them.
+    source_channel = serializers.IntegerField(read_only=True, allow_null=True)
+    destination_channel = serializers.IntegerField(read_only=True, allow_null=True)
     matched_paths = serializers.SerializerMethodField(
         help_text="With a search: some of the paths inside the archive that matched it."
     )

@@ -33,16 +33,17 @@ class Package(models.Model):
     is_multipart = models.BooleanField(default=False)
     part_count = models.PositiveIntegerField(default=1)
     volume_names = ArrayField(models.CharField(max_length=500), default=list)
-    source_channel = models.ForeignKey(
-        "ingestion.Channel", null=True, on_delete=models.SET_NULL, related_name="packages"
-    )
+    # Chats, not ingestion's channels: packages sit below ingestion (docs/architecture.md).
+    source_chat = models.ForeignKey("accounts.Chat", null=True, on_delete=models.SET_NULL, related_name="packages")
     source_message_id = models.BigIntegerField(null=True)
     source_message_ids = ArrayField(models.BigIntegerField(), default=list)
     source_topic_id = models.BigIntegerField(null=True, blank=True)
+    # The forum topic's title when the package was ingested ("" outside a topic).
+    source_topic_title = models.CharField(max_length=255, blank=True)
     # Every Telegram document id seen with this content: the cheapest dedupe check.
     telegram_document_ids = ArrayField(models.BigIntegerField(), default=list)
-    destination_channel = models.ForeignKey(
-        "ingestion.Channel", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
+    destination_chat = models.ForeignKey(
+        "accounts.Chat", null=True, on_delete=models.SET_NULL, related_name="destination_packages"
     )
     dest_message_ids = ArrayField(models.BigIntegerField(), default=list)
     dest_part_names = ArrayField(models.CharField(max_length=500), default=list)
@@ -63,7 +64,6 @@ class Package(models.Model):
     needs_password = models.BooleanField(default=False, db_index=True)
     creator = models.CharField(max_length=255, blank=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    run = models.ForeignKey("ingestion.IngestionRun", null=True, on_delete=models.SET_NULL, related_name="packages")
     uploaded_by = models.ForeignKey(
         "accounts.TelegramAccount", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
     )
@@ -77,13 +77,17 @@ class Package(models.Model):
             GinIndex(fields=["search_words"], name="package_search_words"),
         ]
         constraints = [
-            models.UniqueConstraint(
-                fields=["source_channel", "source_message_id"], name="unique_package_source_message"
-            ),
+            models.UniqueConstraint(fields=["source_chat", "source_message_id"], name="unique_package_source_message"),
         ]
 
     def __str__(self) -> str:
         return self.file_name
+
+    @property
+    def source_topic_name(self) -> str:
+        if self.source_topic_id is None:
+            return ""
+        return self.source_topic_title or f"topic #{self.source_topic_id}"
 
 
 class PackageFile(models.Model):
@@ -112,7 +116,7 @@ class RawFile(models.Model):
     hash_algorithm = models.CharField(max_length=16, default="sha256")
     hash = models.CharField(max_length=128)
     object = models.FileField(upload_to="raw/", max_length=500, blank=True)
-    source_channel = models.ForeignKey("ingestion.Channel", null=True, on_delete=models.SET_NULL)
+    source_chat = models.ForeignKey("accounts.Chat", null=True, on_delete=models.SET_NULL, related_name="raw_files")
     processed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     purged_at = models.DateTimeField(null=True, blank=True)

@@ -4,9 +4,9 @@ import re
 from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from ingestion.models import TopicProgress
+from accounts.models import Chat
 from packages.models import Package, PackageFile, RawFile, words_of
 
 # Matching paths shown under a package found by what is inside it.
@@ -32,7 +32,7 @@ def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet
     substring match. A package found by its listing carries `matched_files` (up to MATCHES_SHOWN
     of the paths that matched).
     """
-    packages = Package.objects.order_by("-created_at", "-pk")
+    packages = _with_channel_ids(Package.objects.order_by("-created_at", "-pk"))
     if needs_password:
         packages = packages.filter(needs_password=True)
     query = query.strip()
@@ -51,22 +51,24 @@ def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet
     )
 
 
-def package_get(*, pk: int) -> Package:
-    """One package with where it came from and went; raises Package.DoesNotExist."""
-    return Package.objects.select_related(
-        "source_channel__chat", "destination_channel__chat", "uploaded_by", "run"
-    ).get(pk=pk)
+def _with_channel_ids(packages: QuerySet[Package]) -> QuerySet[Package]:
+    """`source_channel` and `destination_channel`: the ids of the channels that wrap the package's chats, by
+    which pages and the API name them. Read through the chat's reverse `channel` accessor (no import, no
+    migration: packages stay below ingestion), one subquery per shown row so a search keeps its index."""
 
+    def channel_of(field: str) -> Subquery:
+        return Subquery(Chat.objects.filter(pk=OuterRef(field)).values("channel")[:1])
 
-def package_source_topic_title(*, package: Package) -> str:
-    if package.source_topic_id is None:
-        return ""
-    title = (
-        TopicProgress.objects.filter(map__channel=package.source_channel_id, topic_id=package.source_topic_id)
-        .values_list("title", flat=True)
-        .first()
+    return packages.annotate(
+        source_channel=channel_of("source_chat"), destination_channel=channel_of("destination_chat")
     )
-    return title or f"topic #{package.source_topic_id}"
+
+
+def package_get(*, pk: int) -> Package:
+    """One package with where it came from and went, and `run_id`: the ingestion run that uploaded it
+    (the link is ingestion's, read the same way); raises Package.DoesNotExist."""
+    packages = Package.objects.select_related("source_chat", "destination_chat", "uploaded_by")
+    return _with_channel_ids(packages).annotate(run_id=Min("ingestion_runs__id")).get(pk=pk)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def raw_file_record(
     size: int,
     sha256: str,
     staged_path: Path | None,
-    channel,
+    chat,
     expiration_days: int | None,
 ) -> RawFile:
     """Keep a downloaded file: idempotent by file_uid, one unprocessed object per content. No staged_path: the
@@ -69,7 +69,7 @@ def raw_file_record(
         file_name=file_name,
         size=size,
         hash=sha256,
-        source_channel=channel,
+        source_chat=chat,
         expires_at=expires_at,
     )
     object_save(raw, staged_path, name=_object_name(sha256, file_uid, file_name))
@@ -211,14 +211,14 @@ def volume_split(*, source: Path, parts: list[UploadPart], folder: Path, expecte
 
 
 def package_find(*, content_hash: str = "", document_ids: list[int] | None = None, source=None) -> Package | None:
-    """The dedupe ladder's lookups, cheapest first."""
+    """The dedupe ladder's lookups, cheapest first; `source` is (chat, first message id)."""
     if document_ids:
         package = Package.objects.filter(telegram_document_ids__contains=document_ids).first()
         if package is not None:
             return package
     if source is not None:
-        channel, message_id = source
-        package = Package.objects.filter(source_channel=channel, source_message_id=message_id).first()
+        chat, message_id = source
+        package = Package.objects.filter(source_chat=chat, source_message_id=message_id).first()
         if package is not None:
             return package
     if content_hash:

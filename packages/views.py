@@ -43,7 +43,7 @@ def package_detail(request, pk: int):
     context = {
         "package": package,
         "folders": selectors.package_folders(package=package),
-        "source_topic": selectors.package_source_topic_title(package=package),
+        "source_topic": package.source_topic_name,
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
     }
     return render(request, DETAIL, context)

@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from accounts.models import Chat, TelegramAccount
 from core import clock
 from core.api import ErrorSerializer
-from core.models import RunStatus
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
@@ -27,7 +26,7 @@ from reminders.models import (
     ReminderRunTarget,
     ReminderTarget,
 )
-from reminders.schedule import HORIZON_TEXT, window_hours_errors, within_horizon, zone
+from reminders.schedule import HORIZON_TEXT, DeliveryWindow, window_hours_errors, within_horizon, zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
 from telegram.records import TOPIC_ID_MAX
 
@@ -172,8 +171,14 @@ class ReminderWriteSerializer(serializers.Serializer):
     )
     name = serializers.CharField(max_length=200)
     timezone = serializers.CharField(max_length=64, help_text="IANA name, e.g. Asia/Kuala_Lumpur.")
-    window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
-    window_end_hour = serializers.IntegerField(min_value=1, max_value=24)
+    window_start_hour = serializers.IntegerField(
+        min_value=0, max_value=23, help_text="Local hour the delivery window opens."
+    )
+    window_end_hour = serializers.IntegerField(
+        min_value=1,
+        max_value=24,
+        help_text="Local hour it closes: before the start runs overnight (22 → 6); 0 → 24 is all day.",
+    )
     schedule = ScheduleSerializer(required=False, allow_null=True, help_text="Omit or null for manual sends only.")
     parts = PartInSerializer(many=True, help_text="In order; each a text, or a media with an optional caption.")
     targets = TargetInSerializer(many=True)
@@ -241,8 +246,13 @@ class EtaInSerializer(serializers.Serializer):
 class EtaSerializer(serializers.Serializer):
     duration_minutes = serializers.IntegerField()
     fire_at = serializers.DateTimeField()
+    starts_at = serializers.DateTimeField(
+        help_text="fire_at inside the window; outside it, when the window next opens (the run waits until then)."
+    )
     finishes_at = serializers.DateTimeField()
-    window_end_at = serializers.DateTimeField(allow_null=True, help_text="Null when fire_at is outside the window.")
+    window_end_at = serializers.DateTimeField(
+        allow_null=True, help_text="The end of the window it sends in; null for an all-day window (00:00–24:00)."
+    )
     fits = serializers.BooleanField()
     label = serializers.CharField(help_text="The pill's text.")
     rate_per_minute = serializers.IntegerField(help_text="The configured pace the estimate uses.")
@@ -323,7 +333,12 @@ class ReminderViewSet(
     def perform_destroy(self, instance):
         services.reminder_delete(reminder=instance)
 
-    @extend_schema(summary="Send now: fire a run", request=None, responses={201: ReminderRunSerializer, **ERRORS})
+    @extend_schema(
+        summary="Send now: fire a run",
+        description="Outside the delivery window the run is `waiting`: it starts by itself when the window opens.",
+        request=None,
+        responses={201: ReminderRunSerializer, **ERRORS},
+    )
     @action(detail=True, methods=["post"])
     def fire(self, request, pk=None):
         run = services.reminder_fire(reminder=self.get_object())
@@ -344,9 +359,11 @@ class ReminderViewSet(
             targets=values["targets"],
             parts=values["parts"],
             fire_at=values.get("fire_at") or clock.now(),
-            tz=zone(values["timezone"]),
-            window_start_hour=values["window_start_hour"],
-            window_end_hour=values["window_end_hour"],
+            window=DeliveryWindow(
+                tz=zone(values["timezone"]),
+                start_hour=values["window_start_hour"],
+                end_hour=values["window_end_hour"],
+            ),
             rate_per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE,
         )
         account = values.get("account")
@@ -354,6 +371,7 @@ class ReminderViewSet(
         body = {
             "duration_minutes": estimate.duration_minutes,
             "fire_at": estimate.fire_at,
+            "starts_at": estimate.starts_at,
             "finishes_at": estimate.finishes_at,
             "window_end_at": estimate.window_end_at,
             "fits": estimate.fits,
@@ -368,7 +386,7 @@ class ReminderViewSet(
 
 
 class RunFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    status = serializers.ChoiceField(choices=ReminderRun._meta.get_field("status").choices, required=False)
     reminder = serializers.IntegerField(required=False)
     account = serializers.IntegerField(required=False)
 

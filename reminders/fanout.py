@@ -174,6 +174,10 @@ class Fanout:
         if not self.stop_reason:
             self.stop_reason, self.stop_error = reason, error
 
+    def _window_closed_by(self, moment) -> bool:
+        """An all-day window (no end) never closes."""
+        return self.run.window_end_at is not None and moment >= self.run.window_end_at
+
     @property
     def _aborting(self) -> bool:
         """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
@@ -255,7 +259,7 @@ class Fanout:
 
     async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
         while queue and not self.stop_reason and not self.lost_claim:
-            if clock.now() >= self.run.window_end_at:
+            if self._window_closed_by(clock.now()):
                 self._stop(WINDOW)
                 return
             await self._deliver(queue.popleft(), hashes)
@@ -342,7 +346,7 @@ class Fanout:
 
     async def _flood(self, exc: FloodWait) -> None:
         """Slow mode holds back this group; any other FloodWait the whole account. The window keeps counting."""
-        if clock.now() + timedelta(seconds=exc.seconds) >= self.run.window_end_at:
+        if self._window_closed_by(clock.now() + timedelta(seconds=exc.seconds)):
             self._stop(WINDOW)
             raise _LeavePending from exc
         if exc.rpc == SLOWMODE_WAIT:

@@ -19,7 +19,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 
-from accounts.models import Chat, TelegramAccount
+from accounts.models import Chat, ChatTopic, TelegramAccount
+from accounts.selectors import chat_topics
 from core.forms import item_errors
 from reminders import selectors, services
 from reminders.media_types import ACCEPTED_TEXT
@@ -102,7 +103,13 @@ class PartRow:
 class GroupRow:
     chat: Chat
     selected: bool = False
-    topic: str = ""  # as typed; blank is the forum's General topic
+    topic: str = ""  # the topic id as posted; blank is the forum's General topic
+    topics: list[ChatTopic] = field(default_factory=list)  # what a forum offers to pick, by title
+
+    @property
+    def topic_unknown(self) -> bool:
+        """A topic posted that the chat is not known to have (kept in the select, so the error shows it)."""
+        return bool(self.topic) and self.topic not in {str(topic.topic_id) for topic in self.topics}
 
 
 def _hours(first: int, last: int) -> list[tuple[int, str]]:
@@ -221,15 +228,27 @@ class ReminderForm(forms.Form):
         if "groups" not in self.sections or self.sender is None:
             return []
         current = {target.chat.pk: target.topic_id for target in self.current.targets} if self.current else {}
+        chats = list(selectors.account_target_chats(account_id=self.sender.pk, include_ids=current))
+        topics = chat_topics(chat_ids=[chat.pk for chat in chats if chat.is_forum])
         if not self.is_bound:
             return [
-                GroupRow(chat=chat, selected=chat.pk in current, topic=str(current.get(chat.pk) or ""))
-                for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
+                GroupRow(
+                    chat=chat,
+                    selected=chat.pk in current,
+                    topic=str(current.get(chat.pk) or ""),
+                    topics=topics.get(chat.pk, []),
+                )
+                for chat in chats
             ]
         selected = {int(pk) for pk in self.data.getlist("targets") if pk.isdecimal()}
         return [
-            GroupRow(chat=chat, selected=chat.pk in selected, topic=self.data.get(f"topic-{chat.pk}", "").strip())
-            for chat in selectors.account_target_chats(account_id=self.sender.pk, include_ids=current)
+            GroupRow(
+                chat=chat,
+                selected=chat.pk in selected,
+                topic=self.data.get(f"topic-{chat.pk}", "").strip(),
+                topics=topics.get(chat.pk, []),
+            )
+            for chat in chats
         ]
 
     # Actions on the parts -----------------------------------------------------------------------------------------
@@ -263,12 +282,20 @@ class ReminderForm(forms.Form):
     # What it amounts to -------------------------------------------------------------------------------------------
 
     def _cleaned(self, name: str, default):
-        """A field's clean value; a value that did not clean (its error is shown) or a field not on
-        this page falls back to the current reminder's, else `default`."""
+        """A field's value as the form holds it, so the summary matches what the operator sees: its clean
+        value, even when the services refused it (their error takes it out of cleaned_data); a value that
+        does not clean at all, or a field not on this page, falls back to the current reminder's, else
+        `default`."""
         if not self.is_bound:
             return self.initial.get(name, default)
         self.is_valid()
-        return self.cleaned_data.get(name, default)
+        if name in self.cleaned_data or name not in self.fields:
+            return self.cleaned_data.get(name, default)
+        field = self.fields[name]
+        try:
+            return field.clean(field.widget.value_from_datadict(self.data, self.files, self.add_prefix(name)))
+        except ValidationError:
+            return default
 
     def schedule_at(self) -> datetime | None:
         """The one-off time typed in the reminder's own zone; None when it cannot be read (yet)."""
@@ -340,7 +367,7 @@ class ReminderForm(forms.Form):
         if "groups" in sections:
             for row in self.group_rows:
                 if row.selected and row.topic and not (row.topic.isdecimal() and int(row.topic) > 0):
-                    self.target_errors.append(f"“{row.chat.title}”: the topic is a number (its id); blank is General.")
+                    self.target_errors.append(f"“{row.chat.title}”: pick one of its topics, or General.")
         if "when" in sections and "schedule" in self.cleaned_data:
             kind = self.cleaned_data["schedule"]
             if kind == CRONTAB and not self.cleaned_data.get("crontab", "").strip():

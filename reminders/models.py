@@ -53,8 +53,10 @@ class Reminder(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            # start > end runs overnight; 0–24 is all day; the same hour twice is neither (schedule.DeliveryWindow)
             models.CheckConstraint(
-                condition=Q(window_start_hour__lt=F("window_end_hour"), window_end_hour__lte=24),
+                condition=Q(window_start_hour__lte=23, window_end_hour__gte=1, window_end_hour__lte=24)
+                & ~Q(window_start_hour=F("window_end_hour")),
                 name="reminder_window_hours",
             ),
             models.CheckConstraint(
@@ -112,11 +114,17 @@ class RunTrigger(models.TextChoices):
     MANUAL = "manual", "Send now"
 
 
+# A reminder run's own state, beside core's RunStatus: fired outside its delivery window, it waits for the
+# window to open and then is queued by itself (reminder_runs_auto_resume); no worker holds it meanwhile.
+WAITING = "waiting"
+REMINDER_RUN_STATUSES = [*RunStatus.choices[:1], (WAITING, "Waiting for window"), *RunStatus.choices[1:]]
+
 # Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
 # and the API show them (can_resume, can_cancel, can_retry_failed).
 IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
+LIVE = (WAITING, *IN_FLIGHT)  # pages keep polling these: they change without the operator
 RESUMABLE = (RunStatus.PAUSED, RunStatus.FAILED)  # with groups still pending
-CANCELABLE = (*IN_FLIGHT, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
+CANCELABLE = (*LIVE, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
 RETRYABLE = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # with failed groups
 NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # raises a notification
 
@@ -124,11 +132,13 @@ NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # rais
 class ReminderRunQuerySet(models.QuerySet):
     def open(self) -> "ReminderRunQuerySet":
         """Runs that still have groups to send: the ones can_cancel holds for."""
-        return self.filter(Q(status__in=[*IN_FLIGHT, RunStatus.PAUSED]) | Q(status=RunStatus.FAILED, pending__gt=0))
+        return self.filter(Q(status__in=[*LIVE, RunStatus.PAUSED]) | Q(status=RunStatus.FAILED, pending__gt=0))
 
 
 class ReminderRun(ClaimableRun):
     """One firing of a reminder: its parts as they were then, and one ReminderRunTarget per group."""
+
+    status = models.CharField(max_length=16, choices=REMINDER_RUN_STATUSES, default=RunStatus.QUEUED, db_index=True)
 
     # Runs are history: they outlive their reminder (null once it is deleted), named as it was when fired.
     reminder = models.ForeignKey(Reminder, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
@@ -145,6 +155,7 @@ class ReminderRun(ClaimableRun):
     messages_sent = models.PositiveIntegerField(default=0, help_text="Parts delivered, for the observed rate.")
     active_seconds = models.FloatField(default=0, help_text="Time spent sending, summed over resumes.")
     fired_at = models.DateTimeField(default=now)
+    # The end of the window it sends in; None while it waits, and in an all-day window (it never closes).
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
 

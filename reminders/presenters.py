@@ -7,11 +7,20 @@ from datetime import datetime
 from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
 
+from accounts.selectors import chat_topics
 from core import clock
 from reminders import selectors
-from reminders.eta import FITS, LIKELY_TO_PAUSE, eta_estimate
+from reminders.eta import Eta, eta_estimate
 from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
-from reminders.schedule import HORIZON_TEXT, local_hm, window_hours_errors, window_text, within_horizon, zone
+from reminders.schedule import (
+    HORIZON_TEXT,
+    DeliveryWindow,
+    local_hm,
+    window_hours_errors,
+    window_text,
+    within_horizon,
+    zone,
+)
 from reminders.services import ReminderSpec
 
 FAILED_SHOWN = 5
@@ -56,19 +65,36 @@ def plural(count: int, word: str) -> str:
 class ReminderRow:
     reminder: Reminder
     schedule: str
+    window: str
     last_run: ReminderRun | None
+    send: dict  # send_now_context: its Send now button and confirm
 
 
 def reminder_row(reminder: Reminder, last_run: ReminderRun | None = None) -> ReminderRow:
     text = schedule_text(crontab=reminder.schedule_crontab, at=reminder.schedule_at, timezone=reminder.timezone)
-    return ReminderRow(reminder=reminder, schedule=text, last_run=last_run)
+    return ReminderRow(
+        reminder=reminder,
+        schedule=text,
+        window=window_text(reminder.window_start_hour, reminder.window_end_hour),
+        last_run=last_run,
+        send=send_now_context(reminder),
+    )
 
 
-def eta_context(spec: ReminderSpec | None) -> dict:
-    """What the ETA panel shows for what the operator has entered so far; never an error page."""
+def eta_state(estimate: Eta) -> str:
+    """The pill's colour: fits, waits for the window, likely to pause."""
+    if not estimate.fits:
+        return "pause"
+    return "wait" if estimate.waits else "fits"
+
+
+def eta_context(spec: ReminderSpec | None, *, draft_parts: int = 0) -> dict:
+    """What the ETA panel shows for what the operator has entered so far; never an error page. Without a
+    sender there is no spec yet: `draft_parts` is how many parts the form holds."""
     context = {"spec": spec}
     if spec is None:
-        return {**context, "eta_note": "Choose the account that sends it to see how long it takes."}
+        note = "Choose the account that sends it to see how long it takes."
+        return {**context, "parts": draft_parts, "eta_note": note}
     parts, targets = len(spec.parts), len(spec.targets)
     context.update(
         parts=parts,
@@ -99,29 +125,57 @@ def eta_context(spec: ReminderSpec | None) -> dict:
     else:
         fire_at, fire_label = now, "If sent now"
     rate = settings.REMINDER_MAX_SEND_PER_MINUTE
-    estimate = eta_estimate(
-        targets=targets,
-        parts=parts,
-        fire_at=fire_at,
-        tz=tz,
-        window_start_hour=spec.window_start_hour,
-        window_end_hour=spec.window_end_hour,
-        rate_per_minute=rate,
-    )
-    state = "fits" if estimate.label == FITS else "pause" if estimate.label == LIKELY_TO_PAUSE else "outside"
+    window = DeliveryWindow(tz=tz, start_hour=spec.window_start_hour, end_hour=spec.window_end_hour)
+    estimate = eta_estimate(targets=targets, parts=parts, fire_at=fire_at, window=window, rate_per_minute=rate)
     local_fire = fire_at.astimezone(tz)
     return {
         **context,
         "eta": estimate,
-        "eta_state": state,
+        "eta_state": eta_state(estimate),
         "eta_duration": duration_text(estimate.duration_minutes),
         "fire_label": fire_label,
         "fire_text": f"{local_fire:%a %-d %b}, {local_fire:%H:%M}",
+        "start_text": window.local_when(estimate.starts_at, fire_at) if estimate.waits else "",
         "finish_text": local_hm(estimate.finishes_at, tz),
         "finish_other_day": estimate.finishes_at.astimezone(tz).date() != local_fire.date(),
         "window_end_text": local_hm(estimate.window_end_at, tz) if estimate.window_end_at else "",
         "rate": rate,
     }
+
+
+def send_now_context(reminder: Reminder) -> dict:
+    """What Send now would do at this moment, for its button and its confirm: send, or wait for the window."""
+    now = clock.now()
+    window = DeliveryWindow.of(reminder)
+    parts, targets = len(reminder.parts.all()), len(reminder.targets.all())
+    estimate = eta_estimate(
+        targets=targets, parts=parts, fire_at=now, window=window, rate_per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE
+    )
+    groups = plural(targets, "group")
+    if not estimate.waits:
+        return {"send_waits": False, "send_confirm": f"Send “{reminder.name}” now to {groups}?"}
+    opens = window.local_when(estimate.starts_at, now)
+    return {
+        "send_waits": True,
+        "send_opens": opens,
+        "send_confirm": (
+            f"It is outside the delivery window {window.text} ({reminder.timezone}); the run would wait until "
+            f"{opens}. Start “{reminder.name}” for {groups} when the window opens?"
+        ),
+    }
+
+
+def target_titles(targets) -> list[str]:
+    """“Group / Topic” for each target (a TargetSpec or a ReminderTarget), a forum topic by its title."""
+    topics = chat_topics(chat_ids={target.chat.pk for target in targets if target.topic_id})
+    names = {(topic.chat_id, topic.topic_id): topic.title for listed in topics.values() for topic in listed}
+    titles = []
+    for target in targets:
+        title = target.chat.title
+        if target.topic_id:
+            title += f" / {names.get((target.chat.pk, target.topic_id), f'topic {target.topic_id}')}"
+        titles.append(title)
+    return titles
 
 
 def saved_note(reminder: Reminder) -> str:

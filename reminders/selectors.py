@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from accounts.models import Chat
+from accounts.models import AuthState, Chat, TelegramAccount
 from reminders.models import (
     IN_FLIGHT,
     MediaFile,
@@ -109,6 +109,21 @@ def account_target_chats(*, account_id: int, include_ids: Iterable[int] = ()) ->
         type__in=[GROUP, SUPERGROUP],
     )
     return Chat.objects.filter(postable | Q(pk__in=list(include_ids))).distinct().order_by("title", "pk")
+
+
+def default_sender() -> TelegramAccount | None:
+    """The account the compose wizard starts with: a logged-in, switched-on one that can post in the most
+    groups (the first one by name might be in none)."""
+    postable = Q(
+        chat_links__can_post=True,
+        chat_links__chat__type__in=[GROUP, SUPERGROUP],
+    )
+    return (
+        TelegramAccount.objects.filter(auth_state=AuthState.AUTHENTICATED, is_active=True)
+        .annotate(groups=Count("chat_links", filter=postable))
+        .order_by("-groups", "display_name", "phone")
+        .first()
+    )
 
 
 def reminder_last_runs(*, reminder_ids: Iterable[int]) -> dict[int, ReminderRun]:

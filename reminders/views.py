@@ -24,19 +24,20 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling, reswap
 
-from accounts.models import AuthState, TelegramAccount
 from core import clock
 from core.forms import error_text
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
+from reminders.models import IN_FLIGHT, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
     plural,
     reminder_row,
     saved_note,
+    send_now_context,
+    target_titles,
 )
 from reminders.schedule import zone
 from reminders.services import ReminderStateError
@@ -51,6 +52,7 @@ HISTORY_ROWS = 20
 RUNS_PER_PAGE = 25
 TARGETS_PER_PAGE = 100
 ACTIVITY_FILTERS = {
+    "waiting": ("Waiting for window", (WAITING,)),
     "running": ("Running", IN_FLIGHT),
     "paused": ("Paused", (RunStatus.PAUSED,)),
     "success": ("Success", (RunStatus.SUCCESS,)),
@@ -113,8 +115,16 @@ def reminder_set_enabled(request, pk: int):
 @login_required
 @require_POST
 def reminder_send_now(request, pk: int):
-    reminder = get_object_or_404(Reminder, pk=pk)
+    reminder = _reminder(pk)
     detail = reverse("reminders:detail", args=[pk])
+    # The operator confirmed what the page said then ("now", or "when the window opens"); a window that opened
+    # or closed since must not turn one into the other.
+    confirmed = request.POST.get("waits", "")
+    if confirmed and (confirmed == "yes") != send_now_context(reminder)["send_waits"]:
+        messages.error(
+            request, "The delivery window opened or closed since this page was shown; check and press again."
+        )
+        return _go(request, _back(request, detail))
     try:
         run = services.reminder_fire(reminder=reminder)
     except ReminderStateError as exc:
@@ -122,6 +132,8 @@ def reminder_send_now(request, pk: int):
         return _go(request, _back(request, detail))
     if run.status == RunStatus.FAILED:
         messages.error(request, f"Run #{run.pk} could not start. {run.error_summary}")
+    elif run.status == WAITING:
+        messages.success(request, f"Run #{run.pk} waits for the delivery window. {run.error_summary}")
     else:
         messages.success(request, f"Run #{run.pk} is sending “{reminder}” to {plural(run.total, 'group')}.")
     return _go(request, detail)
@@ -145,9 +157,7 @@ def reminder_delete(request, pk: int):
 def reminder_detail(request, pk: int):
     reminder = _reminder(pk)
     history = list(selectors.reminder_run_list(reminder_id=pk)[:HISTORY_ROWS])
-    open_runs = (
-        list(selectors.reminder_run_filter(statuses=[*IN_FLIGHT, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
-    )
+    open_runs = list(selectors.reminder_run_filter(statuses=[*LIVE, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
     tz = zone(reminder.timezone)
     next_fire = None
     if reminder.enabled and reminder.schedule_crontab:
@@ -156,9 +166,10 @@ def reminder_detail(request, pk: int):
         next_fire = reminder.schedule_at
     context = {
         **eta_context(selectors.reminder_spec(reminder=reminder)),
+        **send_now_context(reminder),
         "reminder": reminder,
         "part_list": list(reminder.parts.all()),
-        "target_list": list(reminder.targets.all()),
+        "target_titles": target_titles(list(reminder.targets.all())),
         "history": history,
         "panels": [panel_context(run) for run in open_runs],
         "next_fire": next_fire.astimezone(tz) if next_fire else None,
@@ -170,11 +181,7 @@ def reminder_detail(request, pk: int):
 
 
 def _compose_initial() -> dict:
-    sender = (
-        TelegramAccount.objects.filter(auth_state=AuthState.AUTHENTICATED, is_active=True)
-        .order_by("display_name", "phone")
-        .first()
-    )
+    sender = selectors.default_sender()
     latest = Reminder.objects.order_by("-created_at").first()
     return {
         "account": sender,
@@ -208,7 +215,8 @@ def _form_page(request, form: ReminderForm, *, step: str, compose: bool, url: st
         "title": title,
         "cancel_url": cancel_url,
         "reminder": reminder,
-        **eta_context(spec),
+        **eta_context(spec, draft_parts=len(form.part_rows)),
+        "target_titles": target_titles(spec.targets) if spec else [],
     }
     if not request.htmx:
         return render(request, FORM, context)
@@ -287,14 +295,15 @@ def reminder_eta(request):
         form = ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
     else:
         form = ReminderForm(request.POST)
-    return render(request, f"{FORM}#eta-panel", {"form": form, **eta_context(form.spec())})
+    context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
+    return render(request, f"{FORM}#eta-panel", context)
 
 
 # Runs --------------------------------------------------------------------------------------------------------------
 
 
 def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.status in IN_FLIGHT else HttpResponseStopPolling(html)
+    return HttpResponse(html) if run.status in LIVE else HttpResponseStopPolling(html)
 
 
 @login_required

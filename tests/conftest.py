@@ -5,6 +5,16 @@ import pytest
 
 
 @pytest.fixture
+def api(admin_user):
+    """An API client signed in as an operator with every permission."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+@pytest.fixture
 def sandbox(settings, tmp_path):
     """Load a sandbox world (DESIGN.md world format v1) into a fresh folder.
 

@@ -36,8 +36,8 @@ from reminders.services.summaries import (
     reminder_run_notification_title,
     reminder_run_notify,
     summary_finished,
-    summary_outside_window,
     summary_stopped,
+    summary_waiting,
     summary_window_closed,
 )
 
@@ -66,8 +66,8 @@ __all__ = [
     "reminder_update",
     "reminder_validate",
     "summary_finished",
-    "summary_outside_window",
     "summary_stopped",
+    "summary_waiting",
     "summary_window_closed",
     "target_counts",
     "targets_partly_sent",

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, PeriodicTask
 
 from accounts.models import AccountChat, Chat, TelegramAccount
+from accounts.selectors import chat_topics
 from core import clock
 from core.errors import item_error
 from core.models import RunStatus
@@ -22,6 +23,7 @@ from reminders.media_types import media_fits_account, media_type
 from reminders.models import (
     IN_FLIGHT,
     RESUMABLE,
+    WAITING,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -40,7 +42,8 @@ from reminders.schedule import (
     zone,
 )
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
-from telegram.records import CAPTION_MAX, TEXT_MAX, TOPIC_ID_MAX
+from reminders.services.summaries import summary_waiting
+from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +218,7 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
         link.chat_id: link
         for link in AccountChat.objects.filter(account=spec.account, chat__in=[target.chat for target in spec.targets])
     }
+    topics = chat_topics(chat_ids=[target.chat.pk for target in spec.targets if target.topic_id is not None])
     seen = set()
     for index, target in enumerate(spec.targets):
         chat = target.chat
@@ -241,6 +245,19 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             error("targets", item_error("targets", index, f"“{chat.title}” is not a forum; leave the topic empty."))
         elif target.topic_id is not None and not 1 <= target.topic_id <= TOPIC_ID_MAX:
             error("targets", item_error("targets", index, f"a topic id is a number from 1 to {TOPIC_ID_MAX}."))
+        elif target.topic_id not in (None, GENERAL_TOPIC_ID) and target.topic_id not in {
+            topic.topic_id for topic in topics.get(chat.pk, [])
+        }:
+            # a topic Telegram does not know fails every send with TOPIC_DELETED: refuse it now
+            error(
+                "targets",
+                item_error(
+                    "targets",
+                    index,
+                    f"“{chat.title}” has no topic {target.topic_id}; pick one of its topics "
+                    "(refresh the account's chats if it was just created).",
+                ),
+            )
 
 
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
@@ -265,6 +282,11 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
         ReminderTarget(reminder=reminder, chat=target.chat, topic_id=target.topic_id) for target in spec.targets
     )
     reminder_schedule_sync(reminder=reminder)
+    # a run waiting for the window waits for the window as it is now: its summary says when that opens
+    now = clock.now()
+    for run in reminder.runs.filter(status=WAITING):
+        run.error_summary = summary_waiting(reminder=reminder, fired_at=run.fired_at, now=now)
+        run.save(update_fields=["error_summary"])
     return reminder
 
 
@@ -290,13 +312,13 @@ def reminder_delete(*, reminder: Reminder) -> None:
     if busy is not None:
         raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
     now = clock.now()
-    stopped = list(reminder.runs.filter(status__in=RESUMABLE, pending__gt=0))
+    stopped = list(reminder.runs.filter(status__in=[*RESUMABLE, WAITING], pending__gt=0))
     ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(
         status=TargetStatus.SKIPPED, error=REMINDER_DELETED, finished_at=now
     )
     for run in stopped:
         reminder_run_counts_refresh(run=run)
-        if run.status == RunStatus.PAUSED:
+        if run.status in (RunStatus.PAUSED, WAITING):
             ReminderRun.objects.filter(pk=run.pk).update(status=RunStatus.PARTIAL, finished_at=now)
     reminder.delete()
 

@@ -17,6 +17,7 @@ from reminders.models import (
     CANCELABLE,
     RESUMABLE,
     RETRYABLE,
+    WAITING,
     Reminder,
     ReminderRun,
     ReminderRunTarget,
@@ -26,7 +27,7 @@ from reminders.models import (
 from reminders.schedule import (
     DeliveryWindow,
 )
-from reminders.services.summaries import reminder_run_notify, summary_outside_window
+from reminders.services.summaries import reminder_run_notify, summary_waiting
 
 logger = logging.getLogger(__name__)
 
@@ -54,19 +55,22 @@ def _account_problem(account: TelegramAccount) -> str:
 
 
 def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True) -> ReminderRun:
-    """A run with every target `pending`, in a constant number of queries; queued, or failed when it
-    cannot start (fired outside the window, account unusable)."""
+    """A run with every target `pending`, in a constant number of queries: queued inside the delivery window,
+    waiting for it outside (it starts by itself when the window opens), failed when the account cannot send."""
     now = clock.now()
     reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
     parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption"))
     targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
-    day = DeliveryWindow.of(reminder).today(now)
+    window = DeliveryWindow.of(reminder).containing(now)
     summary = _account_problem(reminder.account)
-    if not day.contains(now):
-        summary = summary_outside_window(reminder=reminder, now=now, pending=len(targets))
-    failed = bool(summary)
+    if summary:
+        status = RunStatus.FAILED
+    elif window is None:
+        status, summary = WAITING, summary_waiting(reminder=reminder, fired_at=now, now=now)
+    else:
+        status = RunStatus.QUEUED
     with transaction.atomic():
         run = ReminderRun.objects.create(
             reminder=reminder,
@@ -77,18 +81,18 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
             total=len(targets),
             pending=len(targets),
             fired_at=now,
-            window_end_at=day.end_at,
-            status=RunStatus.FAILED if failed else RunStatus.QUEUED,
-            finished_at=now if failed else None,
+            window_end_at=window.end_at if window else None,
+            status=status,
+            finished_at=now if status == RunStatus.FAILED else None,
             error_summary=summary,
         )
         ReminderRunTarget.objects.bulk_create(
             ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[_random_id() for _ in parts])
             for chat_id, topic_id in targets
         )
-        if enqueue and not failed:
+        if enqueue and status == RunStatus.QUEUED:
             transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
-    if failed:
+    if status == RunStatus.FAILED:
         reminder_run_notify(run=run)
     return run
 
@@ -127,7 +131,8 @@ def _locked(run: ReminderRun) -> ReminderRun:
     return ReminderRun.objects.select_for_update(of=("self",)).select_related("reminder", "account").get(pk=run.pk)
 
 
-def _open_window_end(run: ReminderRun) -> datetime:
+def _open_window_end(run: ReminderRun) -> datetime | None:
+    """The end of the window open now (None: all day); refused while it is closed."""
     reminder = run.reminder
     daily = DeliveryWindow.of(reminder)
     now = clock.now()
@@ -135,8 +140,8 @@ def _open_window_end(run: ReminderRun) -> datetime:
     if window is None:
         opens = daily.next_start(now)
         raise ReminderStateError(
-            f"The delivery window is closed; it opens at {daily.local_hm(opens)} ({reminder.timezone}). "
-            "Resume then, or turn on auto-resume."
+            f"The delivery window {daily.text} is closed; it opens at {daily.local_when(opens, now)} "
+            f"({reminder.timezone}). Resume then, or turn on auto-resume."
         )
     return window.end_at
 
@@ -218,16 +223,56 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
     return run
 
 
+def _window_opened(run: ReminderRun) -> bool:
+    """A run the beat may start: waiting, or paused by a window that has closed since (never the same window)."""
+    window = DeliveryWindow.of(run.reminder).containing(clock.now())
+    if window is None:
+        return False
+    if run.status == WAITING:
+        return True
+    if run.window_end_at is None:
+        return False
+    return window.end_at is None or window.end_at > run.window_end_at
+
+
+@transaction.atomic
+def _start_waiting(run: ReminderRun) -> ReminderRun | None:
+    run = _locked(run)
+    if run.status != WAITING:
+        return None  # canceled meanwhile
+    return _requeue(run)
+
+
+def _fail_waiting(run: ReminderRun, reason: str) -> None:
+    """A waiting run whose account cannot send when its window opens fails, saying why (Resume once fixed)."""
+    failed = ReminderRun.objects.filter(pk=run.pk, status=WAITING).update(
+        status=RunStatus.FAILED, finished_at=clock.now(), error_summary=f"The delivery window opened, but {reason}"
+    )
+    if failed:
+        run.refresh_from_db()
+        reminder_run_notify(run=run)
+
+
 def reminder_runs_auto_resume() -> list[int]:
-    """Resume paused runs of auto-resume reminders once a new delivery window has opened."""
-    now = clock.now()
+    """What beat does every minute: start the runs waiting for their delivery window once it is open, and
+    resume paused runs of auto-resume reminders once a new window has opened."""
     resumed = []
+    waiting = ReminderRun.objects.filter(status=WAITING, reminder__isnull=False).select_related("reminder")
+    for run in waiting:
+        if _window_opened(run):
+            try:
+                started = _start_waiting(run)
+            except ReminderStateError as exc:
+                logger.warning("Reminder run #%s waited for its window and cannot start: %s", run.pk, exc)
+                _fail_waiting(run, str(exc))
+                continue
+            if started is not None:
+                resumed.append(run.pk)
     paused = ReminderRun.objects.filter(
         status=RunStatus.PAUSED, reminder__auto_resume=True, reminder__enabled=True
     ).select_related("reminder")
     for run in paused:
-        window = DeliveryWindow.of(run.reminder).containing(now)
-        if window is None or (run.window_end_at is not None and window.end_at <= run.window_end_at):
+        if not _window_opened(run):
             continue
         try:
             reminder_run_resume(run=run)

@@ -22,19 +22,13 @@ logger = logging.getLogger(__name__)
 # Summaries and notifications ------------------------------------------------------------------------------------
 
 
-def summary_outside_window(*, reminder: Reminder, now: datetime, pending: int) -> str:
-    """Why a run fired outside its window failed at once."""
+def summary_waiting(*, reminder: Reminder, fired_at: datetime, now: datetime) -> str:
+    """What a run fired outside its window says while it waits (written again when the reminder is edited)."""
     window = DeliveryWindow.of(reminder)
-    today = window.today(now)
-    fired = f"Fired at {window.local_hm(now)} ({reminder.timezone})"
-    if now < today.start_at:
-        where = f"before the delivery window opens at {window.local_hm(today.start_at)}"
-    else:
-        where = f"after the delivery window closed at {window.local_hm(today.end_at)}"
-    return (
-        f"{fired}, {where}: nothing was sent, {pending} groups still pending. "
-        "Resume from the Activity tab while the window is open."
-    )
+    fired = f"Fired at {window.local_hm(fired_at)} ({reminder.timezone}), outside the delivery window {window.text}"
+    if window.containing(now) is not None:
+        return f"{fired}: the window is open now; it starts within a minute."
+    return f"{fired}: it starts by itself when the window opens, at {window.local_when(window.next_start(now), now)}."
 
 
 def _still_pending(counts: dict[str, int], partly: int) -> str:
@@ -44,19 +38,19 @@ def _still_pending(counts: dict[str, int], partly: int) -> str:
 
 def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
     reminder = run.reminder
-    closes = DeliveryWindow.of(reminder).local_hm(run.window_end_at)
-    closed = f"Delivery window closed at {closes} ({reminder.timezone})."
+    window = DeliveryWindow.of(reminder)
+    closed = f"Delivery window closed at {window.local_hm(run.window_end_at)} ({reminder.timezone})."
     if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:
-        text = (
-            f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
-            "Resume from the Activity tab."
-        )
+        text = f"{closed} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}."
+        if not reminder.auto_resume:
+            text += " Resume from the Activity tab."
     if counts["failed"]:
         text += f" {counts['failed']} failed."
     if reminder.auto_resume:
-        text += " It resumes by itself when the window next opens."
+        opens = window.local_hm(window.next_start(run.window_end_at))
+        text += f" It resumes by itself when the window opens again, at {opens}."
     return text
 
 

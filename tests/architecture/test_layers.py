@@ -17,13 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 RANK = {"core": 0, "telegram": 1, "accounts": 2, "packages": 3, "ingestion": 4, "reminders": 4, "operations": 5}
 TOP = {"views", "api", "urls", "forms", "tasks", "admin", "apps", "management", "templatetags", "presenters"}
 
-# Known exceptions, each with its reason. Nothing else may break the rule.
-ALLOWED = {
-    # packages → ingestion: a package's pages show its source channel and topic (issue 12's "packages and
-    # ingestion: one direction only" is not done yet: packages should point at accounts.Chat instead).
-    ("packages.selectors", "ingestion.models"),
-}
-
 
 def _modules() -> list[str]:
     names = []
@@ -94,16 +87,8 @@ def test_imports_only_point_down():
         for name in _imports(module):
             imported = _existing(name)
             # "from core import clock" names the package too; its modules are what count.
-            if (
-                imported in {None, module, imported.split(".")[0] if imported else None}
-                or (module, imported) in ALLOWED
-            ):
+            if imported in {None, module, imported.split(".")[0] if imported else None}:
                 continue
             if problem := _violation(module, imported):
                 problems.add(problem)
     assert not problems, "imports against the layer rule:\n" + "\n".join(sorted(problems))
-
-
-def test_the_known_exceptions_are_still_needed():
-    used = {(module, _existing(name)) for module in MODULES for name in _imports(module)}
-    assert used >= ALLOWED, f"no longer needed, remove from ALLOWED: {sorted(ALLOWED - used)}"

@@ -1,5 +1,7 @@
 """Searching the Packages page by a path inside an archive finds the package, in Chromium."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -64,3 +66,12 @@ def test_search_by_a_path_inside_an_archive(
     page.reload()  # the pushed URL is a page of its own
     expect(page.get_by_label("Search packages")).to_have_value("griffin")
     expect(page.get_by_text("No package matches “griffin”")).to_be_visible()
+
+    # One package's page names where it came from and went, each a link to that channel's page.
+    page.goto(f"{live_server.url}/packages/")
+    page.get_by_role("link", name="dragon.zip").click()
+    expect(page.get_by_role("link", name="Archive")).to_be_visible()
+    expect(page.get_by_role("link", name=re.compile(r"^run #\d+$"))).to_be_visible()
+    page.screenshot(path=artifacts / "package-detail.png", full_page=True)
+    page.get_by_role("link", name="Models A").click()
+    expect(page.get_by_role("heading", name="Models A")).to_be_visible()

@@ -7,8 +7,9 @@ from django.core.management import call_command
 
 from core.models import RunStatus
 from ingestion.models import AccountChannelMap, MapRole, SkippedPackage, SkipReason, TopicProgress
-from ingestion.services import skipped_package_retry
+from ingestion.services import skipped_package_retry, topics_sync
 from packages.models import MetadataStatus, Package
+from telegram.records import TopicInfo
 from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -276,9 +277,17 @@ def test_forum_topics_give_context_and_general_goes_last(ingest_world):
     assert (run.ingested, run.duplicates) == (2, 1)
     shared = Package.objects.get(files__path="s.stl")
     assert (shared.source_topic_id, shared.creator) == (42, "Dragons"), "the named topic wins over General"
+    assert shared.source_topic_title == "Dragons"
     assert Package.objects.get(file_name="tile.zip").creator == "Terrain"
+    assert set(run.packages.values_list("file_name", flat=True)) == {shared.file_name, "tile.zip"}
     progress = {topic.title: topic.last_processed_message_id for topic in TopicProgress.objects.all()}
     assert progress == {"General": 5, "Terrain": 5, "Dragons": 5}, "a channel-wide scan moves every topic"
+
+    # Telegram renames the topic: its packages show the new title, the other topic's keep theirs.
+    channel_map = AccountChannelMap.objects.get(account__phone=READER, role=MapRole.READER)
+    topics_sync(channel_map=channel_map, topics=[TopicInfo(id=42, title="Wyrms"), TopicInfo(id=7, title="Terrain")])
+    titles = dict(Package.objects.values_list("file_name", "source_topic_title"))
+    assert titles == {shared.file_name: "Wyrms", "tile.zip": "Terrain"}
 
 
 def test_a_topic_with_fetch_off_is_not_scanned(ingest_world):

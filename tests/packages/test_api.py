@@ -3,8 +3,10 @@
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.models import Chat
+from ingestion.models import Channel
 from packages.models import MetadataStatus, Package
-from tests.ingestion.conftest import run_cycle, world
+from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -61,14 +63,9 @@ def storage(settings, tmp_path):
 
 
 @pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
-
-
-@pytest.fixture
 def ingested(ingest_world) -> dict[str, Package]:
+    # A chat that is no channel first, so that chat ids and channel ids differ.
+    Chat.objects.create(telegram_id=1, title="Friends", type="group")
     ingest_world(world(messages=MESSAGES))
     assert run_cycle().ingested == 2
     return {package.file_name: package for package in Package.objects.all()}
@@ -113,6 +110,9 @@ def test_one_package_with_its_files(api, ingested):
 
     assert body["file_name"] == "dragon.zip" and "matched_paths" not in body
     assert body["metadata_error"] == "" and body["source_message_ids"] == [11]
+    source, destination = (Channel.objects.get(chat__telegram_id=chat) for chat in (SOURCE, DESTINATION))
+    assert source.pk != source.chat_id, "the test tells a channel's id from its chat's"
+    assert (body["source_channel"], body["destination_channel"]) == (source.pk, destination.pk), "as /api/channels/"
     assert [file["path"] for file in body["files"]] == [
         "dragon/body.stl",
         "dragon/wings/left.stl",

@@ -49,7 +49,7 @@ def keep(tmp_path, name: str, data: bytes, *, uid: str = "100", days=None) -> Ra
         size=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
         staged_path=staged,
-        channel=None,
+        chat=None,
         expiration_days=days,
     )
 

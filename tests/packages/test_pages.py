@@ -3,6 +3,7 @@
 import pytest
 from django.urls import reverse
 
+from ingestion.models import Channel, IngestionRun
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.services import package_search_words_update
 from tests.ingestion.conftest import run_cycle, world
@@ -135,6 +136,9 @@ def test_package_detail_shows_the_file_tree_and_where_it_came_from(admin_client,
 
     assert dragon.content_hash in html
     assert "Models A" in html and "Archive" in html
+    for channel in Channel.objects.all():
+        assert reverse("ingestion:channel-detail", args=[channel.pk]) in html
+    assert f"run #{IngestionRun.objects.get().pk}" in html
     for message_id in dragon.dest_message_ids:
         assert f'<span class="mono">{message_id}</span>' in html
     assert "(top level)" in html and "README.txt" in html
@@ -184,6 +188,17 @@ def test_a_complete_listing_with_unsafe_entries_warns_on_its_page(admin_client):
     html = admin_client.get(reverse("packages:detail", args=[package.pk])).content.decode()
 
     assert "Careful:" in html and "point outside the archive" in html
+
+
+def test_the_admin_shows_a_package_and_its_run_read_only(admin_client, ingested):
+    dragon = ingested["dragon.zip"]
+    run = IngestionRun.objects.get()
+
+    package_page = admin_client.get(reverse("admin:packages_package_change", args=[dragon.pk]))
+    run_page = admin_client.get(reverse("admin:ingestion_ingestionrun_change", args=[run.pk])).content.decode()
+
+    assert package_page.status_code == 200 and "Models A" in package_page.content.decode()
+    assert "dragon.zip" in run_page and 'name="packages"' not in run_page
 
 
 def test_a_search_matching_more_than_the_cap_says_so_and_still_pages(admin_client, monkeypatch):

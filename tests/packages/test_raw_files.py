@@ -30,14 +30,14 @@ def staged(tmp_path, name="dragon.zip", data=b"archive bytes"):
     return path
 
 
-def record(tmp_path, *, uid="100", name="dragon.zip", sha="a" * 64, days=None, channel=None):
+def record(tmp_path, *, uid="100", name="dragon.zip", sha="a" * 64, days=None, chat=None):
     return raw_file_record(
         file_uid=uid,
         file_name=name,
         size=13,
         sha256=sha,
         staged_path=staged(tmp_path, name),
-        channel=channel,
+        chat=chat,
         expiration_days=days,
     )
 
@@ -115,7 +115,7 @@ def test_losing_the_insert_race_re_reads_the_winner(tmp_path, monkeypatch):
         return original_save(self, name, content, max_length=max_length)
 
     monkeypatch.setattr(FileSystemStorage, "save", save_while_another_worker_inserts)
-    raw = record(tmp_path, channel=channel)
+    raw = record(tmp_path, chat=channel.chat)
     assert raw.object.name == "other"
     assert RawFile.objects.count() == 1
 

@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 import pytest
 import redis
 from django.conf import settings as django_settings
+from django.contrib.auth.models import Group
 from django.core.files.base import ContentFile
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
 from core.ratelimit import KEY_PREFIX
+from core.roles import OPERATORS_GROUP
 from reminders import fanout
 from reminders.models import ReminderRun
 from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create
@@ -92,6 +94,15 @@ def fanout_world(sandbox):
         return world
 
     return load
+
+
+@pytest.fixture
+def operator(client, django_user_model):
+    """The test client, logged in as a member of the Operators group."""
+    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture

@@ -113,9 +113,9 @@ def test_a_one_off_time_and_no_schedule(api, world):
     [
         (
             {"window_start_hour": 18, "window_end_hour": 9},
-            "window_start_hour: The delivery window must start before it",
+            "schedule: The crontab never fires inside the delivery window 18:00–09:00.",
         ),
-        ({"window_start_hour": 12, "window_end_hour": 12}, "window_start_hour:"),
+        ({"window_start_hour": 12, "window_end_hour": 12}, "window_end_hour: The delivery window opens and closes"),
         ({"window_end_hour": 25}, "window_end_hour:"),
         ({"window_start_hour": -1}, "window_start_hour:"),
         ({"timezone": "Europe/Atlantis"}, "timezone: 'Europe/Atlantis' is not an IANA time zone"),
@@ -137,6 +137,18 @@ def test_validation_errors_name_the_field(api, world, changes, message):
     assert not Reminder.objects.exists()
 
 
+def test_a_forum_topic_must_be_one_the_chat_has(api, fanout_world):
+    fanout_world(groups_world(groups=2, forum=True))  # every forum has topic 7, "News"
+
+    unknown = api.post("/api/reminders/", body(targets=[{"chat": group_id(0), "topic": 8}]), format="json")
+    known = api.post("/api/reminders/", body(targets=[{"chat": group_id(0), "topic": 7}]), format="json")
+
+    assert unknown.status_code == 400
+    assert unknown.json()["message"].startswith("targets: targets[0]: “Group 0000” has no topic 8; pick one of its")
+    assert known.status_code == 201, known.json()
+    assert known.json()["targets"][0]["topic"] == 7
+
+
 def test_patch_changes_some_fields_and_keeps_the_rest(api, world):
     created = api.post("/api/reminders/", body(), format="json").json()
 
@@ -147,8 +159,8 @@ def test_patch_changes_some_fields_and_keeps_the_rest(api, world):
     assert (changed["window_end_hour"], changed["enabled"], changed["name"]) == (20, False, "Black Friday")
     assert changed["parts"] == created["parts"] and changed["targets"] == created["targets"]
     assert PeriodicTask.objects.get(pk=Reminder.objects.get().periodic_task_id).enabled is False
-    bad = api.patch(f"/api/reminders/{created['id']}/", {"window_start_hour": 21}, format="json")
-    assert bad.status_code == 400 and bad.json()["message"].startswith("window_start_hour:")
+    bad = api.patch(f"/api/reminders/{created['id']}/", {"window_start_hour": 20}, format="json")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("window_end_hour:"), bad.json()
 
 
 def test_eta(api, world, settings):
@@ -188,10 +200,32 @@ def test_eta(api, world, settings):
     assert (late["fits"], late["label"]) == (False, "Likely to pause — widen the window or split into smaller runs")
     bad = api.post(
         "/api/reminders/eta/",
-        {"targets": 1, "parts": 1, "timezone": KL, "window_start_hour": 18, "window_end_hour": 9},
+        {"targets": 1, "parts": 1, "timezone": KL, "window_start_hour": 9, "window_end_hour": 9},
         format="json",
     )
-    assert bad.status_code == 400 and bad.json()["message"].startswith("window_start_hour:")
+    assert bad.status_code == 400 and bad.json()["message"].startswith("window_end_hour:")
+
+    overnight = api.post(
+        "/api/reminders/eta/",
+        {
+            "targets": 1000,
+            "parts": 2,
+            "fire_at": "2026-11-25T19:00:00+08:00",
+            "timezone": KL,
+            "window_start_hour": 22,
+            "window_end_hour": 6,
+        },
+        format="json",
+    ).json()
+    assert (overnight["fits"], overnight["label"]) == (
+        True,
+        "Outside the delivery window — it waits for the window to open",
+    )
+    assert (overnight["starts_at"], overnight["finishes_at"], overnight["window_end_at"]) == (
+        "2026-11-25T14:00:00Z",
+        "2026-11-25T14:58:00Z",
+        "2026-11-25T22:00:00Z",
+    )
 
 
 def test_fire_then_list_runs_and_act_on_them(api, world, at):
@@ -245,13 +279,17 @@ def test_retry_failed_through_the_api(api, world, at):
     assert execute(run).status == RunStatus.SUCCESS
 
 
-def test_fire_outside_the_window_gives_a_failed_run(api, world, at):
+def test_fire_outside_the_window_gives_a_run_waiting_for_it(api, world, at):
     reminder = make_reminder(timezone=KL, start=9, end=18)
     at(KL_AFTER_CLOSE)
 
     run = api.post(f"/api/reminders/{reminder.pk}/fire/").json()
 
-    assert run["status"] == "failed" and "after the delivery window closed at 18:00" in run["error_summary"]
+    assert (run["status"], run["can_cancel"], run["can_resume"]) == ("waiting", True, False)
+    assert "it starts by itself when the window opens, at 09:00 tomorrow" in run["error_summary"]
+    assert [listed["id"] for listed in api.get("/api/reminder-runs/", {"status": "waiting"}).json()["results"]] == [
+        run["id"]
+    ]
 
 
 def test_delete(api, world):

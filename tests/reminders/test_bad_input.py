@@ -10,7 +10,7 @@ from reminders.models import Reminder
 from reminders.schedule import crontab_parse
 from tests.reminders.conftest import KL, group_id, groups_world
 from tests.reminders.test_api import body
-from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post, operator  # noqa: F401
+from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,7 @@ def test_a_bad_crontab_is_a_400_naming_the_schedule(api, fanout_world, expressio
 
 
 @pytest.mark.parametrize(("expression", "message"), BAD_CRONTABS[:2])
-def test_a_bad_crontab_is_named_in_the_form_which_keeps_it(operator, fanout_world, expression, message):  # noqa: F811
+def test_a_bad_crontab_is_named_in_the_form_which_keeps_it(operator, fanout_world, expression, message):
     fanout_world(groups_world(groups=2))
 
     html = htmx_post(
@@ -80,7 +80,7 @@ def test_a_one_off_time_out_of_range_or_unreadable_is_a_400(api, fanout_world, a
     assert not Reminder.objects.exists()
 
 
-def test_a_far_year_in_the_form_is_an_error_not_a_500(operator, fanout_world):  # noqa: F811
+def test_a_far_year_in_the_form_is_an_error_not_a_500(operator, fanout_world):
     fanout_world(groups_world(groups=2))
     url = reverse("reminders:compose")
 
@@ -130,7 +130,7 @@ def test_a_topic_id_beyond_telegrams_32_bits_is_a_400(api, fanout_world):
     assert not Reminder.objects.exists()
 
 
-def test_a_topic_id_beyond_32_bits_in_the_form_is_named(operator, fanout_world):  # noqa: F811
+def test_a_topic_id_beyond_32_bits_in_the_form_is_named(operator, fanout_world):
     fanout_world(groups_world(groups=2, forum=True))
     pk = Chat.objects.get(telegram_id=group_id(0)).pk
 

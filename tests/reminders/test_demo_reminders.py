@@ -1,4 +1,5 @@
-"""`make run` adds demo reminders to the demo world: one scheduled, and one run paused at its window."""
+"""`make run` adds demo reminders to the demo world: one scheduled, and one run paused at the end of yesterday's
+window, which Resume sends on today (the window is open again)."""
 
 import io
 
@@ -35,7 +36,10 @@ def test_demo_reminders_leave_a_paused_run_that_resumes_to_success():
     assert weekly.periodic_task is not None and weekly.parts.count() == 2
     run = ReminderRun.objects.get()
     assert run.status == RunStatus.PAUSED and 0 < run.sent < run.total, out.getvalue()
-    assert "Delivery window closed at 00:00 (UTC)" in run.error_summary
+    flash = Reminder.objects.get(name="Flash sale")
+    closes = f"{flash.window_end_hour % 24:02d}:00"
+    assert f"Delivery window closed at {closes} (UTC)" in run.error_summary
+    assert run.can_resume and flash.auto_resume is False, "it waits for Resume, which works now"
 
     resumed = reminder_run_resume(run=run)
     fanout.reminder_run_execute(run_id=resumed.pk)

@@ -1,11 +1,11 @@
 """The ETA pill: ceil(targets × parts / rate) minutes + 15 %, at least 1, and whether it fits in the window."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reminders.eta import FITS, LIKELY_TO_PAUSE, OUTSIDE_WINDOW, eta_estimate, eta_minutes
-from reminders.schedule import zone
+from reminders.eta import FITS, LIKELY_TO_PAUSE, WAITS, WAITS_THEN_PAUSE, eta_estimate, eta_minutes
+from reminders.schedule import DeliveryWindow, zone
 
 
 @pytest.mark.parametrize(
@@ -42,9 +42,7 @@ def estimate(targets, *, fire_at, start=9, end=18, tz="Asia/Kuala_Lumpur", parts
         targets=targets,
         parts=parts,
         fire_at=fire_at,
-        tz=zone(tz),
-        window_start_hour=start,
-        window_end_hour=end,
+        window=DeliveryWindow(tz=zone(tz), start_hour=start, end_hour=end),
         rate_per_minute=40,
     )
 
@@ -62,9 +60,27 @@ def test_fits_when_it_finishes_before_the_window_closes():
     assert exact.finishes_at == exact.window_end_at and exact.fits
 
 
-def test_outside_the_window_it_never_fits():
-    before = estimate(10, fire_at=datetime(2026, 11, 24, 23, 0, tzinfo=UTC))  # 07:00
-    assert (before.fits, before.window_end_at, before.label) == (False, None, OUTSIDE_WINDOW)
+def test_outside_the_window_it_starts_when_the_window_opens():
+    before = estimate(10, fire_at=datetime(2026, 11, 24, 23, 0, tzinfo=UTC))  # 07:00, opens at 09:00
+    assert before.starts_at == datetime(2026, 11, 25, 1, 0, tzinfo=UTC)
+    assert before.finishes_at == before.starts_at + timedelta(minutes=before.duration_minutes)
+    assert (before.waits, before.fits, before.label) == (True, True, WAITS)
+    assert before.window_end_at == datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
+
+    late = estimate(1000, fire_at=datetime(2026, 11, 25, 11, 0, tzinfo=UTC), start=22, end=6)  # 19:00, opens 22:00
+    assert (late.starts_at, late.window_end_at) == (
+        datetime(2026, 11, 25, 14, 0, tzinfo=UTC),
+        datetime(2026, 11, 25, 22, 0, tzinfo=UTC),
+    )
+    assert late.fits
+
+    squeezed = estimate(2000, fire_at=datetime(2026, 11, 25, 11, 0, tzinfo=UTC), start=22, end=23)
+    assert (squeezed.waits, squeezed.fits, squeezed.label) == (True, False, WAITS_THEN_PAUSE)
+
+
+def test_an_all_day_window_always_fits():
+    result = estimate(100_000, fire_at=datetime(2026, 11, 25, 15, 50, tzinfo=UTC), start=0, end=24)  # 23:50 local
+    assert (result.waits, result.fits, result.window_end_at, result.label) == (False, True, None, FITS)
 
 
 def test_nothing_to_send_fits_inside_the_window():

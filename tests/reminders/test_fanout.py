@@ -1,7 +1,8 @@
 """The fan-out in this process, against the sandbox: delivery, media, the window, operator actions, errors."""
 
 import math
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection, connections
@@ -14,7 +15,8 @@ from core.models import Notification, RunStatus
 from core.runs import run_claim
 from core.tasks import runs_reap_all
 from reminders import fanout
-from reminders.models import ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.models import WAITING, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.selectors import reminder_spec
 from reminders.services import (
     CANCELED,
     PartSpec,
@@ -24,6 +26,7 @@ from reminders.services import (
     reminder_run_resume,
     reminder_run_retry_failed,
     reminder_runs_auto_resume,
+    reminder_update,
 )
 from telegram.records import PART_SIZE
 from telegram.sandbox.faults import SandboxCrash
@@ -212,18 +215,83 @@ def test_resume_sends_only_the_pending_groups(fanout_world, at):
     assert not run.targets.filter(attempts__gt=1).exists(), "no group was attempted twice"
 
 
-def test_fired_after_the_window_fails_without_sending(fanout_world, at):
+def test_fired_after_the_window_waits_for_it_and_starts_by_itself_when_it_opens(
+    fanout_world, at, django_capture_on_commit_callbacks
+):
     world = fanout_world(groups_world(groups=3))
     reminder = make_reminder(timezone=KL, start=9, end=18)
     at(KL_AFTER_CLOSE)
 
+    with django_capture_on_commit_callbacks() as callbacks:
+        run = reminder_fire(reminder=reminder)
+
+    assert (run.status, run.finished_at, run.window_end_at) == (WAITING, None, None)
+    assert run.error_summary == (
+        "Fired at 18:00 (Asia/Kuala_Lumpur), outside the delivery window 09:00–18:00: "
+        "it starts by itself when the window opens, at 09:00 tomorrow."
+    )
+    assert callbacks == [], "nothing is queued before the window opens"
+    assert execute(run).status == WAITING, "a stray delivery does not claim a waiting run"
+    assert reminder_runs_auto_resume() == [], "still closed"
+
+    at(KL_NEXT_MORNING)  # 09:30 in Kuala Lumpur: what beat does every minute
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert reminder_runs_auto_resume() == [run.pk]
+    assert len(callbacks) == 1, "queued once the window is open"
+    run.refresh_from_db()
+    assert (run.status, run.error_summary) == (RunStatus.QUEUED, "")
+    assert run.window_end_at == datetime(2026, 11, 26, 10, 0, tzinfo=UTC)
+    assert execute(run).status == RunStatus.SUCCESS
+    assert all(len(posts(world, group_id(n))) == 1 for n in range(3))
+
+
+def test_a_waiting_run_waits_for_the_window_as_edited(fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=9, end=18)
+    at(KL_AFTER_CLOSE)  # 18:00 in Kuala Lumpur
     run = reminder_fire(reminder=reminder)
 
-    assert run.status == RunStatus.FAILED and run.finished_at is not None
-    assert run.error_summary.startswith("Fired at 18:00 (Asia/Kuala_Lumpur), after the delivery window closed at 18:00")
-    assert run.targets.filter(status=TargetStatus.PENDING).count() == 3
-    assert execute(run).status == RunStatus.FAILED, "a failed run is not picked up by a stray delivery"
-    assert sum(len(posts(world, group_id(n))) for n in range(3)) == 0
+    reminder_update(
+        reminder=reminder, spec=replace(reminder_spec(reminder=reminder), window_start_hour=20, window_end_hour=6)
+    )
+    run.refresh_from_db()
+    assert run.error_summary.endswith(
+        "outside the delivery window 20:00–06:00: it starts by itself when the window opens, at 20:00 today."
+    )
+
+    reminder_update(reminder=reminder, spec=replace(reminder_spec(reminder=reminder), window_start_hour=17))
+    run.refresh_from_db()
+    assert run.error_summary.endswith("the window is open now; it starts within a minute.")
+    assert reminder_runs_auto_resume() == [run.pk]
+
+
+def test_a_waiting_run_can_be_canceled_and_then_never_starts(fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=9, end=18)
+    at(KL_AFTER_CLOSE)
+    run = reminder_fire(reminder=reminder)
+
+    run = reminder_run_cancel(run=run)
+
+    assert (run.status, run.skipped, run.pending) == (RunStatus.PARTIAL, 2, 0)
+    at(KL_NEXT_MORNING)
+    assert reminder_runs_auto_resume() == []
+    assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.PARTIAL
+
+
+def test_an_all_day_window_sends_through_midnight(fanout_world, at):
+    world = fanout_world(groups_world(groups=6))
+    reminder = make_reminder(timezone="UTC", start=0, end=24)
+    before = datetime(2026, 11, 25, 23, 59, 59, tzinfo=UTC)
+    at(before)
+    run = reminder_fire(reminder=reminder)
+    assert run.window_end_at is None
+
+    at(before, then=datetime(2026, 11, 26, 0, 0, 30, tzinfo=UTC), after=3)  # midnight comes mid-run
+    run = execute(run)
+
+    assert (run.status, run.sent) == (RunStatus.SUCCESS, 6)
+    assert all(len(posts(world, group_id(n))) == 1 for n in range(6))
 
 
 def test_a_run_that_starts_after_its_window_closed_fails_with_nothing_sent(fanout_world, at):
@@ -260,6 +328,33 @@ def test_auto_resume_picks_up_a_paused_run_when_the_next_window_opens(
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED
     assert execute(run).status == RunStatus.SUCCESS
+
+
+def test_an_overnight_run_pauses_at_six_and_resumes_by_itself_at_ten_in_the_evening(
+    fanout_world, at, django_capture_on_commit_callbacks
+):
+    world = fanout_world(groups_world(groups=5))
+    reminder = make_reminder(timezone="Europe/Berlin", start=22, end=6, auto_resume=True)
+    night = datetime(2026, 11, 26, 4, 50, tzinfo=UTC)  # 05:50 in Berlin, inside 22:00–06:00
+    at(night)
+    run = reminder_fire(reminder=reminder)
+    assert run.window_end_at == datetime(2026, 11, 26, 5, 0, tzinfo=UTC)
+    at(night, then=datetime(2026, 11, 26, 5, 0, 1, tzinfo=UTC), after=2)  # 06:00 comes after 2 groups
+
+    run = execute(run)
+
+    assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 2, 3)
+    assert "Delivery window closed at 06:00 (Europe/Berlin)" in run.error_summary
+    for moment in (datetime(2026, 11, 26, 5, 0, 1, tzinfo=UTC), datetime(2026, 11, 26, 20, 59, tzinfo=UTC)):
+        at(moment)
+        assert reminder_runs_auto_resume() == [], f"still closed at {moment}"
+    at(datetime(2026, 11, 26, 21, 0, 30, tzinfo=UTC))  # 22:00:30 in Berlin
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert reminder_runs_auto_resume() == [run.pk]
+    assert len(callbacks) == 1
+    run = execute(run)
+    assert (run.status, run.sent) == (RunStatus.SUCCESS, 5)
+    assert all(len(posts(world, group_id(n))) == 1 for n in range(5))
 
 
 # Cancel ------------------------------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 no beat schedule outlives its reminder."""
 
 import pytest
-from django.contrib.auth.models import Group
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask, PeriodicTasks
 from rest_framework.test import APIClient
@@ -10,7 +9,6 @@ from rest_framework.test import APIClient
 from accounts.models import TelegramAccount
 from accounts.services import AccountHasHistory, account_delete
 from core.models import RunStatus
-from core.roles import OPERATORS_GROUP
 from ingestion.models import IngestionRun
 from reminders.models import Reminder, ReminderRun, TargetStatus
 from reminders.services import ReminderStateError, reminder_delete, reminder_fire, reminder_run_resume
@@ -24,14 +22,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 def api(admin_user):
     client = APIClient()
     client.force_authenticate(admin_user)
-    return client
-
-
-@pytest.fixture
-def operator(client, django_user_model):
-    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
-    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    client.force_login(user)
     return client
 
 

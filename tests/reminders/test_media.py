@@ -26,7 +26,7 @@ from tests.reminders.conftest import (
     png_bytes,
 )
 from tests.reminders.test_api import body
-from tests.reminders.test_pages import HTMX, compose, operator  # noqa: F401
+from tests.reminders.test_pages import HTMX, compose
 
 pytestmark = pytest.mark.django_db
 MB = 1024 * 1024
@@ -104,7 +104,7 @@ def test_a_file_above_the_accounts_upload_limit_is_refused_in_the_reminder(api, 
     assert "the file is 3.00 GB and this account sends at most 1.95 GB" in response.json()["message"]
 
 
-def test_the_form_says_what_it_takes_and_names_a_fake_picture_on_its_row(operator, fanout_world):  # noqa: F811
+def test_the_form_says_what_it_takes_and_names_a_fake_picture_on_its_row(operator, fanout_world):
     fanout_world(groups_world(groups=2))
     url = reverse("reminders:compose")
     page = operator.get(url).content.decode()

@@ -5,15 +5,13 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask
 
 from accounts.models import Chat
 from core.models import RunStatus
-from core.roles import OPERATORS_GROUP
-from reminders.models import MediaFile, Reminder, ReminderRun, TargetStatus
+from reminders.models import WAITING, MediaFile, Reminder, ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire
 from tests.reminders.conftest import (
     KL,
@@ -34,14 +32,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # 17:50 UTC: ten minutes before a 09:00–18:00 UTC window closes.
 LATE_AFTERNOON = datetime(2026, 11, 25, 17, 50, tzinfo=UTC)
-
-
-@pytest.fixture
-def operator(client, django_user_model):
-    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
-    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    client.force_login(user)
-    return client
 
 
 def chat_pks(count: int | None = None) -> list[int]:
@@ -176,15 +166,61 @@ def test_send_now_fires_a_run_and_opens_the_reminder(operator, fanout_world, dja
     assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 2s"' in page
 
 
-def test_send_now_outside_the_window_says_why_it_failed(operator, fanout_world, at):
+def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, fanout_world, at):
     fanout_world(groups_world(groups=2))
-    reminder = make_reminder(timezone=KL, start=9, end=18)
-    at(KL_AFTER_CLOSE)
+    reminder = make_reminder(timezone=KL, start=22, end=6)
+    at(KL_MORNING)  # 10:00 in Kuala Lumpur
+
+    page = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+
+    assert "Start when the window opens" in page and '<span class="when-idle">Send now</span>' not in page
+    confirm = re.search(r'hx-confirm="([^"]*)"', page).group(1)
+    assert confirm.startswith(
+        "It is outside the delivery window 22:00–06:00 (Asia/Kuala_Lumpur); the run would wait until 22:00 today."
+    ), confirm
+    assert "eta-pill--wait" in page and "<dt>Starts</dt><dd>22:00 today, when the window opens</dd>" in page, (
+        "the pill says what the confirm says"
+    )
+    listed = operator.get(reverse("reminders:list")).content.decode()
+    assert "Start when the window opens" in listed and confirm in listed
 
     response = operator.post(reverse("reminders:send-now", args=[reminder.pk]), follow=True)
 
+    run = ReminderRun.objects.get(reminder=reminder)
+    assert run.status == WAITING
     page = response.content.decode()
-    assert "could not start" in page and "after the delivery window closed at 18:00" in page
+    assert f"Run #{run.pk} waits for the delivery window." in page and "Waiting for window" in page
+    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 30s"' in page
+    assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
+    activity = operator.get(reverse("reminders:activity"), {"status": "waiting"}).content.decode()
+    assert f'id="run-{run.pk}"' in activity and "Waiting for window" in activity
+
+
+def test_send_now_confirmed_before_the_window_opened_does_not_turn_into_something_else(operator, fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=22, end=6)
+    at(datetime(2026, 11, 25, 13, 59, tzinfo=UTC))  # 21:59 in Kuala Lumpur: the page offers to wait
+    page = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+    assert 'name="waits" value="yes"' in page
+
+    at(datetime(2026, 11, 25, 14, 0, 30, tzinfo=UTC))  # the window opened before the click
+    response = operator.post(reverse("reminders:send-now", args=[reminder.pk]), {"waits": "yes"}, follow=True)
+
+    assert "The delivery window opened or closed since this page was shown" in response.content.decode()
+    assert not ReminderRun.objects.exists()
+    operator.post(reverse("reminders:send-now", args=[reminder.pk]), {"waits": "no"})
+    assert ReminderRun.objects.get().status == RunStatus.QUEUED
+
+
+def test_inside_the_window_send_now_asks_plainly(operator, fanout_world, at):
+    fanout_world(groups_world(groups=2))
+    reminder = make_reminder(timezone=KL, start=22, end=6)
+    at(datetime(2026, 11, 25, 15, 0, tzinfo=UTC))  # 23:00 in Kuala Lumpur
+
+    page = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+
+    assert 'hx-confirm="Send “Weekly promo” now to 2 groups?"' in page and "Start when the window opens" not in page
+    assert "eta-pill--fits" in page
 
 
 # Compose -----------------------------------------------------------------------------------------------------------
@@ -256,20 +292,34 @@ def test_a_media_part_is_uploaded_once_and_kept_by_id(operator, fanout_world):
     assert MediaFile.objects.count() == 1
 
 
-def test_a_window_that_starts_after_it_ends_is_refused_under_its_field(operator, fanout_world):
+def test_a_window_that_opens_and_closes_at_the_same_hour_is_refused_under_its_field(operator, fanout_world):
     fanout_world(groups_world(groups=2))
 
     html = htmx_post(
         operator,
         reverse("reminders:compose"),
-        compose(step="when", window_start_hour="18", window_end_hour="9", action="goto-review"),
+        compose(step="when", window_start_hour="9", window_end_hour="9", action="goto-review"),
     )
 
     assert current_step(html) == "when"
-    field = re.search(r'<div class="field has-error">\s*<label for="id_window_start_hour">.*?</div>', html, re.S)
-    assert field, "the error is under the window's start"
-    assert "window_start_hour 18 ≥ window_end_hour 9" in field.group(0)
+    field = re.search(r'<div class="field has-error">\s*<label for="id_window_end_hour">.*?</div>', html, re.S)
+    assert field, "the error is under the window's end"
+    assert "for all day choose 00:00–24:00" in field.group(0)
     assert not Reminder.objects.exists()
+
+
+def test_an_overnight_window_is_accepted(operator, fanout_world):
+    fanout_world(groups_world(groups=2))
+
+    response = operator.post(
+        reverse("reminders:compose"),
+        compose(step="review", window_start_hour="22", window_end_hour="6", crontab="30 23 * * *", action="save"),
+        **HTMX,
+    )
+
+    reminder = Reminder.objects.get()
+    assert response["HX-Redirect"] == reverse("reminders:detail", args=[reminder.pk])
+    assert (reminder.window_start_hour, reminder.window_end_hour) == (22, 6)
 
 
 def test_an_unknown_time_zone_and_a_bad_crontab_are_named(operator, fanout_world):
@@ -374,7 +424,7 @@ def test_the_eta_follows_the_schedule_and_shows_the_observed_rate(operator, fano
     assert "Observed" not in html
 
     outside = eta(operator, crontab="0 20 * * *", window_end_hour="24", window_start_hour="21")
-    assert "eta-pill--outside" in outside
+    assert "eta-pill--wait" in outside and "<dt>Starts</dt><dd>21:00 today, when the window opens</dd>" in outside
 
     run = execute(reminder_fire(reminder=make_reminder(start=0, end=24)))
     assert run.messages_sent == 4
@@ -411,7 +461,7 @@ def test_a_form_with_more_than_a_thousand_groups_ticked_goes_through(operator, f
 # Edit pages --------------------------------------------------------------------------------------------------------
 
 
-def test_edit_when_refuses_a_window_that_starts_after_it_ends_and_keeps_the_reminder(operator, fanout_world):
+def test_edit_when_refuses_a_crontab_outside_its_window_and_keeps_the_reminder(operator, fanout_world):
     fanout_world(groups_world(groups=2))
     reminder = make_reminder(start=9, end=18, schedule_crontab="0 9 * * *")
     url = reverse("reminders:edit-when", args=[reminder.pk])
@@ -421,7 +471,7 @@ def test_edit_when_refuses_a_window_that_starts_after_it_ends_and_keeps_the_remi
     data = {"timezone": "UTC", "window_start_hour": "18", "window_end_hour": "9", "schedule": "crontab"}
     html = htmx_post(operator, url, data | {"crontab": "0 9 * * *", "enabled": "on", "action": "save"})
 
-    assert "window_start_hour 18 ≥ window_end_hour 9" in html
+    assert "The crontab never fires inside the delivery window 18:00–09:00." in html
     reminder.refresh_from_db()
     assert (reminder.window_start_hour, reminder.window_end_hour) == (9, 18)
 
@@ -445,7 +495,10 @@ def test_edit_groups_replaces_the_targets_and_its_pill_counts_them(operator, fan
     assert "<dt>Groups</dt><dd>3</dd>" in panel and "<dt>Parts</dt><dd>1</dd>" in panel
 
     bad = htmx_post(operator, url, {"targets": pks[:2], f"topic-{pks[0]}": "news", "action": "save"})
-    assert "the topic is a number" in bad
+    assert "pick one of its topics, or General" in bad
+    unknown = htmx_post(operator, url, {"targets": pks[:2], f"topic-{pks[0]}": "8", "action": "save"})
+    assert "has no topic 8; pick one of its topics" in unknown
+    assert '<option value="8" selected>Unknown topic 8</option>' in unknown, "the form keeps what was picked"
 
     operator.post(url, {"targets": pks[:2], f"topic-{pks[0]}": "7", "action": "save"}, **HTMX)
     targets = sorted(reminder.targets.values_list("chat_id", "topic_id"))
@@ -528,7 +581,7 @@ def test_resume_while_the_window_is_closed_says_when_it_opens(operator, pause_a_
 
     panel = htmx_post(operator, reverse("reminders:activity-resume", args=[run.pk]), {"as": "panel"})
 
-    assert "The delivery window is closed; it opens at 09:00 (Asia/Kuala_Lumpur)." in panel
+    assert "The delivery window 09:00–18:00 is closed; it opens at 09:00 tomorrow (Asia/Kuala_Lumpur)." in panel
     assert 'class="alert alert--error"' in panel
     assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.PAUSED
 

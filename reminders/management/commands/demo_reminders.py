@@ -1,9 +1,10 @@
 """Reminders for the demo world of `make run`: a weekly announcement with a picture, and a flash sale
-whose run of last night hit the end of its delivery window and waits for Resume."""
+whose run of yesterday hit the end of its three-hour delivery window and waits for Resume, which works at
+once: the window is open again now."""
 
 import struct
 import zlib
-from datetime import UTC, datetime, time, timedelta
+from datetime import timedelta
 from itertools import count
 
 from django.core.files.base import ContentFile
@@ -14,6 +15,7 @@ from accounts.models import AccountChat, AuthState
 from core import clock
 from reminders import fanout
 from reminders.models import Reminder
+from reminders.schedule import DeliveryWindow
 from reminders.services import PartSpec, ReminderSpec, TargetSpec, media_create, reminder_create, reminder_fire
 
 GROUP_TYPES = ("group", "supergroup")
@@ -66,26 +68,30 @@ class Command(BaseCommand):
                 schedule_crontab="0 10 * * 5",
             )
         )
+        # A window from an hour ago to two hours ahead (wrapping past midnight as an overnight window does).
+        hour = timezone.now().hour
         flash = reminder_create(
             spec=ReminderSpec(
                 account=account,
                 name="Flash sale",
                 timezone="UTC",
-                window_start_hour=0,
-                window_end_hour=24,
-                parts=[PartSpec(text="Flash sale: 30% off every resin kit until midnight.")],
+                window_start_hour=(hour - 1) % 24,
+                window_end_hour=(hour + 1) % 24 + 1,
+                parts=[PartSpec(text="Flash sale: 30% off every resin kit, three hours only.")],
                 targets=targets,
             )
         )
-        run = self._replay_last_night(flash)
+        run = self._replay_yesterday(flash)
         self.stdout.write(
             f"  Demo reminders added; the flash sale's run is {run.status}: {run.sent} of {run.total} groups."
         )
 
-    def _replay_last_night(self, reminder: Reminder):
-        """Send it as it went last night: fired at 23:59, midnight closed the window after a few groups."""
-        midnight = datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
-        late, after = midnight - timedelta(minutes=1), midnight + timedelta(seconds=30)
+    def _replay_yesterday(self, reminder: Reminder):
+        """Send it as it went yesterday: fired a minute before its window closed, which closed after a few
+        groups."""
+        window = DeliveryWindow.of(reminder)
+        yesterday = window.containing(timezone.now() - timedelta(days=1))
+        late, after = yesterday.end_at - timedelta(minutes=1), yesterday.end_at + timedelta(seconds=30)
         readings = count()
         real_now = clock.now
         clock.now = lambda: late if next(readings) < 8 else after

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0001_initial"),
-        ("ingestion", "0005_skip_reasons_waiting_in_flight_disk_error"),
+        ("ingestion", "0007_carry_packages_over"),
     ]
 
     operations = [

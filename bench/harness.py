@@ -8,8 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def bench_django(name: str) -> Path:
-    """Start (or reuse) the embedded services, point Django at a fresh database; returns a work folder."""
+def bench_django(name: str, *, keep: bool = False) -> Path:
+    """Start (or reuse) the embedded services, point Django at a fresh database (or, keep=True, at the one a
+    previous run left); returns a work folder."""
     from config.devstack import Stack, ensure_secrets, start_services
 
     stack = Stack.from_env()
@@ -19,7 +20,7 @@ def bench_django(name: str) -> Path:
     os.environ.setdefault("REDIS_URL", service_env.get("REDIS_URL", ""))
     server, _, _ = base_url.rpartition("/")
     database = f"stashcast_bench_{name}"
-    _recreate_database(f"{server}/postgres", database)
+    _recreate_database(f"{server}/postgres", database, keep=keep)
     os.environ["DATABASE_URL"] = f"{server}/{database}"
     work = Path(tempfile.mkdtemp(prefix=f"stashcast-bench-{name}-"))
     os.environ["SANDBOX_PATH"] = str(work / "sandbox")
@@ -34,9 +35,11 @@ def bench_django(name: str) -> Path:
     return work
 
 
-def _recreate_database(admin_url: str, database: str) -> None:
+def _recreate_database(admin_url: str, database: str, *, keep: bool = False) -> None:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        if keep and conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
+            return
         conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{database}"')

@@ -6,7 +6,7 @@ of the `pgserver` wheel) and an embedded Redis (the `redis-server` binary of the
 (or STASHCAST_VAR_DIR).
 
     python -m config.devstack run        # the whole stack under honcho
-    python -m config.devstack test ARGS  # pytest against real services
+    python -m config.devstack test ARGS  # pytest against real services (and an S3-protocol server)
     python -m config.devstack manage ARGS
     python -m config.devstack backup [--with-raw] [FOLDER]
     python -m config.devstack restore BACKUP_FOLDER [SECRETS_FILE]
@@ -329,6 +329,41 @@ class EmbeddedRedis:
         self.portfile.unlink(missing_ok=True)
 
 
+class TestObjectStore:
+    """An S3-protocol server (moto's server mode, in memory) on a free loopback port, for the tests that keep
+    files in an object store; one per `make test`, gone when it ends."""
+
+    def __init__(self, log: Path):
+        self.log = log
+        self.process: subprocess.Popen | None = None
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        # Not waited for here: it comes up while pytest starts, and the tests that use it wait for its port.
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
 def ensure_secrets(path: Path) -> dict[str, str]:
     """Local secrets, generated once and kept in var/secret.env (never committed)."""
     from cryptography.fernet import Fernet
@@ -518,7 +553,15 @@ def command_run(stack: Stack) -> int:
         env["FLOWER_PORT"] = str(stack.flower_port)
         # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
         env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
-        shared = ("DATABASE_URL", "REDIS_URL", "DJANGO_DEBUG", "SANDBOX_PATH", "MEDIA_ROOT", "INGEST_STAGING_DIR")
+        shared = (
+            "DATABASE_URL",
+            "REDIS_URL",
+            "DJANGO_DEBUG",
+            "SANDBOX_PATH",
+            "MEDIA_ROOT",
+            "STORAGE_URL",
+            "INGEST_STAGING_DIR",
+        )
         write_env_file(stack.stack_env, {key: env[key] for key in (*shared, "FLOWER_URL") if key in env})
 
         _manage(["migrate", "--no-input", "-v", "0"], env)
@@ -552,13 +595,18 @@ def command_run(stack: Stack) -> int:
 def command_test(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
     service_env, started = start_services(stack, durable=False)
+    object_store = TestObjectStore(stack.var / "test-s3.log")
     try:
         env = _base_env(stack, service_env)
         env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
         env["STASHCAST_IGNORE_STACK_ENV"] = "true"
+        if not env.get("TEST_S3_ENDPOINT"):
+            object_store.start()
+            env["TEST_S3_ENDPOINT"] = object_store.endpoint
         with _ForwardSignals(sigint=False) as forward:
             return forward.run([sys.executable, "-m", "pytest", *args], env=env, cwd=ROOT)
     finally:
+        object_store.stop()
         stop_services(stack, started)
 
 

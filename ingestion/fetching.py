@@ -4,22 +4,25 @@ Each volume is re-fetched right before its download (fresh file reference), stre
 hashed in the same pass (the payload is read once); trouble resumes the download from its offset. The gateway
 keeps several parts in flight and hands them over in order. A download in progress lives under
 `INGEST_STAGING_DIR/partial/` until it is whole, so a worker killed mid-file leaves its whole parts for the
-next attempt of the same account, which hashes them from disk and goes on at the first missing part.
+next attempt of the same account, which hashes them from disk and goes on at the first missing part. A volume
+whose raw file is kept (downloaded before, by this machine or another) is read back from the storage instead.
 """
 
 import asyncio
 import hashlib
 import logging
 import shutil
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 
 from django.conf import settings
 
-from ingestion.cycle import SetFailed, sleep_flood_wait
+from ingestion.cycle import SetFailed, db, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point, read_blocks
+from packages import raw_objects
+from packages import selectors as package_selectors
 from packages import services as package_services
 from packages.detection import ArchiveSet
 from telegram.errors import FileReferenceExpired, FloodWait, TransientError
@@ -79,12 +82,12 @@ class FetchStage:
     async def _fetch_set(
         self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder: Path, writer: Writer, **options
     ) -> list[tuple[DocumentMessage, Path, str]]:
-        """Every volume of the set to disk: (item, staged path, volume sha256), in order."""
+        """Every volume of the set: (item, staged path or None when its raw file is kept, volume sha256), in order."""
         folder.mkdir(parents=True, exist_ok=True)
         self._check_free_space(folder, archive_set, writer)
         volumes = []
         for item in archive_set.items:
-            path, volume_hash = await self._download(reader, ref, item, folder, **options)
+            path, volume_hash = await self._volume(reader, ref, item, folder, **options)
             volumes.append((item, path, volume_hash))
         return volumes
 
@@ -109,6 +112,34 @@ class FetchStage:
         for task in dropped:
             task.cancel()
         await asyncio.gather(*dropped, return_exceptions=True)
+
+    async def _volume(
+        self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, **options
+    ) -> tuple[Path | None, str]:
+        """(the staged download, its SHA-256), or (None, the recorded SHA-256) when the volume's raw file is
+        kept: a retry, or another machine's set, does not download it from Telegram again."""
+        kept = await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+        if kept is not None:
+            return None, kept.hash
+        return await self._download(reader, ref, item, folder, **options)
+
+    @asynccontextmanager
+    async def _raw_files_local(self, raws, names: list[str], staged: list[Path | None], folder: Path):
+        """The set's volumes as local files for the upload: this worker's staged copies, or the kept copies read
+        back from the storage (in a thread: the cycle keeps its heartbeat meanwhile)."""
+        if any(path is None for path in staged):
+            await self.tick(current_step="reading the kept copy")
+        files = raw_objects.raw_files_local(raws, names, staged=staged, under=folder)
+        try:
+            paths = await asyncio.to_thread(files.__enter__)
+        except raw_objects.RawObjectUnreadable as exc:
+            if exc.raw is not None:
+                await db(package_services.raw_file_lost)(raw=exc.raw)
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{exc}; it is downloaded from Telegram again.") from exc
+        try:
+            yield paths
+        finally:
+            await asyncio.to_thread(files.__exit__, None, None, None)
 
     async def _download(
         self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, *, foreground: bool = True

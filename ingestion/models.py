@@ -247,6 +247,8 @@ class SkippedPackage(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         constraints = [models.UniqueConstraint(fields=["channel", "message_id"], name="unique_skipped_message")]
+        # The Skipped page's order: its first page is read from the index, not sorted from every row.
+        indexes = [models.Index(fields=["-updated_at", "-id"], name="skipped_newest_first")]
 
     def __str__(self) -> str:
         return f"{self.file_name} ({self.reason})"

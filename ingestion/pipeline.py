@@ -576,9 +576,12 @@ class IngestionCycle(FetchStage, UploadStage):
             raws = await db(ingestion_services.set_raw_files_record)(channel=channel, volumes=volumes)
         except package_services.RetentionMisconfigured as exc:
             raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
+        except package_services.RawObjectUnreadable as exc:
+            raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{archive_set.file_name}: {exc}") from exc
 
         names = [item.document.name for item in archive_set.items]
-        with package_services.raw_files_materialize(raws, names) as paths:
+        staged = [path for _, path, _ in volumes]
+        async with self._raw_files_local(raws, names, staged, folder) as paths:
             async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
                 if not acquired:
                     # Kept as pending, so the set is checked again until the other copy is in the destination.

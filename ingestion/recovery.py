@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 
 # A stub younger than this may still be getting its listing from the worker that wrote it.
 STUB_GRACE = timedelta(minutes=10)
+# Copies fetched from the object store outside a run (a backfill's rar set) are this old only if left behind.
+FETCHED_COPIES_GRACE = timedelta(hours=6)
 CHECK_BATCH = 100
 
 
@@ -51,11 +53,16 @@ def ingestion_recover() -> dict:
 
 
 def staging_sweep() -> int:
-    """Remove the staging folders of runs that are not running here any more (a killed worker's), and
+    """Remove the staging folders of runs that are not running here any more (a killed worker's), copies
+    fetched from the object store that a killed backfill left (`packages.raw_objects.raw_files_local`), and
     unfinished downloads untouched for INGEST_PARTIAL_KEEP_HOURS."""
     root = Path(settings.INGEST_STAGING_DIR)
     if not root.is_dir():
         return 0
+    left = time.time() - FETCHED_COPIES_GRACE.total_seconds()
+    fetched = [folder for folder in root.glob("set-*") if folder.is_dir() and folder.stat().st_mtime < left]
+    for folder in fetched:
+        shutil.rmtree(folder, ignore_errors=True)
     folders = {}
     for folder in root.glob("run-*"):
         run_id = folder.name.removeprefix("run-")
@@ -67,7 +74,7 @@ def staging_sweep() -> int:
     for run_id, folder in folders.items():
         if run_id not in running:
             shutil.rmtree(folder, ignore_errors=True)
-    return len(folders) - len(running) + _partials_sweep(root / PARTIAL_FOLDER)
+    return len(folders) - len(running) + len(fetched) + _partials_sweep(root / PARTIAL_FOLDER)
 
 
 def _partials_sweep(folder: Path) -> int:

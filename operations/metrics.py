@@ -217,7 +217,8 @@ def packages_per_day(*, now: datetime, days: int = PACKAGES_DAYS) -> list[DayCou
         Package.objects.filter(created_at__gte=start)
         .annotate(day=TruncDate("created_at"))
         .values_list("day")
-        .annotate(count=Count("pk"))
+        # Counting created_at, not pk, lets PostgreSQL answer from the created_at index alone.
+        .annotate(count=Count("created_at"))
         .order_by()
     )
     days_shown = [first + timedelta(days=offset) for offset in range(days)]

@@ -4,7 +4,9 @@ Archives come from strangers. A listing runs in a child process with a memory
 ceiling and a time limit, so a header that declares millions of entries or an
 endless parse ends as a ListingError with a reason, never as a dead worker.
 Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
-odd names) ends the same way. Entry paths are made safe to store and show; an
+odd names) ends the same way. A volume in an object store is read in place by
+ranged requests to a signed link (`RemoteVolume`): listing needs the central
+directory or the headers, not the whole file. Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 
@@ -16,6 +18,7 @@ Why this size: one reader per archive format (zip, rar, 7z) behind one listing; 
 import base64
 import bisect
 import contextlib
+import http.client
 import io
 import json
 import os
@@ -28,6 +31,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import multivolumefile
 import py7zr
@@ -66,6 +70,15 @@ class Entry:
     encrypted: bool = False
 
 
+@dataclass(frozen=True)
+class RemoteVolume:
+    """A volume read where it is kept (an object store), by ranged GETs to a signed link."""
+
+    name: str
+    url: str
+    size: int
+
+
 class ListingError(Exception):
     """The listing is unavailable; the message says why."""
 
@@ -92,16 +105,20 @@ class Listing:
     thumbnails: list[Thumbnail]
 
 
-def list_archive(archive_type: str, volumes: list[Path]) -> list[Entry]:
-    """Entries of an archive set whose volumes are staged, in order, in one folder."""
+def list_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume]) -> list[Entry]:
+    """Entries of an archive set whose volumes are staged, in order, in one folder (or kept in an object store:
+    zip, 7z and single rar volumes only, as rarfile finds a set's next volume by name)."""
     return read_archive(archive_type, volumes).entries
 
 
-def read_archive(archive_type: str, volumes: list[Path], *, thumbnails: int = 0) -> Listing:
+def read_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0) -> Listing:
     """The listing, and thumbnails of up to `thumbnails` images inside (the first by path), each read
-    bounded in the same child; an image that cannot be read is left out, never the listing."""
+    bounded in the same child; an image that cannot be read is left out, never the listing. Thumbnails are
+    made of staged volumes only."""
     if archive_type == MODEL:
-        return Listing([Entry(path=safe_path(volumes[0].name)[0], size=volumes[0].stat().st_size)], [])
+        first = volumes[0]
+        size = first.size if isinstance(first, RemoteVolume) else first.stat().st_size
+        return Listing([Entry(path=safe_path(first.name)[0], size=size)], [])
     if archive_type not in (ZIP, SEVEN_ZIP, RAR):
         raise ListingError(f"Unknown archive type {archive_type!r}")
     return _list_in_child(archive_type, volumes, thumbnails)
@@ -142,27 +159,30 @@ def _reason(text: str) -> str:
 # -- the parent side ------------------------------------------------------------------------------------------
 
 
-def _list_in_child(archive_type: str, volumes: list[Path], thumbnails: int) -> Listing:
-    command = [
-        sys.executable,
-        "-m",
-        "packages.archives",
-        json.dumps(
-            {
-                "type": archive_type,
-                "volumes": [str(volume) for volume in volumes],
-                "max_entries": MAX_ENTRIES,
-                "max_declared_bytes": MAX_DECLARED_BYTES,
-                "memory_bytes": LISTING_MEMORY_BYTES,
-                "thumbnails": thumbnails,
-            }
-        ),
-    ]
+def _list_in_child(archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int) -> Listing:
+    # The request goes in on stdin: signed links do not belong in a process list.
+    request = {
+        "type": archive_type,
+        "volumes": [
+            {"name": v.name, "url": v.url, "size": v.size} if isinstance(v, RemoteVolume) else {"path": str(v)}
+            for v in volumes
+        ],
+        "max_entries": MAX_ENTRIES,
+        "max_declared_bytes": MAX_DECLARED_BYTES,
+        "memory_bytes": LISTING_MEMORY_BYTES,
+        "thumbnails": thumbnails,
+    }
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": python_path}
     try:
         done = subprocess.run(
-            command, capture_output=True, timeout=LISTING_TIMEOUT_SECONDS, env=env, cwd=_PROJECT_ROOT, check=False
+            [sys.executable, "-m", "packages.archives"],
+            input=json.dumps(request).encode(),
+            capture_output=True,
+            timeout=LISTING_TIMEOUT_SECONDS,
+            env=env,
+            cwd=_PROJECT_ROOT,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         raise ListingError(
@@ -205,7 +225,10 @@ def _child_main(request: dict) -> dict:
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     limits = _Limits(request["max_entries"], request["max_declared_bytes"])
-    volumes = [Path(volume) for volume in request["volumes"]]
+    volumes = [
+        Path(volume["path"]) if "path" in volume else RemoteVolume(volume["name"], volume["url"], volume["size"])
+        for volume in request["volumes"]
+    ]
     try:
         entries = _list(request["type"], volumes, limits)
     except ListingError as exc:
@@ -218,7 +241,7 @@ def _child_main(request: dict) -> dict:
     except Exception as exc:  # any parser failure on hostile bytes means an unreadable archive
         return {"error": _reason(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}")}
     answer = {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries]}
-    if request.get("thumbnails"):
+    if request.get("thumbnails") and all(isinstance(volume, Path) for volume in volumes):
         answer["thumbnails"] = _thumbnails(request["type"], volumes, entries, request["thumbnails"])
     return answer
 
@@ -333,7 +356,9 @@ def _read_images(archive_type: str, volumes: list[Path], chosen: set[str]):
                         yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
 
 
-def _list(archive_type: str, volumes: list[Path], limits: _Limits) -> list[Entry]:
+def _list(archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: _Limits) -> list[Entry]:
+    if isinstance(volumes[0], RemoteVolume):
+        return _list_remote(archive_type, volumes, limits)
     if archive_type == ZIP:
         return _list_zip(volumes, limits)
     if archive_type == SEVEN_ZIP:
@@ -393,15 +418,16 @@ def _split_zip_order(volume: Path) -> tuple[int, int]:
 
 
 class _JoinedVolumes(io.RawIOBase):
-    """Several files read as one, seekable: enough for zipfile to list a split set."""
+    """Several files (paths, or seekable readers) read as one, seekable: enough for zipfile to list a split set."""
 
-    def __init__(self, paths: list[Path]):
-        self.files = [open(path, "rb") for path in paths]  # noqa: SIM115 -- closed by close()
+    def __init__(self, volumes: list):
+        # Paths are opened here and closed by close().
+        self.files = [open(v, "rb") if isinstance(v, Path) else v for v in volumes]  # noqa: SIM115
         self.starts = []
         total = 0
         for file in self.files:
             self.starts.append(total)
-            total += os.fstat(file.fileno()).st_size
+            total += file.seek(0, io.SEEK_END)
         self.size = total
         self.position = 0
 
@@ -543,11 +569,86 @@ def _list_rar(volumes: list[Path], limits: _Limits) -> list[Entry]:
         raise ListingError("The first volume of the rar set is missing.") from None
 
 
+def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits) -> list[Entry]:
+    """The same readers over ranged reads: a volume set is one joined stream (zip's split sets in their
+    .z01… .zip order; .001 sets and 7z volumes are plain byte splits, in name order)."""
+    if archive_type == ZIP and not volumes[0].name.lower().endswith(".001"):
+        volumes = sorted(volumes, key=lambda volume: _split_zip_order(Path(volume.name)))
+    else:
+        volumes = sorted(volumes, key=lambda volume: volume.name)
+    with _JoinedVolumes([_RangedReader(volume) for volume in volumes]) as joined:
+        stream = io.BufferedReader(joined, buffer_size=_RANGE_BYTES)
+        if archive_type == ZIP:
+            return _zip_entries(stream, limits)
+        if archive_type == SEVEN_ZIP:
+            try:
+                with py7zr.SevenZipFile(stream, mode="r") as archive:
+                    return _7z_entries(archive, limits)
+            except py7zr.exceptions.PasswordRequired:
+                raise PasswordProtected("The 7z archive has encrypted headers; it needs a password.") from None
+        if len(volumes) > 1:
+            raise ListingError("A multi-volume rar set is listed from local copies, not in place.")
+        return _list_rar([stream], limits)
+
+
+_RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
+
+
+class _RangedReader(io.RawIOBase):
+    """One object read by HTTP range requests on one kept-alive connection; `fetched` counts the bytes."""
+
+    def __init__(self, volume: RemoteVolume):
+        parts = urlsplit(volume.url)
+        connection = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.connection = connection(parts.hostname, parts.port, timeout=30)
+        self.target = parts.path + (f"?{parts.query}" if parts.query else "")
+        self.name = volume.name
+        self.size = volume.size
+        self.position = 0
+        self.fetched = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        count = min(len(buffer), self.size - self.position)
+        if count <= 0:
+            return 0
+        end = self.position + count - 1
+        self.connection.request("GET", self.target, headers={"Range": f"bytes={self.position}-{end}"})
+        answer = self.connection.getresponse()
+        data = answer.read()
+        if answer.status != 206 or len(data) != count:
+            raise ListingError(
+                f"The object store answered HTTP {answer.status} ({len(data)} bytes) for bytes {self.position}-{end} "
+                f"of {self.name}."
+            )
+        buffer[:count] = data
+        self.position += count
+        self.fetched += count
+        return count
+
+    def close(self) -> None:
+        self.connection.close()
+        super().close()
+
+
 def _volume_base(first_volume: Path) -> Path:
     """multivolumefile opens `name.7z` from `name.7z.001`, `name.7z.002`…"""
     return first_volume.with_name(first_volume.name[: -len(".001")])
 
 
 if __name__ == "__main__":
-    # `python -m packages.archives REQUEST_JSON`: the listing child; one JSON answer on stdout.
-    sys.stdout.write(json.dumps(_child_main(json.loads(sys.argv[1]))))
+    # `python -m packages.archives < REQUEST_JSON`: the listing child; one JSON answer on stdout.
+    sys.stdout.write(json.dumps(_child_main(json.loads(sys.stdin.read()))))

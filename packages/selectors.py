@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Count, Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import Chat
-from packages.models import Collection, Package, PackageFile, PackagePreview, words_of
+from packages.models import Collection, Package, PackageFile, PackagePreview, RawFile, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -149,3 +149,9 @@ def collection_get(*, pk: int) -> Collection:
 def collection_choices(*, exclude_id: int | None = None) -> QuerySet[Collection]:
     """Collections to merge into or add to, by name."""
     return Collection.objects.exclude(pk=exclude_id).order_by("name", "pk").only("pk", "name")
+
+
+def raw_file_kept(*, file_uid: str, size: int) -> RawFile | None:
+    """The raw file of a Telegram document whose bytes are still in the storage (any machine may have
+    downloaded it): read back instead of downloaded again."""
+    return RawFile.objects.filter(file_uid=file_uid, size=size, purged_at__isnull=True).exclude(object="").first()

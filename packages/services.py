@@ -2,16 +2,11 @@
 
 import hashlib
 import logging
-import re
-import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -19,38 +14,22 @@ from django.utils import timezone
 from packages.archives import ListingError, read_archive
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
 from packages.previews import previews_from_archive
+from packages.raw_objects import (
+    COPY_CHUNK,
+    RawObjectUnreadable,
+    disk_name,
+    object_save,
+    raw_files_listable,
+    storage_is_local,
+)
 
 logger = logging.getLogger(__name__)
 
 SHORT_RETENTION = timedelta(hours=3)
-COPY_CHUNK = 4 * 1024 * 1024
-MAX_DISK_NAME_BYTES = 200  # below every filesystem's 255-byte limit for one name
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def disk_name(file_name: str) -> str:
-    """A Telegram file name as one path component on disk.
-
-    Names come from whoever posted the file: `../x.zip`, `/tmp/x.zip` or a 300-byte name must neither
-    escape the staging folder nor fail the write. The end of the name is kept, so volumes
-    (`.part2.rar`, `.7z.002`) still find each other.
-    """
-    name = _UNPRINTABLE.sub("_", file_name).replace("\\", "/").rsplit("/", 1)[-1]
-    encoded = name.encode("utf-8", "replace")
-    if len(encoded) > MAX_DISK_NAME_BYTES:
-        name = encoded[-MAX_DISK_NAME_BYTES:].decode("utf-8", "ignore")
-    return "file" if name in ("", ".", "..") else name
 
 
 class RetentionMisconfigured(Exception):
     """A channel's expiration_days is negative: the operator must fix it."""
-
-
-class _StagedFile(File):
-    """A staged download the local storage can move into place instead of copying."""
-
-    def temporary_file_path(self) -> str:
-        return self.name
 
 
 def raw_file_expiry(*, expiration_days: int | None):
@@ -67,13 +46,23 @@ def raw_file_expiry(*, expiration_days: int | None):
 
 
 def raw_file_record(
-    *, file_uid: str, file_name: str, size: int, sha256: str, staged_path: Path, chat, expiration_days: int | None
+    *,
+    file_uid: str,
+    file_name: str,
+    size: int,
+    sha256: str,
+    staged_path: Path | None,
+    chat,
+    expiration_days: int | None,
 ) -> RawFile:
-    """Keep a downloaded file: idempotent by file_uid, one unprocessed object per content."""
+    """Keep a downloaded file: idempotent by file_uid, one unprocessed object per content. No staged_path: the
+    volume was not downloaded again because its raw file is kept (`packages.selectors.raw_file_kept`)."""
     expires_at = raw_file_expiry(expiration_days=expiration_days)
     existing = RawFile.objects.filter(file_uid=file_uid).first()
     if existing is not None:
         return _raw_file_reuse(existing, staged_path, sha256=sha256, expires_at=expires_at)
+    if staged_path is None:
+        raise RawObjectUnreadable(f"the kept copy of {file_name} is no longer recorded; it is downloaded again")
     duplicate = RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
     if duplicate is not None:
         return _raw_file_reuse(duplicate, staged_path, sha256=sha256, expires_at=expires_at)
@@ -85,36 +74,47 @@ def raw_file_record(
         source_chat=chat,
         expires_at=expires_at,
     )
-    with open(staged_path, "rb") as staged:
-        raw.object.save(f"{sha256[:2]}/{sha256}/{disk_name(file_name)}", _StagedFile(staged), save=False)
+    object_save(raw, staged_path, name=_object_name(sha256, file_uid, file_name))
     try:
         with transaction.atomic():
             raw.save()
     except IntegrityError:
-        # Another worker recorded the same file or content first: use the winner.
-        default_storage.delete(raw.object.name)
+        # Another worker recorded the same file or content first: use the winner. In an object store both may
+        # have written the same key (same document, same bytes): then it is the winner's object, and stays.
         winner = (
             RawFile.objects.filter(file_uid=file_uid).first()
             or RawFile.objects.filter(hash_algorithm="sha256", hash=sha256, processed_at__isnull=True).first()
         )
+        if winner is None or winner.object.name != raw.object.name:
+            default_storage.delete(raw.object.name)
         if winner is None:
             raise
         return _raw_file_reuse(winner, staged_path, sha256=sha256, expires_at=expires_at)
     return raw
 
 
-def _raw_file_reuse(raw: RawFile, staged_path: Path, *, sha256: str, expires_at) -> RawFile:
+def _object_name(sha256: str, file_uid: str, file_name: str) -> str:
+    """Content-addressed, and one key per Telegram document: two rows never share an object, so deleting one
+    row's object never takes another's."""
+    return f"{sha256[:2]}/{sha256}/{file_uid}/{disk_name(file_name)}"
+
+
+def _raw_file_reuse(raw: RawFile, staged_path: Path | None, *, sha256: str, expires_at) -> RawFile:
     """The object already kept wins and the new download is dropped, unless the kept one was purged (or is
     not the same bytes): then the new download becomes its object again."""
     if raw.purged_at is not None or not raw.object or raw.hash != sha256:
+        if staged_path is None:
+            raise RawObjectUnreadable(f"the kept copy of {raw.file_name} was purged; it is downloaded again")
         if raw.object:
             default_storage.delete(raw.object.name)
-        with open(staged_path, "rb") as staged:
-            raw.object.save(f"{sha256[:2]}/{sha256}/{disk_name(raw.file_name)}", _StagedFile(staged), save=False)
+        object_save(raw, staged_path, name=_object_name(sha256, raw.file_uid, raw.file_name))
         raw.hash, raw.purged_at, raw.expires_at = sha256, None, expires_at
         raw.save(update_fields=["object", "hash", "purged_at", "expires_at"])
         return raw
-    staged_path.unlink(missing_ok=True)
+    if staged_path is not None and storage_is_local():
+        # The kept file serves this set's upload as it is; in an object store the staged copy does (removed
+        # with the set's staging folder), so it is not fetched back.
+        staged_path.unlink(missing_ok=True)
     fields = []
     if raw.expires_at is not None and raw.expires_at < timezone.now() + SHORT_RETENTION:
         raw.expires_at = timezone.now() + SHORT_RETENTION
@@ -122,6 +122,13 @@ def _raw_file_reuse(raw: RawFile, staged_path: Path, *, sha256: str, expires_at)
     if fields:
         raw.save(update_fields=fields)
     return raw
+
+
+def raw_file_lost(*, raw: RawFile) -> None:
+    """Its kept copy is gone or damaged: forget it, so the next try downloads the file from Telegram."""
+    if raw.object:
+        default_storage.delete(raw.object.name)
+    RawFile.objects.filter(pk=raw.pk).update(object="", purged_at=timezone.now())
 
 
 def raw_files_purge(*, now=None) -> int:
@@ -135,22 +142,6 @@ def raw_files_purge(*, now=None) -> int:
         raw.save(update_fields=["object", "purged_at"])
         count += 1
     return count
-
-
-@contextmanager
-def raw_files_materialize(raw_files: list[RawFile], names: list[str]):
-    """The raw files in one folder under their original names (rar and 7z volumes find each other by name)."""
-    with tempfile.TemporaryDirectory(prefix="stashcast-set-") as folder:
-        paths = []
-        for raw, name in zip(raw_files, names, strict=True):
-            target = Path(folder) / disk_name(name)
-            try:
-                target.symlink_to(default_storage.path(raw.object.name))
-            except NotImplementedError:
-                with default_storage.open(raw.object.name, "rb") as source, open(target, "wb") as sink:
-                    shutil.copyfileobj(source, sink, COPY_CHUNK)
-            paths.append(target)
-        yield paths
 
 
 @dataclass(frozen=True)
@@ -293,7 +284,7 @@ def package_search_words_update(*, package: Package) -> None:
         )
 
 
-def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Package:
+def package_metadata_fill(*, package: Package, volume_paths: list) -> Package:
     """Phase two: the file listing, and thumbnails of the first images inside (preview candidates). An
     unreadable archive is still a package, with the reason."""
     try:
@@ -366,5 +357,5 @@ def package_metadata_backfill(*, package: Package) -> Package:
         package.metadata_error = "The raw files were purged before the listing was written."
         package.save(update_fields=["metadata_status", "metadata_error"])
         return package
-    with raw_files_materialize(ordered, package.volume_names) as paths:
-        return package_metadata_fill(package=package, volume_paths=paths)
+    with raw_files_listable(ordered, package.volume_names, archive_type=package.archive_type) as volumes:
+        return package_metadata_fill(package=package, volume_paths=volumes)

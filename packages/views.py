@@ -13,6 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from core.forms import error_text
+from core.pagination import CappedPaginator
 from packages import grouping, previews, selectors
 from packages.models import Collection, GroupingRule, Package, PackagePreview
 
@@ -39,6 +40,10 @@ def _view_of(request) -> str:
     return "grid" if request.GET.get("view") == "grid" else "list"
 
 
+# A search counts its matches up to here ("1,000+ packages match"): 40 pages are more than anyone reads.
+SEARCH_COUNT_CAP = 1000
+
+
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")  # the same URL answers the whole page or only the results
@@ -47,7 +52,9 @@ def package_list(request):
     locked = request.GET.get("locked") == "1"
     view = _view_of(request)
     found = selectors.package_search(query=query, needs_password=locked)
-    packages = Paginator(found, GRID_PER_PAGE if view == "grid" else PER_PAGE).get_page(request.GET.get("page"))
+    per_page = GRID_PER_PAGE if view == "grid" else PER_PAGE
+    paginator = CappedPaginator(found, per_page, cap=SEARCH_COUNT_CAP) if query else Paginator(found, per_page)
+    packages = paginator.get_page(request.GET.get("page"))
     context = {"packages": packages, "query": query, "locked": locked, "view": view}
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)

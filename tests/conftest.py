@@ -132,3 +132,30 @@ def ingest_world(sandbox):
         return loaded
 
     return load
+
+
+@pytest.fixture
+def object_store(settings):
+    """Keep media and raw files in a fresh bucket of the S3-protocol server `make test` starts (moto's
+    server mode, config/devstack.py); returns the STORAGE_URL naming it, for worker processes."""
+    import os
+    import socket
+    import time
+    import uuid
+    from urllib.parse import urlsplit
+
+    from config.storage import default_storage_for, object_store_parse
+
+    endpoint = os.environ.get("TEST_S3_ENDPOINT")
+    if not endpoint:
+        pytest.fail("TEST_S3_ENDPOINT is not set: run the tests through `make test`, which starts the S3 server.")
+    address = urlsplit(endpoint)
+    deadline = time.monotonic() + 30
+    while socket.socket().connect_ex((address.hostname, address.port)) != 0:
+        if time.monotonic() > deadline:
+            pytest.fail(f"The test S3 server at {endpoint} did not start; see var/test-s3.log.")
+        time.sleep(0.1)
+    url = f"s3+http://stashcast:stashcast-secret@{address.netloc}/test-{uuid.uuid4().hex[:12]}?region=us-east-1"
+    object_store_parse(url).client().create_bucket(Bucket=object_store_parse(url).bucket)
+    settings.STORAGES = {**settings.STORAGES, "default": default_storage_for(url)}
+    return url

@@ -8,6 +8,7 @@ from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr, load_local_stack, var_dir
+from config.storage import default_storage_for
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 load_local_stack(BASE_DIR)
@@ -87,7 +88,12 @@ if not DATABASE_URL:
         "DATABASE_URL is not set. Use `make run` / `make test` (they start an embedded "
         "PostgreSQL) or point DATABASE_URL at a PostgreSQL server."
     )
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0))}
+# A kept connection (DATABASE_CONN_MAX_AGE, compose's web: 60 s) is checked before a request reuses it.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0, minimum=0), conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("Stashcast needs PostgreSQL (advisory locks, SKIP LOCKED); DATABASE_URL is not one.")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -119,8 +125,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))
 MEDIA_URL = "media/"
+# Media and raw files: the local disk, or the object store every machine shares (config/storage.py).
+STORAGE_URL = envstr("STORAGE_URL", "")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": default_storage_for(STORAGE_URL),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 

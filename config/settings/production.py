@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
 from config.settings.base import *  # noqa: F403
-from config.settings.base import REDIS_URL, REST_FRAMEWORK, SESSION_ENCRYPTION_KEYS
+from config.settings.base import REDIS_URL, REST_FRAMEWORK, SESSION_ENCRYPTION_KEYS, STORAGES
 
 DEBUG = False
 # Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does.
@@ -45,7 +45,7 @@ SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    **STORAGES,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 

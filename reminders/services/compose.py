@@ -106,9 +106,12 @@ def media_create(*, file: File, name: str = "") -> MediaFile:
         with transaction.atomic():
             media.save()
     except IntegrityError:
-        # the same bytes were stored concurrently: keep theirs
-        media.file.delete(save=False)
-        return MediaFile.objects.get(sha256=sha256)
+        # The same bytes were stored concurrently: keep theirs. In an object store both may have written the
+        # same key, which is then theirs too.
+        theirs = MediaFile.objects.get(sha256=sha256)
+        if theirs.file.name != media.file.name:
+            media.file.delete(save=False)
+        return theirs
     return media
 
 

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from config import backup
 from config.devstack import ROOT
+from config.storage import object_store_parse
 
 pytestmark = pytest.mark.processes
 
@@ -94,6 +95,52 @@ def test_raw_files_are_kept_when_asked_for(tmp_path, scratch_database):
         folder=folder, database_url=scratch_database[1], media_root=tmp_path / "out", secret_env=tmp_path / "s.env"
     )
     assert (tmp_path / "out" / "raw" / "dragon.zip").read_bytes() == b"archive"
+
+
+def test_media_in_an_object_store_are_backed_up_and_restored_object_by_object(tmp_path, scratch_database, object_store):
+    source = object_store_parse(object_store)
+    client = source.client()
+    client.put_object(Bucket=source.bucket, Key="reminders/media/promo.png", Body=b"\x89PNG picture")
+    client.put_object(Bucket=source.bucket, Key="raw/ab/dragon.zip", Body=b"refetchable archive")
+
+    folder, _ = backup.backup_create(
+        database_url=scratch_database[0],
+        media_root=tmp_path / "unused",
+        secret_env=tmp_path / "none.env",
+        into=tmp_path,
+        store=source,
+    )
+    with_raw, _ = backup.backup_create(
+        database_url=scratch_database[0],
+        media_root=tmp_path / "unused",
+        secret_env=tmp_path / "none.env",
+        into=tmp_path / "with-raw",
+        with_raw=True,
+        store=source,
+    )
+
+    assert f"bucket {source.bucket}" in (folder / "manifest.json").read_text()
+    target = object_store_parse(object_store.replace("/test-", "/restored-"))
+    client.create_bucket(Bucket=target.bucket)
+    backup.backup_restore(
+        folder=folder,
+        database_url=scratch_database[1],
+        media_root=tmp_path / "out",
+        secret_env=tmp_path / "s.env",
+        store=target,
+    )
+    assert [item["Key"] for item in client.list_objects_v2(Bucket=target.bucket)["Contents"]] == [
+        "reminders/media/promo.png"
+    ], "raw files only with --with-raw"
+    backup.backup_restore(
+        folder=with_raw,
+        database_url=scratch_database[1],
+        media_root=tmp_path / "out",
+        secret_env=tmp_path / "s.env",
+        store=target,
+    )
+    assert client.get_object(Bucket=target.bucket, Key="raw/ab/dragon.zip")["Body"].read() == b"refetchable archive"
+    assert not (tmp_path / "out").exists(), "nothing went to the local disk"
 
 
 def test_a_folder_that_is_not_a_backup_is_refused(tmp_path):

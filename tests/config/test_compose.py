@@ -37,6 +37,7 @@ def _filled_env(example: str, **overrides: str) -> str:
         "STASHCAST_SESSION_KEYS": Fernet.generate_key().decode(),
         "STASHCAST_ADMIN_PASSWORD": secrets.token_urlsafe(12),
         "POSTGRES_PASSWORD": secrets.token_hex(16),
+        "MINIO_ROOT_PASSWORD": secrets.token_hex(16),
         "FLOWER_BASIC_AUTH": f"admin:{secrets.token_hex(8)}",
         **overrides,
     }
@@ -76,9 +77,16 @@ def test_env_example_names_every_secret_the_stack_needs():
         "DJANGO_ALLOWED_HOSTS",
         "DJANGO_SECURE_SSL_REDIRECT",
         "POSTGRES_PASSWORD",
+        "MINIO_ROOT_PASSWORD",
     ):
         assert key in keys, f".env.example does not document {key}"
-    for secret in ("DJANGO_SECRET_KEY", "STASHCAST_SESSION_KEYS", "POSTGRES_PASSWORD", "FLOWER_BASIC_AUTH"):
+    for secret in (
+        "DJANGO_SECRET_KEY",
+        "STASHCAST_SESSION_KEYS",
+        "POSTGRES_PASSWORD",
+        "MINIO_ROOT_PASSWORD",
+        "FLOWER_BASIC_AUTH",
+    ):
         assert f"\n{secret}=\n" in example, f"{secret} must be left empty in .env.example, never a usable value"
 
 
@@ -98,6 +106,16 @@ def test_compose_runs_every_process_from_one_production_image():
     web = " ".join(services["web"]["command"])
     assert web.index("migrate") < web.index("gunicorn")
     assert "/healthz" in "".join(services["web"]["healthcheck"]["test"])
+
+
+def test_every_process_keeps_media_and_raw_files_in_the_bundled_object_store():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert services["minio"]["image"].startswith("minio/minio:")
+    web = " ".join(services["web"]["command"])
+    assert web.index("storage_ensure") < web.index("gunicorn"), "web makes the bucket before anyone uses it"
+    for name in APP_SERVICES:
+        assert "@minio:9000/stashcast" in services[name]["environment"]["STORAGE_URL"]
+        assert services[name]["depends_on"]["minio"]["condition"] == "service_healthy"
 
 
 def test_each_queue_has_its_own_worker_service_to_scale():

@@ -267,3 +267,23 @@ def test_make_manage_ignores_a_stack_env_left_by_a_killed_stack(tmp_path, monkey
     stack.var.mkdir()
     stack.stack_env.write_text(f"DATABASE_URL=postgres://postgres@127.0.0.1:{_free_port()}/stashcast\n")
     assert devstack.running_stack_env(stack) == {}
+
+
+def test_make_tests_s3_server_answers_the_s3_protocol_and_is_gone_after(tmp_path):
+    import time
+
+    from config.storage import object_store_parse
+
+    server = devstack.TestObjectStore(tmp_path / "test-s3.log")
+    server.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not _port_busy(server.port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        store = object_store_parse(f"s3+http://k:s@127.0.0.1:{server.port}/probe?region=us-east-1")
+        store.client().create_bucket(Bucket="probe")
+        store.client().put_object(Bucket="probe", Key="a", Body=b"bytes")
+        assert store.client().get_object(Bucket="probe", Key="a")["Body"].read() == b"bytes"
+    finally:
+        server.stop()
+    assert not _port_busy(server.port)

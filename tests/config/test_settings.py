@@ -109,6 +109,8 @@ def test_production_settings_pass_the_deploy_checks(tmp_path):
         ({"DJANGO_ALLOWED_HOSTS": None}, "DJANGO_ALLOWED_HOSTS must be set"),
         ({"DJANGO_SECRET_KEY": None, "DJANGO_DEBUG": "true"}, "DJANGO_SECRET_KEY must be set"),
         ({"DJANGO_SECURE_SSL_REDIRECT": "sometimes"}, "DJANGO_SECURE_SSL_REDIRECT='sometimes' is not a boolean"),
+        ({"STORAGE_URL": "minio:9000/stashcast"}, "STORAGE_URL must start with s3://"),
+        ({"STORAGE_URL": "s3+http://key:secret@minio:9000"}, "STORAGE_URL names no bucket"),
     ],
 )
 def test_production_refuses_to_start_misconfigured(tmp_path, overrides, message):

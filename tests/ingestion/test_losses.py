@@ -2,6 +2,7 @@
 
 import errno
 import hashlib
+import os
 import shutil
 import time
 from datetime import timedelta
@@ -258,13 +259,15 @@ def test_staging_left_by_a_killed_worker_is_swept(ingest_world, settings):
     ingest_world(world(messages=[ZIP]))
     running = IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), status="running")
     staging = Path(settings.INGEST_STAGING_DIR)
-    for name in ("run-999999", f"run-{running.pk}", "run-notes"):
+    for name in ("run-999999", f"run-{running.pk}", "run-notes", "set-left", "set-busy"):
         (staging / name).mkdir(parents=True)
         (staging / name / "part.bin").write_bytes(b"x")
+    week_ago = time.time() - 7 * 86400  # a backfill's fetched copies, left by a killed worker
+    os.utime(staging / "set-left", (week_ago, week_ago))
 
-    assert staging_sweep() == 1
+    assert staging_sweep() == 2
 
-    assert sorted(path.name for path in staging.iterdir()) == sorted([f"run-{running.pk}", "run-notes"])
+    assert sorted(path.name for path in staging.iterdir()) == sorted([f"run-{running.pk}", "run-notes", "set-busy"])
 
 
 def test_one_deleted_volume_of_a_set_is_uploaded_again_alone(ingest_world, settings):

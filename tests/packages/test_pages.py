@@ -193,3 +193,22 @@ def test_the_admin_shows_a_package_and_its_run_read_only(admin_client, ingested)
 
     assert package_page.status_code == 200 and "Models A" in package_page.content.decode()
     assert "dragon.zip" in run_page and 'name="packages"' not in run_page
+
+
+def test_a_search_matching_more_than_the_cap_says_so_and_still_pages(admin_client, monkeypatch):
+    from packages import views
+
+    monkeypatch.setattr(views, "SEARCH_COUNT_CAP", 3)
+    monkeypatch.setattr(views, "PER_PAGE", 2)
+    for number in range(5):
+        package = Package.objects.create(
+            content_hash=f"{number:064x}", file_name=f"dragon {number}.zip", file_size=1, archive_type="zip"
+        )
+        package_search_words_update(package=package)
+
+    html = results(admin_client, "dragon")
+    assert "More than 1,000" not in html and "More than 3 packages match “dragon”; add a word" in html
+    assert "dragon 4.zip" in html and "dragon 3.zip" in html
+    second = admin_client.get(reverse("packages:list"), {"q": "dragon", "page": 2}, **HTMX).content.decode()
+    assert "dragon 2.zip" in second and "dragon 1.zip" in second
+    assert "1 package matches “dragon 2”" in results(admin_client, "dragon 2")

@@ -9,6 +9,7 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import AuthState
+from config.storage import object_store_parse
 from core import locks
 from core.models import Notification, RunStatus
 from core.runs import run_claim
@@ -84,6 +85,20 @@ def test_each_media_is_uploaded_once_per_run_and_reused(fanout_world):
 
     execute(reminder_fire(reminder=reminder))
     assert uploads_of(world, size=first.size) == 4, "a new run uploads again (handles are not kept across runs)"
+
+
+def test_media_kept_in_an_object_store_is_sent_from_there(fanout_world, object_store, settings, tmp_path):
+    world = fanout_world(groups_world(groups=3))
+    media = image()
+    reminder = make_reminder(parts=[PartSpec(media=media, caption="Look")])
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    assert all(posts(world, group_id(n))[0]["photo"]["sha256"] == media.sha256 for n in range(3))
+    store = object_store_parse(object_store)
+    keys = [item["Key"] for item in store.client().list_objects_v2(Bucket=store.bucket)["Contents"]]
+    assert keys == [media.file.name] and not (tmp_path / "media").exists()
 
 
 def test_an_expired_media_handle_is_uploaded_again_once_and_the_send_retried(fanout_world):

@@ -144,3 +144,30 @@ def test_media_no_reminder_uses_is_deleted_after_a_day(fanout_world, at):
     assert media_purge_unused(now=clock.now()) == 1
     assert set(MediaFile.objects.values_list("pk", flat=True)) == {kept_by_reminder.pk, kept_by_run.pk, young.pk}
     assert not abandoned_path.exists()
+
+
+def test_the_same_picture_stored_twice_at_once_in_an_object_store_keeps_one_object(object_store, monkeypatch):
+    import hashlib
+
+    from storages.backends.s3 import S3Storage
+
+    from config.storage import object_store_parse
+
+    data = png_bytes(7)
+    original_save = S3Storage.save
+
+    def save_while_another_upload_of_the_same_bytes_commits(self, name, content, max_length=None):
+        # Both uploads checked the name at once, so both wrote the same key; the other committed its row first.
+        saved = original_save(self, name, content, max_length=max_length)
+        MediaFile.objects.create(
+            file=saved, name="promo.png", size=len(data), mime_type="image/png", sha256=hashlib.sha256(data).hexdigest()
+        )
+        monkeypatch.setattr(S3Storage, "save", original_save)
+        return saved
+
+    monkeypatch.setattr(S3Storage, "save", save_while_another_upload_of_the_same_bytes_commits)
+    media = media_create(file=ContentFile(data, name="promo.png"), name="promo.png")
+
+    store = object_store_parse(object_store)
+    kept = store.client().get_object(Bucket=store.bucket, Key=media.file.name)["Body"].read()
+    assert kept == data and MediaFile.objects.count() == 1

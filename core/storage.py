@@ -1,0 +1,49 @@
+"""The storage of media and raw files is usable before anything is kept in it (`manage.py storage_ensure`)."""
+
+import uuid
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+
+class StorageUnusable(Exception):
+    """The storage cannot be written or read back; the message says where and why."""
+
+
+def storage_describe() -> str:
+    bucket = getattr(default_storage, "bucket_name", None)
+    if bucket is None:
+        return f"the local disk at {default_storage.location}"
+    return f"bucket {bucket} at {default_storage.endpoint_url}"
+
+
+def storage_ensure() -> str:
+    """Make the bucket when it is missing, then write, read back and delete a probe; returns what was checked."""
+    where = storage_describe()
+    try:
+        if getattr(default_storage, "bucket_name", None) is not None:
+            _bucket_ensure()
+        probe = default_storage.save(f"probes/{uuid.uuid4().hex}", ContentFile(b"stashcast"))
+        try:
+            with default_storage.open(probe, "rb") as stored:
+                if stored.read() != b"stashcast":
+                    raise StorageUnusable(f"{where} gave back other bytes than were written.")
+        finally:
+            default_storage.delete(probe)
+    except (OSError, BotoCoreError, ClientError) as exc:
+        raise StorageUnusable(f"Cannot use {where}: {exc}. Check STORAGE_URL (docs/operations.md).") from exc
+    return where
+
+
+def _bucket_ensure() -> None:
+    client = default_storage.connection.meta.client
+    try:
+        client.head_bucket(Bucket=default_storage.bucket_name)
+        return
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchBucket"):
+            raise
+    region = client.meta.region_name
+    options = {} if region in (None, "us-east-1") else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+    client.create_bucket(Bucket=default_storage.bucket_name, **options)

@@ -34,3 +34,8 @@ def _recover_at_start(sender, **kwargs):
     # A worker that starts recovers what a crash left, then looks for new archives right away.
     ingestion_recover.delay()
     ingestion_cycle_start.delay()
+
+
+@shared_task
+def catalog_rebuild() -> str:
+    return services.catalog_rebuild_from_destination().summary()

@@ -168,6 +168,7 @@ CELERY_TASK_ROUTES = {
     # By name, not reminder_run_*: that glob also caught the one-minute reminder_runs_auto_resume, which then
     # waited on the fan-out queue behind long runs.
     "reminders.tasks.reminder_run_execute": {"queue": "fanout"},
+    "packages.tasks.package_send_execute": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -1,0 +1,208 @@
+"""Send to Telegram: a package's destination messages copied to a chat, paced, exactly once per part."""
+
+import asyncio
+import threading
+import time
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
+
+from accounts.models import Chat, TelegramAccount
+from core.errors import OperatorError
+from core.leases import session_lease
+from core.models import Notification, RunStatus
+from core.ratelimit import KEY_PREFIX
+from core.runs import run_claim
+from packages import sending
+from packages.models import Package, PackageSend
+from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
+from tests.ingestion.test_pipeline import dump
+
+pytestmark = pytest.mark.django_db
+
+FRIENDS = 5000
+MESSAGES = [
+    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
+    {"id": 30, "document": {"name": "huge.zip", "size": 250_000, "seed": 5}},
+]
+FRIENDS_CHAT = {
+    "id": FRIENDS,
+    "title": "Friends",
+    "type": "supergroup",
+    "members": [READER, WRITER],
+    "messages": [],
+}
+
+
+@pytest.fixture(autouse=True)
+def settings_for_sends(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
+    settings.REMINDER_SEND_BURST = 3
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture
+def ingested(ingest_world):
+    loaded = ingest_world(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
+    assert run_cycle().ingested == 2
+    return loaded
+
+
+def _documents(chat_id: int) -> list[dict]:
+    return [message for message in dump(chat_id)["messages"] if message["document"]]
+
+
+def _execute(send: PackageSend) -> str | None:
+    return sending.package_send_execute(send_id=send.pk)
+
+
+def test_a_package_is_copied_part_by_part_to_the_chat(ingested):
+    huge = Package.objects.get(file_name="huge.zip")
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+
+    send = sending.package_send_create(packages=[huge], chat=friends)
+
+    assert send.account.phone == WRITER, "the reader is not in the destination; the writer is"
+    assert list(send.parts.values_list("message_id", flat=True)) == huge.dest_message_ids
+    assert all(send.parts.values_list("random_id", flat=True)), "random_ids are stored before anything is sent"
+    assert _execute(send) == RunStatus.SUCCESS
+    copies = _documents(FRIENDS)
+    originals = {m["id"]: m for m in _documents(DESTINATION)}
+    assert [m["document"]["name"] for m in copies] == huge.dest_part_names
+    sent_from = [originals[message_id] for message_id in huge.dest_message_ids]
+    assert [m["document"]["sha256"] for m in copies] == [m["document"]["sha256"] for m in sent_from]
+    assert [m["text"] for m in copies] == [m["text"] for m in sent_from]
+    send.refresh_from_db()
+    assert (send.parts_sent, send.parts_total, send.parts_failed) == (3, 3, 0)
+    assert sorted(send.parts.values_list("sent_message_id", flat=True)) == [m["id"] for m in copies]
+
+
+def test_a_part_sent_before_a_crash_is_not_sent_twice(ingested, sandbox_run):
+    huge = Package.objects.get(file_name="huge.zip")
+    send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
+    first = send.parts.get(position=0)
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    refs = {link.chat.telegram_id: link.ref for link in writer.chat_links.select_related("chat")}
+    # The worker copied part 1 and died before writing it down: the row still says unsent.
+    sandbox_run(
+        ingested,
+        WRITER,
+        lambda gateway: gateway.copy_message(
+            refs[DESTINATION], first.message_id, refs[FRIENDS], random_id=first.random_id
+        ),
+    )
+    assert len(_documents(FRIENDS)) == 1
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert [m["document"]["name"] for m in _documents(FRIENDS)] == huge.dest_part_names
+    first.refresh_from_db()
+    assert first.sent_at is not None and first.sent_message_id is None, "answered RANDOM_ID_DUPLICATE: sent before"
+
+
+def test_a_second_delivery_of_the_task_sends_nothing(ingested):
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert _execute(send) is None
+    assert len(_documents(FRIENDS)) == 1
+
+
+def test_sends_are_paced_by_the_accounts_shared_budget(ingested, settings):
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 60  # one a second, after a burst of one
+    settings.REMINDER_SEND_BURST = 1
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    started = time.monotonic()
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert time.monotonic() - started >= 1.9, "three parts at one a second take two seconds at least"
+
+
+def test_a_send_waits_for_the_accounts_session_and_stays_queued(ingested, settings):
+    settings.TELEGRAM_SESSION_WAIT_SECONDS = 0
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        async def main():
+            async with session_lease(WRITER, wait_seconds=0):
+                held.set()
+                await asyncio.to_thread(release.wait)
+
+        asyncio.run(main())
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    try:
+        assert _execute(send) == sending.BUSY
+    finally:
+        release.set()
+        holder.join()
+    send.refresh_from_db()
+    assert send.status == RunStatus.QUEUED and not _documents(FRIENDS)
+
+    assert _execute(send) == RunStatus.SUCCESS
+    assert len(_documents(FRIENDS)) == 1
+
+
+def test_a_deleted_destination_message_fails_its_part_only(ingested, sandbox):
+    from django.core.management import call_command
+
+    huge = Package.objects.get(file_name="huge.zip")
+    call_command("sandbox_delete", str(DESTINATION), str(huge.dest_message_ids[1]))
+    send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
+
+    assert _execute(send) == RunStatus.PARTIAL
+
+    send.refresh_from_db()
+    assert (send.parts_sent, send.parts_failed) == (2, 1)
+    assert "MESSAGE_ID_INVALID" in send.parts.get(position=1).error
+    assert Notification.objects.get(type=sending.SEND_FAILED).subject == f"package-send:{send.pk}"
+
+
+def test_what_cannot_be_sent_is_refused_with_the_reason(ingested):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    reader = TelegramAccount.objects.get(phone=READER)
+
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=friends, account=reader)
+    assert "must read the destination" in str(refused.value.message_dict["account"])
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=friends, topic_id=7)
+    assert "has no topics" in str(refused.value.message_dict["topic_id"])
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=Chat.objects.get(telegram_id=SOURCE))
+    assert "No logged-in account both reads the destination" in str(refused.value.message_dict["chat"])
+    sending.package_send_create(packages=[dragon], chat=friends)
+    with pytest.raises(OperatorError, match="already being sent"):
+        sending.package_send_create(packages=[dragon], chat=friends)
+    Package.objects.filter(pk=dragon.pk).update(reupload_needed=True)
+    dragon.refresh_from_db()
+    with pytest.raises(OperatorError, match="uploads it again"):
+        sending.package_send_create(packages=[dragon], chat=friends)
+
+
+def test_a_send_taken_by_another_worker_is_left_alone(ingested):
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    assert run_claim(model=PackageSend, run_id=send.pk) is not None
+
+    assert _execute(send) is not None  # the lock is free: the holder is known gone, so it is taken over
+    assert len(_documents(FRIENDS)) == 1

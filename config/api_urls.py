@@ -13,7 +13,7 @@ from ingestion.api import (
     TopicViewSet,
 )
 from operations.api import MetricsView
-from packages.api import PackageViewSet
+from packages.api import PackageSendViewSet, PackageViewSet
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 
 router = DefaultRouter()
@@ -23,6 +23,7 @@ router.register("channels", ChannelViewSet, basename="channel")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
+router.register("package-sends", PackageSendViewSet, basename="package-send")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
 router.register("reminders", ReminderViewSet, basename="reminder")
 router.register("reminder-runs", ReminderRunViewSet, basename="reminder-run")

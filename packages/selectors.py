@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import Chat
-from packages.models import Package, PackageFile, words_of
+from packages.models import Package, PackageFile, PackageSend, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -106,3 +106,12 @@ def package_folders(*, package: Package) -> list[Folder]:
             FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size, encrypted=encrypted)
         )
     return [folders[path] for path in sorted(folders)]
+
+
+def package_sends(*, package: Package | None = None) -> QuerySet[PackageSend]:
+    sends = PackageSend.objects.select_related("chat", "account").prefetch_related("parts")
+    return sends.filter(package=package) if package is not None else sends
+
+
+def package_send_get(*, pk: int) -> PackageSend:
+    return package_sends().get(pk=pk)

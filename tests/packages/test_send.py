@@ -8,6 +8,7 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from accounts.models import Chat, TelegramAccount
 from core.errors import OperatorError
@@ -206,3 +207,72 @@ def test_a_send_taken_by_another_worker_is_left_alone(ingested):
 
     assert _execute(send) is not None  # the lock is free: the holder is known gone, so it is taken over
     assert len(_documents(FRIENDS)) == 1
+
+
+def test_the_api_queues_a_send_and_shows_its_parts(ingested, api, django_capture_on_commit_callbacks):
+    dragon = Package.objects.get(file_name="dragon.zip")
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        answer = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json")
+
+    assert answer.status_code == 202, answer.json()
+    body = answer.json()
+    assert (body["status"], body["chat"], body["chat_title"], body["parts_total"]) == ("queued", FRIENDS, "Friends", 1)
+    assert len(queued) == 1, "the task goes after commit"
+    _execute(PackageSend.objects.get(pk=body["id"]))
+    shown = api.get(f"/api/package-sends/{body['id']}/").json()
+    assert shown["status"] == "success" and shown["parts"][0]["sent_message_id"] == _documents(FRIENDS)[0]["id"]
+    assert api.post(f"/api/package-sends/{body['id']}/retry/").status_code == 409
+
+
+def test_the_api_answers_bad_input_with_what_to_fix(ingested, api):
+    dragon = Package.objects.get(file_name="dragon.zip")
+
+    unknown = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": 424242}, format="json")
+    assert unknown.status_code == 400 and "424242 is unknown" in unknown.json()["message"]
+    nowhere = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": SOURCE}, format="json")
+    assert nowhere.status_code == 400 and "may post in" in nowhere.json()["message"]
+    assert api.post(f"/api/packages/{dragon.pk}/send/", {"chat": "x"}, format="json").status_code == 400
+    assert api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json").status_code == 202
+    again = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json")
+    assert again.status_code == 409 and "already being sent" in again.json()["message"]
+    schema = api.get("/api/schema/").content.decode()
+    assert "/api/packages/{id}/send/" in schema and "/api/package-sends/{id}/retry/" in schema
+
+
+def test_the_package_page_sends_and_shows_progress(ingested, admin_client):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    page = admin_client.get(reverse("packages:detail", args=[dragon.pk])).content.decode()
+    target = f"{writer.pk}:{friends.pk}:"
+    assert f'<option value="{target}">Friends</option>' in page
+
+    answer = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": target}, follow=True)
+
+    page = answer.content.decode()
+    assert "Sending 1 part to Friends." in page and 'hx-trigger="every 2s"' in page
+    _execute(PackageSend.objects.get())
+    polled = admin_client.get(reverse("packages:sends", args=[dragon.pk]), HTTP_HX_REQUEST="true")
+    assert polled.status_code == 286, "nothing live: the polling stops"
+    assert "1 of 1 part" in polled.content.decode() and "Success" in polled.content.decode()
+
+
+def test_a_refused_send_shows_why_and_keeps_the_pick(ingested, admin_client):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    reader = TelegramAccount.objects.get(phone=READER)
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    target = f"{reader.pk}:{friends.pk}:"
+
+    answer = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": target})
+
+    assert answer.status_code == 400
+    assert "must read the destination" in answer.content.decode()
+    assert not PackageSend.objects.exists()
+    bad = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": "nonsense"})
+    assert bad.status_code == 400 and "Pick the chat to send to." in bad.content.decode()
+    writer_target = f"{TelegramAccount.objects.get(phone=WRITER).pk}:{friends.pk}:"
+    admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
+    again = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
+    assert again.status_code == 400 and "already being sent" in again.content.decode()
+    assert f'<option value="{writer_target}" selected>Friends</option>' in again.content.decode()

@@ -13,6 +13,7 @@ from django.db import connections
 ACCOUNT = "account"
 CONTENT_HASH = "content-hash"
 FANOUT_ACCOUNT = "fanout-account"  # one sending run (reminder run or package send) per account at a time
+CATALOG_AUDIT = "catalog-audit"  # one audit of the destination at a time
 PACKAGE_SEND = "package-send"  # one check-then-create of a send per target chat
 NOTIFICATION = "notification"
 

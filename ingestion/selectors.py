@@ -9,6 +9,7 @@ from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from ingestion.models import (
     AccountChannelMap,
+    CatalogAudit,
     Channel,
     IngestionRun,
     MapRole,
@@ -233,3 +234,8 @@ def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage
             reason__in=[SkipReason.MISSING_PART, SkipReason.WAITING_FOR_VOLUMES],
         ).only("file_name", "message_ids")
     )
+
+
+def catalog_audit_latest():
+    """The last catalog audit, for the Operations page; None before the first."""
+    return CatalogAudit.objects.first()

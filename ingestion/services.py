@@ -6,6 +6,7 @@ Why this size: every write of channels, maps, runs and skipped packages, each sm
 import random
 import re
 
+from celery import signature
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -353,6 +354,11 @@ def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) 
     if match:
         return match.group("name").strip()
     return channel_title
+
+
+def catalog_task_send(name: str) -> None:
+    """Queue `ingestion.tasks.<name>` (catalog_audit, catalog_rebuild) after commit: a button's work."""
+    transaction.on_commit(lambda: signature(f"ingestion.tasks.{name}").apply_async())
 
 
 def catalog_rebuild_from_destination() -> catalog.CatalogRebuild:

@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from core.runs import run_claim
+from ingestion import audit as audit_module
 from ingestion import pipeline, recovery, services
 from ingestion.models import IngestionRun, IngestionTrigger
 
@@ -39,3 +40,9 @@ def _recover_at_start(sender, **kwargs):
 @shared_task
 def catalog_rebuild() -> str:
     return services.catalog_rebuild_from_destination().summary()
+
+
+@shared_task
+def catalog_audit() -> int | None:
+    audit = audit_module.catalog_audit_run()
+    return audit.pk if audit else None

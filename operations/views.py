@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from rest_framework.authtoken.models import Token
 
 from core import health
+from ingestion.selectors import catalog_audit_latest
 from operations import metrics, selectors
 from operations.api import metrics_token_matches
 from operations.prometheus import MetricsCollector
@@ -35,6 +36,7 @@ def operations(request):
     }
     if request.htmx:
         return render(request, "operations/operations.html#operations-body", context)
+    context.update(audit=catalog_audit_latest(), audit_every_hours=settings.CATALOG_AUDIT_HOURS)
     return render(request, "operations/operations.html", context)
 
 

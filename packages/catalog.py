@@ -6,7 +6,6 @@ A part's `src` is the message of the volume it came from, so consecutive parts w
 byte-split pieces of one volume (`<volume>.001`, `.002`, …) and the volumes come back in order.
 """
 
-import asyncio
 import logging
 import re
 from dataclasses import dataclass, field
@@ -15,13 +14,12 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
-from core.crypto import unseal
+from accounts.services import account_gateway_call
 from core.errors import OperatorError
 from core.notifications import notification_raise
 from packages import detection
 from packages.models import MetadataStatus, Package
 from packages.services import package_stub_create
-from telegram.gateway import open_gateway
 from telegram.records import ChatRef, DocumentMessage
 
 logger = logging.getLogger(__name__)
@@ -113,32 +111,33 @@ def catalog_reader(*, chat: Chat) -> TelegramAccount | None:
     return link.account if link else None
 
 
-async def _destination_parts(account: TelegramAccount, ref: ChatRef) -> tuple[list[CatalogPart], list[int]]:
-    parts, without_line = [], []
-    async with open_gateway(phone=account.phone, session=unseal(account.session_sealed)) as gateway:
-        offset_id: int | None = 0
-        while offset_id is not None:
-            page = await gateway.search_documents(ref, min_id=0, offset_id=offset_id)
-            for message in page.messages:
-                part = catalog_part_read(message)
-                if part is None:
-                    without_line.append(message.id)
-                else:
-                    parts.append(part)
-            offset_id = page.next_offset_id
-    return parts, without_line
+async def _documents(gateway, ref: ChatRef) -> list[DocumentMessage]:
+    found = []
+    offset_id: int | None = 0
+    while offset_id is not None:
+        page = await gateway.search_documents(ref, min_id=0, offset_id=offset_id)
+        found += [message for message in page.messages if message.document is not None]
+        offset_id = page.next_offset_id
+    return found
+
+
+def catalog_documents(*, chat: Chat, account: TelegramAccount | None = None) -> list[DocumentMessage]:
+    """Every document of `chat`, newest first, read by `account` (default: one that can read it)."""
+    account = account or catalog_reader(chat=chat)
+    if account is None:
+        raise OperatorError(f"No logged-in account can read “{chat.title}”: add one to it and refresh its chats.")
+    ref = AccountChat.objects.select_related("chat").get(account=account, chat=chat).ref
+    return account_gateway_call(account=account, action=lambda gateway: _documents(gateway, ref))
 
 
 def catalog_rebuild(*, chat: Chat, account: TelegramAccount | None = None) -> CatalogRebuild:
     """Read every document of the destination `chat`, add the packages the catalog lacks and repair the
     destination messages of those it has. Packages are keyed by content hash, so a second rebuild changes
     nothing."""
-    account = account or catalog_reader(chat=chat)
-    if account is None:
-        raise OperatorError(f"No logged-in account can read “{chat.title}”: add one to it and refresh its chats.")
-    link = AccountChat.objects.get(account=account, chat=chat)
-    parts, without_line = asyncio.run(_destination_parts(account, link.ref))
-    result = CatalogRebuild(documents=len(parts) + len(without_line), without_line=sorted(without_line))
+    documents = catalog_documents(chat=chat, account=account)
+    parts = [part for part in map(catalog_part_read, documents) if part is not None]
+    without_line = sorted({message.id for message in documents} - {part.message_id for part in parts})
+    result = CatalogRebuild(documents=len(documents), without_line=without_line)
     by_hash: dict[str, dict[int, CatalogPart]] = {}
     for part in sorted(parts, key=lambda p: p.message_id):
         by_hash.setdefault(part.content_hash, {})[part.part] = part  # a later upload of a part wins

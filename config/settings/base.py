@@ -150,6 +150,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)
+CATALOG_AUDIT_HOURS = envint("CATALOG_AUDIT_HOURS", 6, minimum=1)
 
 # Celery: at-least-once delivery, so every unit of work is also claimed in the database.
 CELERY_BROKER_URL = REDIS_URL
@@ -185,6 +186,11 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-cycle": {"task": "ingestion.tasks.ingestion_cycle_start", "schedule": 60.0 * INGEST_INTERVAL_MINUTES},
     "ingestion-recover": {"task": "ingestion.tasks.ingestion_recover", "schedule": 3600.0},
     "raw-files-purge": {"task": "packages.tasks.raw_files_purge_expired", "schedule": 3600.0},
+    # Every package's destination messages exist, every destination document is a package (ingestion/audit.py).
+    "catalog-audit": {
+        "task": "ingestion.tasks.catalog_audit",
+        "schedule": 3600.0 * CATALOG_AUDIT_HOURS,
+    },
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

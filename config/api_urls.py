@@ -5,6 +5,8 @@ from accounts.api import AccountViewSet
 from core.api import NotificationViewSet
 from core.security import obtain_auth_token
 from ingestion.api import (
+    CatalogAuditViewSet,
+    CatalogRebuildView,
     ChannelViewSet,
     DestinationView,
     IngestionRunViewSet,
@@ -25,6 +27,7 @@ router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
 router.register("package-sends", PackageSendViewSet, basename="package-send")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
+router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")
 router.register("reminder-runs", ReminderRunViewSet, basename="reminder-run")
 router.register("media", MediaFileViewSet, basename="media")
@@ -34,5 +37,6 @@ urlpatterns = [
     path("metrics/", MetricsView.as_view(), name="api-metrics"),
     path("destination/", DestinationView.as_view(), name="api-destination"),
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
+    path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
     *router.urls,
 ]

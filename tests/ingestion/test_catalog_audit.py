@@ -106,3 +106,23 @@ def test_the_operations_page_shows_the_audit_and_its_repairs(
     answer = admin_client.post(reverse("ingestion:catalog-repair-missing", args=[audit.pk]), follow=True)
     assert "1 package will be uploaded again" in answer.content.decode()
     assert CatalogAudit.objects.count() == 1
+
+
+def test_the_api_lists_audits_queues_one_repairs_and_rebuilds(ingested, api, django_capture_on_commit_callbacks):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    call_command("sandbox_delete", str(DESTINATION), str(dragon.dest_message_ids[0]))
+    audit = catalog_audit_run()
+
+    listed = api.get("/api/catalog-audits/").json()
+    assert listed["results"][0]["missing"][0]["file_name"] == "dragon.zip"
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        assert api.post("/api/catalog-audits/").status_code == 202
+        assert api.post("/api/catalog/rebuild/").status_code == 202
+    assert len(queued) == 2
+    repaired = api.post(f"/api/catalog-audits/{audit.pk}/repair-missing/")
+    assert repaired.status_code == 200 and repaired.json()["packages"] == 1
+    catalog_audit_run()
+    stale = api.post(f"/api/catalog-audits/{audit.pk}/repair-missing/")
+    assert stale.status_code == 409 and "newer audit" in stale.json()["message"]
+    Channel.objects.filter(is_destination=True).update(is_destination=False)
+    assert api.post("/api/catalog/rebuild/").status_code == 409

@@ -84,7 +84,8 @@ def main() -> None:
     from accounts.models import TelegramAccount
     from ingestion.models import AccountChannelMap
     from operations.sandbox import sandbox_authorize
-    from telegram.sandbox.world import World, world_load
+    from telegram.sandbox.loader import world_load
+    from telegram.sandbox.world import World
 
     world_load(settings.SANDBOX_PATH, build_world())
     sandbox_authorize()

@@ -15,7 +15,7 @@ from ingestion.api import (
     TopicViewSet,
 )
 from operations.api import MetricsView
-from packages.api import PackageSendViewSet, PackageViewSet
+from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 
 router = DefaultRouter()
@@ -26,6 +26,7 @@ router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
 router.register("package-sends", PackageSendViewSet, basename="package-send")
+router.register("collections", CollectionViewSet, basename="collection")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
 router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")

@@ -32,6 +32,7 @@ from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
 from ingestion.selectors import Writer
 from ingestion.uploading import UploadStage
+from packages import previews
 from packages import services as package_services
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
@@ -42,6 +43,7 @@ from telegram.errors import (
     NotFound,
     SessionInUse,
     TargetForbidden,
+    TelegramError,
     TransientError,
 )
 from telegram.gateway import TelegramGateway, open_gateway
@@ -521,9 +523,45 @@ class IngestionCycle(FetchStage, UploadStage):
             if package.metadata_status == MetadataStatus.PENDING:
                 await self.tick(current_step="indexing")
                 await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
+                await self._photo_preview(reader, target, archive_set.items, package)
         shutil.rmtree(folder, ignore_errors=True)
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
+
+    async def _photo_preview(
+        self, reader: TelegramGateway, target: ScanTarget, items: list[DocumentMessage], package: Package
+    ) -> None:
+        """The photo posted with the archive becomes its preview: one search around it, one small download.
+        A package without one keeps the image from inside its archive; a failure here fails nothing."""
+        first = items[0]
+        try:
+            photos = await self._call(
+                lambda: reader.search_photos(
+                    target.ref,
+                    around=first.date,
+                    window_seconds=settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS,
+                    topic_id=target.topic_id,
+                )
+            )
+            photo = previews.photo_for_archive(
+                file_name=package.file_name,
+                caption=first.text,
+                grouped_id=first.grouped_id,
+                posted_at=first.date,
+                photos=photos,
+            )
+            if photo is None:
+                return
+            data = bytearray()
+            async for chunk in reader.iter_download(target.ref, photo.photo):
+                data += chunk
+                if len(data) > previews.PHOTO_MAX_BYTES:
+                    return
+            await db(previews.preview_from_photo)(package=package, message_id=photo.id, data=bytes(data))
+        except (AuthRequired, AccountRestricted):
+            raise
+        except (TelegramError, OSError) as exc:
+            logger.warning("No photo preview for %s in %s: %s", package.file_name, target.label, exc)
 
 
 def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:

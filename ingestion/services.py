@@ -30,6 +30,7 @@ from ingestion.models import (
 )
 from ingestion.scanning import scan_state_reset
 from packages import catalog
+from packages import grouping as package_grouping
 from packages import services as package_services
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS, Package, RawFile
 
@@ -425,7 +426,11 @@ def set_record_upload(
         ),
         tags=[channel.category] if channel.category else [],
         uploaded_by=uploaded_by,
+        source_posted_at=items[0].date,
+        source_grouped_id=items[0].grouped_id,
+        source_reply_to_id=items[0].reply_to_id,
     )
+    package_grouping.package_group(package=package)
     package.raw_files.set(raws)
     run.packages.add(package)
     skipped_package_resolve(channel=channel, message_id=items[0].id)

@@ -1,20 +1,31 @@
-"""API for packages: search over file names and the paths inside archives, one package with its listing."""
+"""API for packages: search over file names and the paths inside archives, one package with its listing and
+previews (and picking one), collections (create, rename, merge, dissolve), and sends to Telegram.
 
+Why this size: one viewset per packages resource, each with its serializers and schema text beside it."""
+
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
-from rest_framework import serializers, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
 from core.api import ErrorSerializer
-from packages import selectors, sending
-from packages.models import Package, PackageFile, PackageSend, PackageSendPart
+from packages import grouping, previews, selectors, sending
+from packages.models import Collection, Package, PackageFile, PackagePreview, PackageSend, PackageSendPart
 from telegram.records import TOPIC_ID_MAX
 
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
 ERRORS = {
-    400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
+    400: BAD_REQUEST,
     409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
 }
+
+
+def preview_url(package_id: int, preview_id: int | None) -> str | None:
+    if preview_id is None:
+        return None
+    return reverse("packages:preview-image", args=[package_id, preview_id])
 
 
 class PackageSerializer(serializers.ModelSerializer):
@@ -23,6 +34,9 @@ class PackageSerializer(serializers.ModelSerializer):
     destination_channel = serializers.IntegerField(read_only=True, allow_null=True)
     matched_paths = serializers.SerializerMethodField(
         help_text="With a search: some of the paths inside the archive that matched it."
+    )
+    preview_url = serializers.SerializerMethodField(
+        help_text="The preview's thumbnail (JPEG, for logged-in users), or null when the package has none."
     )
 
     class Meta:
@@ -48,9 +62,21 @@ class PackageSerializer(serializers.ModelSerializer):
             "creator",
             "tags",
             "created_at",
+            "preview",
+            "preview_url",
+            "collection",
+            "collection_rule",
             "matched_paths",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "preview": {"help_text": "The chosen preview's id (see `previews`)."},
+            "collection_rule": {"help_text": "Why the package is in its collection ('' outside one)."},
+        }
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_preview_url(self, package: Package) -> str | None:
+        return preview_url(package.pk, package.preview_id)
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_matched_paths(self, package: Package) -> list[str]:
@@ -64,8 +90,24 @@ class PackageFileSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class PackagePreviewSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField(help_text="The thumbnail (JPEG), for logged-in users.")
+
+    class Meta:
+        model = PackagePreview
+        fields = ["id", "source", "path", "source_message_id", "width", "height", "url"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.URLField())
+    def get_url(self, preview: PackagePreview) -> str:
+        return preview_url(preview.package_id, preview.pk)
+
+
 class PackageDetailSerializer(PackageSerializer):
     files = PackageFileSerializer(many=True, read_only=True, help_text="The archive's listing, by path.")
+    previews = PackagePreviewSerializer(
+        many=True, read_only=True, help_text="Every image it can show: the photo posted with it, those inside."
+    )
 
     class Meta(PackageSerializer.Meta):
         fields = [
@@ -73,15 +115,21 @@ class PackageDetailSerializer(PackageSerializer):
             "metadata_error",
             "source_message_ids",
             "dest_part_names",
+            "previews",
             "files",
         ]
         read_only_fields = fields
+
+
+class PreviewChoiceSerializer(serializers.Serializer):
+    preview = serializers.IntegerField(help_text="One of the package's `previews` ids.")
 
 
 class PackageFilterSerializer(serializers.Serializer):
     search = serializers.CharField(
         required=False, allow_blank=True, help_text="Part of a file name, or of a path inside the archive."
     )
+    collection = serializers.IntegerField(required=False, help_text="Only the packages of this collection.")
 
 
 class PackageSendPartSerializer(serializers.ModelSerializer):
@@ -102,6 +150,7 @@ class PackageSendSerializer(serializers.ModelSerializer):
             "id",
             "title",
             "package",
+            "collection",
             "account",
             "chat",
             "chat_title",
@@ -149,10 +198,25 @@ class PackageViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         if self.action != "list":
-            return selectors.package_search().prefetch_related("files")
+            return selectors.package_search().prefetch_related("files", "previews")
         filters = PackageFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
-        return selectors.package_search(query=filters.validated_data.get("search", ""))
+        return selectors.package_search(
+            query=filters.validated_data.get("search", ""), collection_id=filters.validated_data.get("collection")
+        )
+
+    @extend_schema(
+        summary="Make another of the package's images its preview",
+        request=PreviewChoiceSerializer,
+        responses={200: PackageDetailSerializer, 400: BAD_REQUEST},
+    )
+    @action(detail=True, methods=["post"])
+    def preview(self, request, pk=None):
+        package = self.get_object()
+        data = PreviewChoiceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        previews.package_preview_choose(package=package, preview_id=data.validated_data["preview"])
+        return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
 
     @extend_schema(
         summary="Send to Telegram: copy the package's destination messages to a chat",
@@ -170,6 +234,126 @@ class PackageViewSet(viewsets.ReadOnlyModelViewSet):
             chat=values["chat"],
             account=values.get("account"),
             topic_id=values.get("topic_id"),
+        )
+        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+
+
+# Collections ------------------------------------------------------------------------------------------------
+
+
+class CollectionSerializer(serializers.ModelSerializer):
+    package_count = serializers.IntegerField(read_only=True)
+    source_topic_id = serializers.IntegerField(read_only=True, allow_null=True)
+    preview_url = serializers.SerializerMethodField(help_text="The first package's preview, or null.")
+
+    class Meta:
+        model = Collection
+        fields = ["id", "name", "rule", "source_chat", "source_topic_id", "package_count", "preview_url", "created_at"]
+        read_only_fields = ["id", "rule", "source_chat", "created_at"]
+        extra_kwargs = {"rule": {"help_text": "The rule that made it; 'operator' once an operator merged into it."}}
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_preview_url(self, collection: Collection) -> str | None:
+        return preview_url(collection.preview_package_id, collection.preview_id)
+
+
+class CollectionCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=255, help_text="What to call it.")
+    packages = serializers.ListField(child=serializers.IntegerField(), help_text="The ids of its packages.")
+
+
+class CollectionRenameSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=255)
+
+
+class CollectionMergeSerializer(serializers.Serializer):
+    into = serializers.IntegerField(help_text="The collection that takes this one's packages.")
+
+
+class DissolveResultSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    packages = serializers.IntegerField(help_text="How many packages now stand alone.")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List collections, newest first"),
+    retrieve=extend_schema(summary="One collection; its packages: /api/packages/?collection=ID"),
+)
+class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = CollectionSerializer
+
+    def get_queryset(self):
+        return selectors.collection_list()
+
+    def _answer(self, collection: Collection, code: int = status.HTTP_200_OK) -> Response:
+        return Response(CollectionSerializer(selectors.collection_get(pk=collection.pk)).data, status=code)
+
+    @extend_schema(
+        summary="Create a collection of chosen packages (they leave the ones they were in)",
+        request=CollectionCreateSerializer,
+        responses={201: CollectionSerializer, 400: BAD_REQUEST},
+    )
+    def create(self, request):
+        data = CollectionCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        collection = grouping.collection_create(
+            name=data.validated_data["name"], package_ids=data.validated_data["packages"]
+        )
+        return self._answer(collection, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Rename a collection",
+        request=CollectionRenameSerializer,
+        responses={200: CollectionSerializer, 400: BAD_REQUEST},
+    )
+    def partial_update(self, request, pk=None):
+        data = CollectionRenameSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return self._answer(grouping.collection_rename(collection=self.get_object(), name=data.validated_data["name"]))
+
+    @extend_schema(
+        summary="Merge this collection into another; its packages keep the rule that grouped them",
+        request=CollectionMergeSerializer,
+        responses={200: CollectionSerializer, 400: BAD_REQUEST},
+    )
+    @action(detail=True, methods=["post"])
+    def merge(self, request, pk=None):
+        data = CollectionMergeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        into = grouping.collection_merge(collection=self.get_object(), into_id=data.validated_data["into"])
+        return self._answer(into)
+
+    @extend_schema(
+        summary="Dissolve a collection: its packages stand alone and are not grouped again automatically",
+        request=None,
+        responses={200: DissolveResultSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def dissolve(self, request, pk=None):
+        collection = self.get_object()
+        name = collection.name
+        count = grouping.collection_dissolve(collection=collection)
+        message = f"{name} is dissolved; its {count} package{'s' if count != 1 else ''} stand alone."
+        return Response(DissolveResultSerializer({"message": message, "packages": count}).data)
+
+    @extend_schema(
+        summary="Send to Telegram: copy every package of the collection, in order, to a chat (one send)",
+        description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
+        request=PackageSendInSerializer,
+        responses={202: PackageSendSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def send(self, request, pk=None):
+        collection = self.get_object()
+        data = PackageSendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        send = sending.package_send_create(
+            packages=selectors.collection_packages(collection=collection),
+            chat=values["chat"],
+            account=values.get("account"),
+            topic_id=values.get("topic_id"),
+            collection=collection,
         )
         return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
 

@@ -8,9 +8,12 @@ odd names) ends the same way. Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 
+Thumbnails of the first images inside are made in the same child, after the listing, in the time left.
+
 Why this size: one reader per archive format (zip, rar, 7z) behind one listing; they share the checks.
 """
 
+import base64
 import bisect
 import contextlib
 import io
@@ -18,8 +21,10 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +32,7 @@ from pathlib import Path
 import multivolumefile
 import py7zr
 import rarfile
+from py7zr.io import BytesIOFactory
 
 from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP
 
@@ -70,13 +76,35 @@ class PasswordProtected(ListingError):
     needs_password = True
 
 
+@dataclass(frozen=True)
+class Thumbnail:
+    """A JPEG thumbnail of an image inside the archive, made in the listing child."""
+
+    path: str
+    jpeg: bytes
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    entries: list[Entry]
+    thumbnails: list[Thumbnail]
+
+
 def list_archive(archive_type: str, volumes: list[Path]) -> list[Entry]:
     """Entries of an archive set whose volumes are staged, in order, in one folder."""
+    return read_archive(archive_type, volumes).entries
+
+
+def read_archive(archive_type: str, volumes: list[Path], *, thumbnails: int = 0) -> Listing:
+    """The listing, and thumbnails of up to `thumbnails` images inside (the first by path), each read
+    bounded in the same child; an image that cannot be read is left out, never the listing."""
     if archive_type == MODEL:
-        return [Entry(path=safe_path(volumes[0].name)[0], size=volumes[0].stat().st_size)]
+        return Listing([Entry(path=safe_path(volumes[0].name)[0], size=volumes[0].stat().st_size)], [])
     if archive_type not in (ZIP, SEVEN_ZIP, RAR):
         raise ListingError(f"Unknown archive type {archive_type!r}")
-    return _list_in_child(archive_type, volumes)
+    return _list_in_child(archive_type, volumes, thumbnails)
 
 
 def safe_path(raw: str) -> tuple[str, bool]:
@@ -114,7 +142,7 @@ def _reason(text: str) -> str:
 # -- the parent side ------------------------------------------------------------------------------------------
 
 
-def _list_in_child(archive_type: str, volumes: list[Path]) -> list[Entry]:
+def _list_in_child(archive_type: str, volumes: list[Path], thumbnails: int) -> Listing:
     command = [
         sys.executable,
         "-m",
@@ -126,6 +154,7 @@ def _list_in_child(archive_type: str, volumes: list[Path]) -> list[Entry]:
                 "max_entries": MAX_ENTRIES,
                 "max_declared_bytes": MAX_DECLARED_BYTES,
                 "memory_bytes": LISTING_MEMORY_BYTES,
+                "thumbnails": thumbnails,
             }
         ),
     ]
@@ -150,10 +179,15 @@ def _list_in_child(archive_type: str, volumes: list[Path]) -> list[Entry]:
     if "error" in answer:
         error_class = PasswordProtected if answer.get("needs_password") else ListingError
         raise error_class(answer["error"])
-    return [
+    entries = [
         Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=unsafe, encrypted=encrypted)
         for path, size, compressed, crc, unsafe, encrypted in answer["entries"]
     ]
+    made = [
+        Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height)
+        for path, jpeg, width, height in answer.get("thumbnails", [])
+    ]
+    return Listing(entries, made)
 
 
 # -- the child side: everything below runs with a memory ceiling -------------------------------------------------
@@ -183,7 +217,120 @@ def _child_main(request: dict) -> dict:
         }
     except Exception as exc:  # any parser failure on hostile bytes means an unreadable archive
         return {"error": _reason(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}")}
-    return {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries]}
+    answer = {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries]}
+    if request.get("thumbnails"):
+        answer["thumbnails"] = _thumbnails(request["type"], volumes, entries, request["thumbnails"])
+    return answer
+
+
+# -- thumbnails of images inside, in the same child ---------------------------------------------------------------
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp")
+# An image bigger than this is not read for a preview: renders are rarely above it, and reading is bounded.
+THUMBNAIL_SOURCE_MAX_BYTES = 25 * 1024**2
+THUMBNAIL_MAX_PIXELS = 50_000_000  # above this a picture is a decompression bomb, or too big to bother
+THUMBNAIL_EDGE = 480
+THUMBNAILS_SECONDS = 20  # the listing is already made: thumbnails get what time is left, and no more
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def image_entries(entries: list[Entry]) -> list[Entry]:
+    """The images a preview may be made of, first by path."""
+    return sorted(
+        (
+            entry
+            for entry in entries
+            if entry.path.lower().endswith(IMAGE_SUFFIXES)
+            and not entry.encrypted
+            and 0 < entry.size <= THUMBNAIL_SOURCE_MAX_BYTES
+        ),
+        key=lambda entry: entry.path.lower(),
+    )
+
+
+def thumbnail_make(data: bytes) -> tuple[bytes, int, int]:
+    """A JPEG at most THUMBNAIL_EDGE pixels on its longer side; ValueError for what is not a sane picture."""
+    from PIL import Image, ImageOps  # only the child and the photo step load Pillow
+
+    Image.MAX_IMAGE_PIXELS = THUMBNAIL_MAX_PIXELS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                image = ImageOps.exif_transpose(image)
+                image.thumbnail((THUMBNAIL_EDGE, THUMBNAIL_EDGE))
+                image = image.convert("RGB")
+                out = io.BytesIO()
+                image.save(out, format="JPEG", quality=82)
+        except (OSError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise ValueError(f"not a picture that can be shown: {exc}") from exc
+    return out.getvalue(), image.width, image.height
+
+
+def _thumbnails(archive_type: str, volumes: list[Path], entries: list[Entry], wanted: int) -> list[list]:
+    chosen = {entry.path for entry in image_entries(entries)[:wanted]}
+    if not chosen:
+        return []
+    made = []
+
+    def out_of_time(*_):
+        raise _OutOfTime
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, THUMBNAILS_SECONDS)
+    try:
+        for path, data in _read_images(archive_type, volumes, chosen):
+            try:
+                jpeg, width, height = thumbnail_make(data)
+            except ValueError:
+                continue
+            made.append([path, base64.b64encode(jpeg).decode(), width, height])
+    except Exception:  # out of time or memory, a damaged archive, a reader that needs a tool: fewer previews
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return sorted(made, key=lambda made_one: made_one[0].lower())
+
+
+def _read_images(archive_type: str, volumes: list[Path], chosen: set[str]):
+    """(safe path, bytes) of the chosen entries, each read at most THUMBNAIL_SOURCE_MAX_BYTES."""
+    if archive_type == ZIP:
+        opener = (
+            multivolumefile.open(_volume_base(volumes[0]), mode="rb")
+            if len(volumes) > 1 and volumes[0].name.lower().endswith(".001")
+            else _JoinedVolumes(sorted(volumes, key=_split_zip_order))
+        )
+        with opener as stream, zipfile.ZipFile(stream) as archive:
+            for info in archive.infolist():
+                path = safe_path(_zip_name(info))[0]
+                if path in chosen and not info.is_dir():
+                    with archive.open(info) as member:
+                        yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
+    elif archive_type == SEVEN_ZIP:
+        with contextlib.ExitStack() as stack:
+            if len(volumes) > 1:
+                stream = stack.enter_context(multivolumefile.open(_volume_base(volumes[0]), mode="rb"))
+                archive = stack.enter_context(py7zr.SevenZipFile(stream, mode="r"))
+            else:
+                archive = stack.enter_context(py7zr.SevenZipFile(volumes[0], mode="r"))
+            names = [info.filename for info in archive.list() if safe_path(info.filename)[0] in chosen]
+            factory = BytesIOFactory(THUMBNAIL_SOURCE_MAX_BYTES)
+            archive.extract(targets=names, factory=factory)
+            for name in names:
+                if name in factory.products:
+                    product = factory.get(name)
+                    product.seek(0)
+                    yield safe_path(name)[0], product.read()
+    else:
+        with rarfile.RarFile(volumes[0]) as archive:
+            for info in archive.infolist():
+                path = safe_path(info.filename)[0]
+                if path in chosen and not info.is_dir():
+                    with archive.open(info) as member:
+                        yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
 
 
 def _list(archive_type: str, volumes: list[Path], limits: _Limits) -> list[Entry]:

@@ -25,6 +25,35 @@ class MetadataStatus(models.TextChoices):
     UNAVAILABLE = "unavailable", "Unavailable"
 
 
+class GroupingRule(models.TextChoices):
+    """Why a package is in its collection, in the operator's words."""
+
+    ALBUM = "album", "Posted in one album"
+    REPLY = "reply", "Replies to one another"
+    BASE_NAME = "base_name", "Same name, posted close together"
+    CREATOR = "creator", "Same creator, posted close together"
+    OPERATOR = "operator", "Put together by an operator"
+
+
+class Collection(models.Model):
+    """Packages that belong together (one model's parts, versions, a creator's drop)."""
+
+    name = models.CharField(max_length=255)
+    # The rule that made it; an operator's edit (rename, merge, add) makes it the operator's.
+    rule = models.CharField(max_length=12, choices=GroupingRule.choices)
+    source_chat = models.ForeignKey(
+        "accounts.Chat", null=True, blank=True, on_delete=models.SET_NULL, related_name="collections"
+    )
+    source_topic_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Package(models.Model):
     """One unique archive set, uploaded once to the destination channel."""
 
@@ -70,6 +99,17 @@ class Package(models.Model):
         "accounts.TelegramAccount", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
     )
     raw_files = models.ManyToManyField("RawFile", blank=True, related_name="packages")
+    # How it was posted, for previews and collections: when, in which album, answering which message.
+    source_posted_at = models.DateTimeField(null=True, blank=True)
+    source_grouped_id = models.BigIntegerField(null=True, blank=True)
+    source_reply_to_id = models.BigIntegerField(null=True, blank=True)
+    preview = models.ForeignKey("PackagePreview", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    collection = models.ForeignKey(
+        Collection, null=True, blank=True, on_delete=models.SET_NULL, related_name="packages"
+    )
+    collection_rule = models.CharField(max_length=12, choices=GroupingRule.choices, blank=True)
+    # An operator took it out of its collection: automatic grouping leaves it alone.
+    grouping_dismissed = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -109,6 +149,34 @@ class PackageFile(models.Model):
         return self.path
 
 
+class PreviewSource(models.TextChoices):
+    PHOTO = "photo", "Photo posted with the archive"
+    ARCHIVE = "archive", "Image inside the archive"
+
+
+class PackagePreview(models.Model):
+    """A thumbnail a package can show: of the photo posted with it, or of an image inside its archive."""
+
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="previews")
+    source = models.CharField(max_length=8, choices=PreviewSource.choices)
+    # The archive entry's path, or the photo's message id in the source chat.
+    path = models.TextField(blank=True)
+    source_message_id = models.BigIntegerField(null=True, blank=True)
+    image = models.FileField(upload_to="previews/", max_length=500)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-source", "path", "pk"]  # the posted photo first, then the images inside by path
+        constraints = [
+            models.UniqueConstraint(fields=["package", "source", "path"], name="unique_package_preview"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path or f"photo {self.source_message_id}"
+
+
 class RawFile(models.Model):
     """A downloaded Telegram file, kept for a while to backfill metadata or re-upload."""
 
@@ -142,8 +210,9 @@ class PackageSend(ClaimableRun):
     """A package's (or a collection's) destination messages copied to a chat an operator picked, by one account
     that reads the destination and may post there."""
 
-    title = models.CharField(max_length=500)  # what is sent: the package's file name
+    title = models.CharField(max_length=500)  # what is sent: the package's file name, or the collection's name
     package = models.ForeignKey(Package, null=True, blank=True, on_delete=models.SET_NULL, related_name="sends")
+    collection = models.ForeignKey(Collection, null=True, blank=True, on_delete=models.SET_NULL, related_name="sends")
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="package_sends")
     chat = models.ForeignKey("accounts.Chat", on_delete=models.CASCADE, related_name="package_sends")
     topic_id = models.BigIntegerField(null=True, blank=True)

@@ -4,10 +4,10 @@ import re
 from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import Chat
-from packages.models import Package, PackageFile, PackageSend, words_of
+from packages.models import Collection, Package, PackageFile, PackagePreview, PackageSend, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -24,7 +24,9 @@ def _words_query(query: str) -> SearchQuery | None:
     return SearchQuery(" & ".join(f"{word.lower()}:*" for word in words), search_type="raw", config="simple")
 
 
-def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet[Package]:
+def package_search(
+    *, query: str = "", needs_password: bool = False, collection_id: int | None = None
+) -> QuerySet[Package]:
     """Packages whose file name, or a path inside whose archive, matches `query`; newest first.
 
     Words match word prefixes through one GIN-indexed word vector per package, so a search over a
@@ -35,6 +37,8 @@ def package_search(*, query: str = "", needs_password: bool = False) -> QuerySet
     packages = _with_channel_ids(Package.objects.order_by("-created_at", "-pk"))
     if needs_password:
         packages = packages.filter(needs_password=True)
+    if collection_id is not None:
+        packages = packages.filter(collection_id=collection_id)
     query = query.strip()
     if not query:
         return packages
@@ -67,7 +71,7 @@ def _with_channel_ids(packages: QuerySet[Package]) -> QuerySet[Package]:
 def package_get(*, pk: int) -> Package:
     """One package with where it came from and went, and `run_id`: the ingestion run that uploaded it
     (the link is ingestion's, read the same way); raises Package.DoesNotExist."""
-    packages = Package.objects.select_related("source_chat", "destination_chat", "uploaded_by")
+    packages = Package.objects.select_related("source_chat", "destination_chat", "uploaded_by", "preview", "collection")
     return _with_channel_ids(packages).annotate(run_id=Min("ingestion_runs__id")).get(pk=pk)
 
 
@@ -108,10 +112,53 @@ def package_folders(*, package: Package) -> list[Folder]:
     return [folders[path] for path in sorted(folders)]
 
 
-def package_sends(*, package: Package | None = None) -> QuerySet[PackageSend]:
+def package_sends(*, package: Package | None = None, collection: Collection | None = None) -> QuerySet[PackageSend]:
     sends = PackageSend.objects.select_related("chat", "account").prefetch_related("parts")
-    return sends.filter(package=package) if package is not None else sends
+    if package is not None:
+        sends = sends.filter(package=package)
+    if collection is not None:
+        sends = sends.filter(collection=collection)
+    return sends
+
+
+def collection_packages(*, collection: Collection) -> list[Package]:
+    """A collection's packages in the order they were posted: the order a send copies them in."""
+    return list(Package.objects.filter(collection=collection).order_by("source_posted_at", "pk"))
 
 
 def package_send_get(*, pk: int) -> PackageSend:
     return package_sends().get(pk=pk)
+
+
+def package_previews(*, package: Package) -> list[PackagePreview]:
+    """The images the package can show: the photo posted with it first, then those inside, by path."""
+    return list(package.previews.all())
+
+
+def preview_get(*, package_id: int, preview_id: int) -> PackagePreview:
+    """One thumbnail of one package; raises PackagePreview.DoesNotExist."""
+    return PackagePreview.objects.get(package_id=package_id, pk=preview_id)
+
+
+def collection_list() -> QuerySet[Collection]:
+    """Collections, newest first, with how many packages each holds and the first one's preview."""
+    first_preview = Package.objects.filter(collection=OuterRef("pk"), preview__isnull=False).order_by("pk")
+    return (
+        Collection.objects.select_related("source_chat")
+        .annotate(
+            package_count=Count("packages"),
+            preview_id=Subquery(first_preview.values("preview_id")[:1]),
+            preview_package_id=Subquery(first_preview.values("pk")[:1]),
+        )
+        .order_by("-created_at", "-pk")
+    )
+
+
+def collection_get(*, pk: int) -> Collection:
+    """Raises Collection.DoesNotExist."""
+    return collection_list().get(pk=pk)
+
+
+def collection_choices(*, exclude_id: int | None = None) -> QuerySet[Collection]:
+    """Collections to merge into or add to, by name."""
+    return Collection.objects.exclude(pk=exclude_id).order_by("name", "pk").only("pk", "name")

@@ -30,7 +30,7 @@ from core.models import RunStatus
 from core.notifications import notification_raise
 from core.ratelimit import account_send_bucket
 from core.runs import run_claim, run_finish, run_heartbeat, run_take_over, run_task_send
-from packages.models import Package, PackageSend, PackageSendPart
+from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.gateway import open_gateway
 from telegram.records import GENERAL_TOPIC_ID, ChatRef
@@ -57,15 +57,16 @@ def _senders(*, from_chats: set[int], chat: Chat):
     return accounts.order_by("phone")
 
 
-def package_send_choices(*, package: Package) -> list[tuple[TelegramAccount, list[Chat]]]:
-    """For the Send form: each account that reads the package's destination, with the chats it may post in."""
-    if package.destination_chat_id is None:
+def package_send_choices(*, destination_ids) -> list[tuple[TelegramAccount, list[Chat]]]:
+    """For the Send form: each account that reads every destination chat of `destination_ids` (pks), with the
+    chats it may post in."""
+    if not destination_ids:
         return []
     choices = []
-    readers = TelegramAccount.objects.filter(
-        is_active=True, auth_state=AuthState.AUTHENTICATED, chat_links__chat_id=package.destination_chat_id
-    ).order_by("phone")
-    for account in readers:
+    readers = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED)
+    for chat_pk in set(destination_ids):
+        readers = readers.filter(pk__in=AccountChat.objects.filter(chat_id=chat_pk).values("account_id"))
+    for account in readers.order_by("phone"):
         chats = Chat.objects.filter(account_links__account=account, account_links__can_post=True).order_by("title")
         chats = list(chats)
         if chats:
@@ -79,11 +80,12 @@ def package_send_create(
     chat: Chat,
     account: TelegramAccount | None = None,
     topic_id: int | None = None,
-    title: str = "",
+    collection: Collection | None = None,
 ) -> PackageSend:
-    """Queue a copy of the packages' destination messages, in order, to `chat` (and forum topic)."""
+    """Queue a copy of the packages' destination messages, in order, to `chat` (and forum topic); a collection's
+    packages go as one send, named after it."""
     if not packages:
-        raise ValidationError({"packages": "Pick at least one package to send."})
+        raise OperatorError("There is no package to send.")
     for package in packages:
         if package.destination_chat_id is None or not package.dest_message_ids:
             raise OperatorError(f"{package.file_name} has no message in the destination channel to copy.")
@@ -110,14 +112,19 @@ def package_send_create(
         )
     with transaction.atomic():
         locks.advisory_xact_lock(namespace=locks.PACKAGE_SEND, name=f"{chat.pk}")
-        busy = PackageSend.objects.filter(
-            chat=chat, package__in=packages, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-        ).first()
+        busy = (
+            PackageSend.objects.filter(
+                chat=chat, parts__package__in=packages, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+            )
+            .distinct()
+            .first()
+        )
         if busy is not None:
             raise OperatorError(f"{busy.title} is already being sent to “{chat.title}” (send #{busy.pk}).")
         send = PackageSend.objects.create(
-            title=title or packages[0].file_name,
-            package=packages[0] if len(packages) == 1 else None,
+            title=collection.name if collection else packages[0].file_name,
+            package=None if collection else packages[0],
+            collection=collection,
             account=account,
             chat=chat,
             topic_id=topic_id,

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from packages.archives import ListingError, list_archive
+from packages.archives import ListingError, read_archive
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
+from packages.previews import previews_from_archive
 
 logger = logging.getLogger(__name__)
 
@@ -292,15 +294,17 @@ def package_search_words_update(*, package: Package) -> None:
 
 
 def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Package:
-    """Phase two: the file listing. An unreadable archive is still a package, with the reason."""
+    """Phase two: the file listing, and thumbnails of the first images inside (preview candidates). An
+    unreadable archive is still a package, with the reason."""
     try:
-        entries = list_archive(package.archive_type, volume_paths)
+        listing = read_archive(package.archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES)
     except ListingError as exc:
         package.metadata_status = MetadataStatus.UNAVAILABLE
         package.metadata_error = str(exc)
         package.needs_password = exc.needs_password
         package.save(update_fields=["metadata_status", "metadata_error", "needs_password"])
         return package
+    entries = listing.entries
     with transaction.atomic():
         PackageFile.objects.filter(package=package).delete()
         PackageFile.objects.bulk_create(
@@ -328,6 +332,7 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
         )
         package_search_words_update(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
+    previews_from_archive(package=package, thumbnails=listing.thumbnails)
     return package
 
 

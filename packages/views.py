@@ -1,28 +1,38 @@
-"""The Packages page (search over names and archive listings) and one package's detail."""
+"""The Packages page (search over names and archive listings, as a list or a grid of previews), one package's
+detail with its preview picker, the thumbnails (logged-in users only), and collections."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import Chat, ChatTopic, TelegramAccount
 from core.errors import OperatorError
 from core.forms import error_text
 from core.models import RunStatus
-from packages import selectors, sending
-from packages.models import Package, PackageSend
+from packages import grouping, previews, selectors, sending
+from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
+COLLECTIONS = "packages/collections.html"
+COLLECTION = "packages/collection.html"
 PER_PAGE = 25
+GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
 SENDS_SHOWN = 10
 LIVE_SENDS = {RunStatus.QUEUED, RunStatus.RUNNING}
+
+
+def _view_of(request) -> str:
+    return "grid" if request.GET.get("view") == "grid" else "list"
 
 
 @login_required
@@ -31,95 +41,258 @@ LIVE_SENDS = {RunStatus.QUEUED, RunStatus.RUNNING}
 def package_list(request):
     query = request.GET.get("q", "").strip()
     locked = request.GET.get("locked") == "1"
+    view = _view_of(request)
     found = selectors.package_search(query=query, needs_password=locked)
-    packages = Paginator(found, PER_PAGE).get_page(request.GET.get("page"))
-    context = {"packages": packages, "query": query, "locked": locked}
+    packages = Paginator(found, GRID_PER_PAGE if view == "grid" else PER_PAGE).get_page(request.GET.get("page"))
+    context = {"packages": packages, "query": query, "locked": locked, "view": view}
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)
     return render(request, PAGE, context)
 
 
-def _package(pk: int) -> Package:
+def _package_or_404(pk: int) -> Package:
     try:
         return selectors.package_get(pk=pk)
     except Package.DoesNotExist:
         raise Http404("No such package.") from None
 
 
-def _send_options(package: Package) -> list[tuple[TelegramAccount, list[tuple[str, str]]]]:
-    """Per account that reads the destination: (value, label) of each chat, and each forum topic, it may post in."""
-    options = []
-    for account, chats in sending.package_send_choices(package=package):
-        topics = ChatTopic.objects.filter(chat__in=[chat for chat in chats if chat.is_forum])
-        by_chat: dict[int, list[ChatTopic]] = {}
-        for topic in topics:
-            by_chat.setdefault(topic.chat_id, []).append(topic)
-        choices = []
-        for chat in chats:
-            choices.append((f"{account.pk}:{chat.pk}:", chat.title))
-            choices += [
-                (f"{account.pk}:{chat.pk}:{t.topic_id}", f"{chat.title} / {t.title}") for t in by_chat.get(chat.pk, [])
-            ]
-        options.append((account, choices))
-    return options
-
-
-def _detail(request, package: Package, *, send_error: str = "", target: str = "", status: int = 200):
-    context = {
+def _detail_context(package: Package, **extra) -> dict:
+    return {
         "package": package,
         "folders": selectors.package_folders(package=package),
         "source_topic": package.source_topic_name,
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
-        "send_options": _send_options(package),
-        "send_error": send_error,
-        "send_target": target,
-        **_sends_context(package),
+        "previews": selectors.package_previews(package=package),
+        "collections": selectors.collection_choices(exclude_id=package.collection_id),
+        "rules": GroupingRule,
+        "send_options": _send_options(package.destination_chat_id),
+        **_sends_context(package=package),
+        **extra,
     }
-    return render(request, DETAIL, context, status=status)
-
-
-def _sends_context(package: Package) -> dict:
-    sends = list(selectors.package_sends(package=package)[:SENDS_SHOWN])
-    return {"package": package, "sends": sends, "sends_live": any(s.status in LIVE_SENDS for s in sends)}
 
 
 @login_required
 @require_GET
 def package_detail(request, pk: int):
-    return _detail(request, _package(pk))
+    return render(request, DETAIL, _detail_context(_package_or_404(pk)))
+
+
+@login_required
+@require_GET
+def preview_image(request, pk: int, preview_pk: int):
+    """A thumbnail, read through the storage (local disk or an object store), never a public URL."""
+    try:
+        preview = selectors.preview_get(package_id=pk, preview_id=preview_pk)
+    except PackagePreview.DoesNotExist:
+        raise Http404("No such preview.") from None
+    try:
+        image = default_storage.open(preview.image.name, "rb")
+    except FileNotFoundError:
+        raise Http404("The thumbnail's file is missing from the storage.") from None
+    response = FileResponse(image, content_type="image/jpeg")
+    # A preview's file never changes (a new image is a new preview): the browser may keep it, privately.
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
+
+
+@login_required
+@require_POST
+def preview_choose(request, pk: int):
+    package = _package_or_404(pk)
+    notice, is_error = "Preview changed.", False
+    try:
+        previews.package_preview_choose(package=package, preview_id=int(request.POST.get("preview") or 0))
+    except (ValidationError, ValueError) as exc:
+        notice, is_error = (error_text(exc) if isinstance(exc, ValidationError) else "Choose an image."), True
+    package = _package_or_404(pk)
+    if not request.htmx:
+        return redirect("packages:detail", pk=pk)
+    context = _detail_context(package, preview_notice=notice, preview_notice_is_error=is_error)
+    return render(request, f"{DETAIL}#preview-panel", context)
+
+
+@login_required
+@require_POST
+def package_collect(request, pk: int):
+    """Put the package in a collection: an existing one (`collection`), or a new one named `name`."""
+    package = _package_or_404(pk)
+    try:
+        if request.POST.get("collection"):
+            collection = Collection.objects.filter(pk=int(request.POST["collection"])).first()
+            if collection is None:
+                raise ValidationError({"collection": "That collection no longer exists."})
+            grouping.collection_add(collection=collection, package=package)
+        else:
+            grouping.collection_create(name=request.POST.get("name", ""), package_ids=[package.pk])
+    except (ValidationError, ValueError) as exc:
+        notice = error_text(exc) if isinstance(exc, ValidationError) else "Choose a collection."
+        context = _detail_context(
+            _package_or_404(pk), collection_notice=notice, collection_name=request.POST.get("name", "")
+        )
+        return render(request, DETAIL, context, status=400)
+    return redirect("packages:detail", pk=pk)
+
+
+@login_required
+@require_GET
+def collection_list(request):
+    collections = Paginator(selectors.collection_list(), GRID_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, COLLECTIONS, {"collections": collections})
+
+
+def _collection_context(collection: Collection, request, **extra) -> dict:
+    packages = Paginator(selectors.package_search(collection_id=collection.pk), GRID_PER_PAGE)
+    sendable = Package.objects.filter(collection=collection, destination_chat__isnull=False)
+    return {
+        "send_options": _send_options(*sendable.values_list("destination_chat_id", flat=True).distinct()),
+        "send_message_count": sum(len(ids) for ids in sendable.values_list("dest_message_ids", flat=True)),
+        **_sends_context(collection=collection),
+        "collection": collection,
+        "packages": packages.get_page(request.GET.get("page")),
+        "others": selectors.collection_choices(exclude_id=collection.pk),
+        "name": collection.name,
+        **extra,
+    }
+
+
+def _collection_or_404(pk: int) -> Collection:
+    try:
+        return selectors.collection_get(pk=pk)
+    except Collection.DoesNotExist:
+        raise Http404("No such collection.") from None
+
+
+@login_required
+@require_GET
+def collection_detail(request, pk: int):
+    collection = _collection_or_404(pk)
+    return render(request, COLLECTION, _collection_context(collection, request))
+
+
+@login_required
+@require_POST
+def collection_edit(request, pk: int):
+    """Rename (`name`), merge into another (`into`) or dissolve (`dissolve`): one form per action."""
+    collection = _collection_or_404(pk)
+    try:
+        if "dissolve" in request.POST:
+            grouping.collection_dissolve(collection=collection)
+            if request.htmx:  # asked through hx-confirm: the browser goes to the list itself
+                return HttpResponseClientRedirect(reverse("packages:collections"))
+            return redirect("packages:collections")
+        if "into" in request.POST:
+            into = grouping.collection_merge(collection=collection, into_id=int(request.POST["into"] or 0))
+            return redirect("packages:collection", pk=into.pk)
+        grouping.collection_rename(collection=collection, name=request.POST.get("name", ""))
+    except (ValidationError, ValueError) as exc:
+        notice = error_text(exc) if isinstance(exc, ValidationError) else "Choose a collection to merge into."
+        context = _collection_context(
+            collection, request, notice=notice, name=request.POST.get("name", collection.name)
+        )
+        return render(request, COLLECTION, context, status=400)
+    return redirect("packages:collection", pk=pk)
+
+
+# Send to Telegram -------------------------------------------------------------------------------------------------
+
+
+def _send_options(*destination_ids: int) -> list[tuple[TelegramAccount, list[tuple[str, str]]]]:
+    """Per account that reads every destination chat involved: (value, label) of each chat, and each forum
+    topic, it may post in."""
+    options = []
+    for account, chats in sending.package_send_choices(destination_ids=destination_ids):
+        by_chat: dict[int, list[ChatTopic]] = {}
+        for topic in ChatTopic.objects.filter(chat__in=[chat for chat in chats if chat.is_forum]):
+            by_chat.setdefault(topic.chat_id, []).append(topic)
+        choices = []
+        for chat in chats:
+            choices.append((f"{account.pk}:{chat.pk}:", chat.title))
+            choices += [
+                (f"{account.pk}:{chat.pk}:{topic.topic_id}", f"{chat.title} / {topic.title}")
+                for topic in by_chat.get(chat.pk, [])
+            ]
+        options.append((account, choices))
+    return options
+
+
+def _sends_context(*, package: Package | None = None, collection: Collection | None = None) -> dict:
+    sends = list(selectors.package_sends(package=package, collection=collection)[:SENDS_SHOWN])
+    return {"sends": sends, "sends_live": any(send.status in LIVE_SENDS for send in sends)}
+
+
+def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
+    """The picked `account:chat:topic`, or the error to show."""
+    target = request.POST.get("target", "")
+    account_id, _, rest = target.partition(":")
+    chat_id, _, topic_id = rest.partition(":")
+    if not (account_id.isdecimal() and chat_id.isdecimal() and (topic_id == "" or topic_id.isdecimal())):
+        return target, None, None, None, "Pick the chat to send to."
+    account = TelegramAccount.objects.filter(pk=account_id).first()
+    chat = Chat.objects.filter(pk=chat_id).first()
+    if account is None or chat is None:
+        return target, None, None, None, "That account or chat is gone; pick again."
+    return target, account, chat, int(topic_id) if topic_id else None, ""
+
+
+def _send(request, *, packages: list[Package], collection: Collection | None = None):
+    """Queue the send; the refusal to show (the pick kept) or ''."""
+    target, account, chat, topic_id, error = _send_target(request)
+    if error:
+        return target, error
+    try:
+        send = sending.package_send_create(
+            packages=packages, chat=chat, account=account, topic_id=topic_id, collection=collection
+        )
+    except (ValidationError, OperatorError) as exc:
+        return target, error_text(exc)
+    parts = send.parts_total
+    messages.success(request, f"Sending {parts} part{'s' if parts != 1 else ''} to {chat.title}.")
+    return target, ""
 
 
 @login_required
 @require_POST
 def package_send(request, pk: int):
     """Send to Telegram from the package page; a refusal shows on the form, with the pick kept."""
-    package = _package(pk)
-    target = request.POST.get("target", "")
-    account_id, _, rest = target.partition(":")
-    chat_id, _, topic_id = rest.partition(":")
-    if not (account_id.isdecimal() and chat_id.isdecimal() and (topic_id == "" or topic_id.isdecimal())):
-        return _detail(request, package, send_error="Pick the chat to send to.", target=target, status=400)
-    account = TelegramAccount.objects.filter(pk=account_id).first()
-    chat = Chat.objects.filter(pk=chat_id).first()
-    if account is None or chat is None:
-        return _detail(request, package, send_error="That account or chat is gone; pick again.", status=400)
-    try:
-        send = sending.package_send_create(
-            packages=[package], chat=chat, account=account, topic_id=int(topic_id) if topic_id else None
-        )
-    except (ValidationError, OperatorError) as exc:
-        return _detail(request, package, send_error=error_text(exc), target=target, status=400)
-    messages.success(request, f"Sending {send.parts_total} part{'s' if send.parts_total != 1 else ''} to {chat.title}.")
+    package = _package_or_404(pk)
+    target, error = _send(request, packages=[package])
+    if error:
+        return render(request, DETAIL, _detail_context(package, send_error=error, send_target=target), status=400)
     return redirect("packages:detail", pk=package.pk)
+
+
+@login_required
+@require_POST
+def collection_send(request, pk: int):
+    """Send every package of the collection, in order, as one send."""
+    collection = _collection_or_404(pk)
+    target, error = _send(request, packages=selectors.collection_packages(collection=collection), collection=collection)
+    if error:
+        context = _collection_context(collection, request, send_error=error, send_target=target)
+        return render(request, COLLECTION, context, status=400)
+    return redirect("packages:collection", pk=pk)
+
+
+def _polled(html: str, context: dict) -> HttpResponse:
+    """Polled every 2 s while a send is queued or running; HTTP 286 stops the polling once none is."""
+    return HttpResponse(html) if context["sends_live"] else HttpResponseStopPolling(html)
 
 
 @login_required
 @require_GET
 def package_sends(request, pk: int):
-    """Polled every 2 s while a send is queued or running; HTTP 286 stops the polling once none is."""
-    context = _sends_context(_package(pk))
-    html = render_to_string(f"{DETAIL}#package-sends", context, request=request)
-    return HttpResponse(html) if context["sends_live"] else HttpResponseStopPolling(html)
+    package = _package_or_404(pk)
+    context = {"sends_url": reverse("packages:sends", args=[pk]), **_sends_context(package=package)}
+    return _polled(render_to_string("packages/sends.html", context, request=request), context)
+
+
+@login_required
+@require_GET
+def collection_sends(request, pk: int):
+    collection = _collection_or_404(pk)
+    context = {"sends_url": reverse("packages:collection-sends", args=[pk]), **_sends_context(collection=collection)}
+    return _polled(render_to_string("packages/sends.html", context, request=request), context)
 
 
 @login_required
@@ -132,4 +305,6 @@ def package_send_retry(request, pk: int):
         messages.error(request, error_text(exc))
     else:
         messages.success(request, f"Trying the unsent parts of send #{send.pk} again.")
+    if send.collection_id:
+        return redirect("packages:collection", pk=send.collection_id)
     return redirect("packages:detail", pk=send.package_id) if send.package_id else redirect("packages:list")

@@ -10,6 +10,7 @@ Every method raises only the errors of `telegram.errors`.
 
 import functools
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Protocol, Self
 
 from django.conf import settings
@@ -75,11 +76,17 @@ class TelegramGateway(Protocol):
         (offset_id 0 = from the newest); topic_id narrows to one forum topic. A short page is not the
         end: go on from `next_offset_id` until it is None."""
 
+    async def search_photos(
+        self, chat: ChatRef, *, around: datetime, window_seconds: int, topic_id: int | None = None
+    ) -> list[DocumentMessage]:
+        """One request: the photos posted within window_seconds either side of `around` (in one forum topic
+        when topic_id is given), newest first, at most HISTORY_PAGE."""
+
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         """Fresh copies (fresh file references) of messages; None for those gone."""
 
     def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
-        """The document's bytes from offset, PART_SIZE chunks, one request each."""
+        """The document's (or a photo's) bytes from offset, PART_SIZE chunks, one request each."""
 
     # Writing
     async def upload_document(

@@ -85,6 +85,10 @@ class DocumentMessage:
     topic_id: int | None
     text: str
     document: DocumentInfo | None
+    # A photo's largest size, as a DocumentInfo ("photo.jpg", image/jpeg) that iter_download reads.
+    photo: DocumentInfo | None = None
+    grouped_id: int | None = None  # the album it was posted in
+    reply_to_id: int | None = None  # the message it answers (not the forum topic it is in)
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Every kind of run shares one status vocabulary.
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "core.models.RunStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "core.models.RunStatus",
+        "GroupingRuleEnum": "packages.models.GroupingRule",
+    },
 }
 
 INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)
@@ -257,6 +260,12 @@ INGEST_PROGRESS_EVERY_SECONDS = 2
 INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = envint("INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS", 300, minimum=0)
 INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD = envint("INGEST_EMPTY_SCAN_BACKOFF_THRESHOLD", 5, minimum=1)
 INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH = envint("INGEST_EMPTY_SCAN_BACKOFF_EVERY_NTH", 5, minimum=1)
+# Previews: a photo posted this close to an archive (same topic, caption naming it) shows it; else the first
+# of this many images inside the archive, each made a thumbnail in the listing child (the others: the picker).
+PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS = envint("PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS", 600, minimum=0)
+PACKAGE_PREVIEW_ARCHIVE_IMAGES = envint("PACKAGE_PREVIEW_ARCHIVE_IMAGES", 8, minimum=0)
+# Collections: packages of one topic with the same base name or creator, posted this close together.
+PACKAGE_COLLECTION_WINDOW_SECONDS = envint("PACKAGE_COLLECTION_WINDOW_SECONDS", 24 * 3600, minimum=0)
 INGEST_STAGING_DIR = Path(envstr("INGEST_STAGING_DIR", str(var_dir(BASE_DIR) / "staging")))
 
 # Reminders (DESIGN.md "Reminders"): every account's send pace, shared by all workers through Redis.

@@ -6,6 +6,8 @@ bytes, built byte-identically every time, so the same archive posted twice has o
 content hash.
 """
 
+import hashlib
+import io
 import mimetypes
 import random
 import zipfile
@@ -13,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import py7zr
+from PIL import Image, ImageDraw
 from py7zr.helpers import ArchiveTimestamp
 
 BLOCK = 1024 * 1024
@@ -50,9 +53,31 @@ def archive_kind(name: str) -> str | None:
     return None
 
 
+PICTURE_SIZE = (640, 480)
+
+
+def picture(*, seed: str, name: str = "photo.jpg") -> bytes:
+    """A real picture (PNG for a .png name, else JPEG), the same bytes for the same seed: a few coloured
+    shapes on a coloured ground, so previews and thumbnails have something to show."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    image = Image.new("RGB", PICTURE_SIZE, tuple(digest[0:3]))
+    draw = ImageDraw.Draw(image)
+    for index in range(4):
+        x, y = digest[4 + index] * 2, digest[8 + index] * 2 % 400
+        colour = tuple(digest[12 + index * 3 : 15 + index * 3])
+        draw.ellipse((x, y, x + 80 + digest[24 + index] // 2, y + 80 + digest[28 + index] // 2), fill=colour)
+    out = io.BytesIO()
+    image.save(out, format="PNG" if name.lower().endswith(".png") else "JPEG", quality=85)
+    return out.getvalue()
+
+
 def entry_bytes(entry: dict) -> bytes:
-    """An archive entry's content: seeded by its path unless it names a seed."""
-    return seeded_read(seed=entry.get("seed", entry["path"]), size=entry["size"])
+    """An archive entry's content: a real picture when it says `picture`, else seeded bytes; seeded by its
+    path unless it names a seed."""
+    seed = str(entry.get("seed", entry["path"]))
+    if entry.get("picture"):
+        return picture(seed=seed, name=entry["path"])
+    return seeded_read(seed=seed, size=entry["size"])
 
 
 def archive_write(*, path: Path, name: str, entries: list[dict]) -> None:

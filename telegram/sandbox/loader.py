@@ -138,11 +138,14 @@ def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
         if arrives_after is not None:
             arrives_after = _int(arrives_after, f"{where}: 'arrives_after_seconds'")
         interval = _int(spec.get("volume_interval_seconds", 0), f"{where}: 'volume_interval_seconds'")
+        # An album is Telegram's grouped_id; reply_to the id of the message it answers.
+        album = None if spec.get("album") is None else _int(spec["album"], f"{where}: 'album'", minimum=1)
+        reply_to = None if spec.get("reply_to") is None else _int(spec["reply_to"], f"{where}: 'reply_to'", minimum=1)
         if "document" in spec:
             kind, documents = "document", document_parts(root, document_spec(spec["document"], where))
         elif "photo" in spec:
             kind = "photo"
-            documents = [photo_row(spec["photo"], where, default_seed=f"photo:{chat['id']}:{message_id}")]
+            documents = [photo_row(root, spec["photo"], where, default_seed=f"photo:{chat['id']}:{message_id}")]
             text = text or str(spec["photo"].get("caption") or "")
         else:
             kind, documents = None, [None]
@@ -160,6 +163,8 @@ def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
                     "text": text if offset == 0 else "",
                     "kind": kind,
                     "document": document,
+                    "grouped_id": album,
+                    "reply_to": reply_to if offset == 0 else None,
                 }
             )
     return sorted(rows, key=lambda row: row["id"])
@@ -252,9 +257,19 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
                         )
                         continue
                     conn.execute(
-                        "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                        " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
-                        (chat["id"], row["id"], row["topic"], row["date"], row["text"], row["kind"], document_id),
+                        "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
+                        " grouped_id, reply_to) VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?, ?, ?)",
+                        (
+                            chat["id"],
+                            row["id"],
+                            row["topic"],
+                            row["date"],
+                            row["text"],
+                            row["kind"],
+                            document_id,
+                            row["grouped_id"],
+                            row["reply_to"],
+                        ),
                     )
             conn.executemany(
                 "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"

@@ -8,6 +8,7 @@ from telethon.tl import types
 
 from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
 from telegram.sandbox import world
+from telegram.sandbox.content import PICTURE_SIZE
 from telegram.sandbox.world import BASE_DATE, DC_ADDRESSES, DC_PORT
 
 # A file reference carries when it was issued and the message it came from (0, 0 for an uploaded media).
@@ -104,7 +105,7 @@ def photo(row: dict, *, phone: str, dc_id: int, chat_id: int = 0, message_id: in
         access_hash=access_hash("document", phone, row["id"]),
         file_reference=file_reference(chat_id=chat_id, message_id=message_id),
         date=BASE_DATE,
-        sizes=[types.PhotoSize(type="y", w=1280, h=960, size=row["size"])],
+        sizes=[types.PhotoSize(type="y", w=PICTURE_SIZE[0], h=PICTURE_SIZE[1], size=row["size"])],
         dc_id=dc_id,
     )
 
@@ -117,11 +118,16 @@ def media(row: dict | None, kind: str | None, **where) -> types.TypeMessageMedia
     return types.MessageMediaDocument(document=document(row, **where))
 
 
-def reply_header(chat: dict, topic: int | None) -> types.MessageReplyHeader | None:
-    # A message in a forum topic replies to the topic's first message; General's carry no header.
-    if not chat["forum"] or topic in (None, GENERAL_TOPIC_ID):
-        return None
-    return types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=topic)
+def reply_header(chat: dict, topic: int | None, reply_to: int | None = None) -> types.MessageReplyHeader | None:
+    # A message in a forum topic replies to the topic's first message (a reply inside it names the topic as
+    # its top); General's carry no header unless they reply to a message.
+    if chat["forum"] and topic not in (None, GENERAL_TOPIC_ID):
+        if reply_to:
+            return types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=reply_to, reply_to_top_id=topic)
+        return types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=topic)
+    if reply_to:
+        return types.MessageReplyHeader(reply_to_msg_id=reply_to)
+    return None
 
 
 def message(chat: dict, row: dict, *, phone: str, dc_id: int, document_row: dict | None, senders: dict):
@@ -134,7 +140,8 @@ def message(chat: dict, row: dict, *, phone: str, dc_id: int, document_row: dict
         out=row["sender"] == phone,
         post=chat["type"] == CHANNEL,
         from_id=types.PeerUser(user_id=sender["user_id"]) if sender and chat["type"] != CHANNEL else None,
-        reply_to=reply_header(chat, row["topic"]),
+        reply_to=reply_header(chat, row["topic"], row.get("reply_to")),
+        grouped_id=row.get("grouped_id"),
         media=media(document_row, row["kind"], phone=phone, dc_id=dc_id, chat_id=chat["id"], message_id=row["id"]),
     )
 

@@ -34,7 +34,6 @@ BASE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # a world message is dated BASE_DA
 DOCUMENT_ID_BASE = 5_000_000_000
 DC_ADDRESSES = {1: "149.154.175.53", 2: "149.154.167.51", 3: "149.154.175.100", 4: "149.154.167.91", 5: "91.108.56.130"}
 DC_PORT = 443
-PHOTO_SIZE = 2048
 READ_CHUNK = 1024 * 1024
 
 SCHEMA = (
@@ -70,7 +69,7 @@ SCHEMA = (
     """CREATE TABLE messages (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (chat_id, id))""",
+        grouped_id INTEGER, reply_to INTEGER, PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -284,9 +283,9 @@ def document_spec(spec, where: str) -> dict:
         for entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"]:
                 raise WorldError(f"{where}: every archive entry needs a 'path'")
-            if not isinstance(entry.get("size"), int) or entry["size"] < 0:
+            if not entry.get("picture") and (not isinstance(entry.get("size"), int) or entry["size"] < 0):
                 raise WorldError(f"{where}: archive entry '{entry['path']}' needs a non-negative integer 'size'")
-            checked.append({key: entry[key] for key in ("path", "size", "seed") if key in entry})
+            checked.append({key: entry[key] for key in ("path", "size", "seed", "picture") if key in entry})
         return {"name": name, "archive": checked, "volume_size": volume_size}
     size = spec.get("size")
     if not isinstance(size, int) or size < 0:
@@ -325,13 +324,13 @@ def _document_row(name, size, sha256, source, key, source_size, start) -> dict:
     }
 
 
-def photo_row(spec, where: str, default_seed: str) -> dict:
+def photo_row(root: Path, spec, where: str, default_seed: str) -> dict:
+    """A photo holds a real JPEG picture made from its seed (so previews can be made of it)."""
     if not isinstance(spec, dict):
         raise WorldError(f"{where}: 'photo' must be an object")
-    size = spec.get("size", PHOTO_SIZE)
-    if not isinstance(size, int) or size <= 0:
-        raise WorldError(f"{where}: photo 'size' must be a positive integer")
-    return _document_row("photo.jpg", size, None, "seed", str(spec.get("seed", default_seed)), size, 0)
+    with BlobWriter(root) as blob:
+        blob.write(content.picture(seed=str(spec.get("seed", default_seed))))
+    return _document_row("photo.jpg", blob.size, blob.sha256, "blob", blob.sha256, blob.size, 0)
 
 
 def document_insert(conn: sqlite3.Connection, row: dict) -> int:
@@ -776,11 +775,20 @@ class World:
         return conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
 
     def message_post(
-        self, chat_id: int, *, text: str = "", document: dict | None = None, topic: int | None = None
+        self,
+        chat_id: int,
+        *,
+        text: str = "",
+        document: dict | None = None,
+        photo: str | None = None,
+        topic: int | None = None,
+        album: int | None = None,
+        reply_to: int | None = None,
     ) -> list[int]:
         """Post as someone outside the project would (`sandbox_post`); a volume set posts one message a volume.
 
-        `document` is a world-file document: {"name", "archive": [...]} or {"name", "size", "seed"}.
+        `document` is a world-file document: {"name", "archive": [...]} or {"name", "size", "seed"}; `photo` the
+        seed of a picture to post instead. `album` is Telegram's grouped_id, `reply_to` the message it answers.
         """
         chat = self.chat(chat_id)
         if chat is None:
@@ -791,17 +799,33 @@ class World:
                 raise WorldError(f"Chat {chat_id} has no topic {topic}.")
         elif topic is not None:
             raise WorldError(f"Chat {chat_id} is not a forum; it has no topics.")
-        parts = document_parts(self.path, document_spec(document, "document")) if document else [None]
+        kind = None
+        if document:
+            kind, parts = "document", document_parts(self.path, document_spec(document, "document"))
+        elif photo is not None:
+            kind, parts = "photo", [photo_row(self.path, {"seed": photo}, "photo", default_seed=photo)]
+        else:
+            parts = [None]
         ids = []
         with self.transaction() as conn:
             now = clock()
             for index, part in enumerate(parts):
                 message_id = self._next_id(conn, chat_id)
-                kind, document_id = ("document", document_insert(conn, part)) if part else (None, None)
+                document_id = document_insert(conn, part) if part else None
                 conn.execute(
-                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                    " VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?)",
-                    (chat_id, message_id, topic, now, text if index == 0 else "", kind, document_id),
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
+                    " grouped_id, reply_to) VALUES (?, ?, ?, NULL, ?, ?, NULL, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        message_id,
+                        topic,
+                        now,
+                        text if index == 0 else "",
+                        kind if part else None,
+                        document_id,
+                        album,
+                        reply_to if index == 0 else None,
+                    ),
                 )
                 ids.append(message_id)
         return ids

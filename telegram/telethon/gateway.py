@@ -12,7 +12,7 @@ import mimetypes
 import os
 import struct
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Self
 
 from django.views.decorators.debug import sensitive_variables
@@ -367,6 +367,34 @@ class TelethonGateway:
         )
 
     @maps_errors
+    async def search_photos(
+        self, chat: ChatRef, *, around: datetime, window_seconds: int, topic_id: int | None = None
+    ) -> list[DocumentMessage]:
+        window = timedelta(seconds=window_seconds)
+        result = await self._client(
+            functions.messages.SearchRequest(
+                peer=_input_peer(chat),
+                q="",
+                filter=types.InputMessagesFilterPhotos(),
+                min_date=around - window,
+                max_date=around + window,
+                offset_id=0,
+                add_offset=0,
+                limit=HISTORY_PAGE,
+                max_id=0,
+                min_id=0,
+                hash=0,
+                top_msg_id=topic_id,
+            )
+        )
+        forum = _is_forum(result, chat)
+        return [
+            _document_message(chat, message, forum)
+            for message in result.messages
+            if isinstance(message, types.Message) and isinstance(message.media, types.MessageMediaPhoto)
+        ]
+
+    @maps_errors
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         found: dict[int, DocumentMessage | None] = dict.fromkeys(ids)
         for start in range(0, len(ids), HISTORY_PAGE):
@@ -396,11 +424,13 @@ class TelethonGateway:
         start = offset - offset % PART_SIZE
         skip = offset - start
         location = document.location
-        file_location = types.InputDocumentFileLocation(
+        # A photo is read at its largest size (thumb_size names it); a document whole ("").
+        location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
+        file_location = location_class(
             id=location["id"],
             access_hash=location["access_hash"],
             file_reference=bytes.fromhex(location["file_reference"]),
-            thumb_size="",
+            thumb_size=location.get("thumb_size", ""),
         )
         with mapped_errors():
             async for chunk in self._client.iter_download(
@@ -548,11 +578,23 @@ def _topic_id(message: types.Message | types.MessageService, forum: bool) -> int
     return GENERAL_TOPIC_ID  # General's messages carry no topic header
 
 
+def _reply_to_id(message: types.Message | types.MessageService) -> int | None:
+    """The message this one answers; a forum message's header names its topic, which is no answer."""
+    reply = message.reply_to
+    if not isinstance(reply, types.MessageReplyHeader) or reply.reply_to_msg_id is None:
+        return None
+    if reply.forum_topic and not reply.reply_to_top_id:
+        return None
+    return reply.reply_to_msg_id
+
+
 def _document_message(chat: ChatRef, message: types.Message | types.MessageService, forum: bool) -> DocumentMessage:
     media = getattr(message, "media", None)
-    document = None
+    document = photo = None
     if isinstance(media, types.MessageMediaDocument) and isinstance(media.document, types.Document):
         document = _document_info(media.document)
+    if isinstance(media, types.MessageMediaPhoto) and isinstance(media.photo, types.Photo):
+        photo = _photo_info(media.photo)
     return DocumentMessage(
         chat_id=chat.id,
         id=message.id,
@@ -560,6 +602,32 @@ def _document_message(chat: ChatRef, message: types.Message | types.MessageServi
         topic_id=_topic_id(message, forum),
         text=getattr(message, "message", "") or "",
         document=document,
+        photo=photo,
+        grouped_id=getattr(message, "grouped_id", None),
+        reply_to_id=_reply_to_id(message),
+    )
+
+
+def _photo_info(photo: types.Photo) -> DocumentInfo | None:
+    """The photo's largest plain size, as a document to download."""
+    sizes = [size for size in photo.sizes if isinstance(size, types.PhotoSize | types.PhotoSizeProgressive)]
+    if not sizes:
+        return None
+    largest = max(sizes, key=lambda size: size.w * size.h)
+    byte_size = largest.size if isinstance(largest, types.PhotoSize) else max(largest.sizes)
+    return DocumentInfo(
+        id=photo.id,
+        name="photo.jpg",
+        size=byte_size,
+        mime_type="image/jpeg",
+        location={
+            "photo": True,
+            "id": photo.id,
+            "access_hash": photo.access_hash,
+            "file_reference": photo.file_reference.hex(),
+            "dc_id": photo.dc_id,
+            "thumb_size": largest.type,
+        },
     )
 
 

@@ -12,7 +12,7 @@ from ingestion.audit import catalog_audit_run
 from ingestion.models import SkippedPackage, SkipReason
 from ingestion.services import catalog_rebuild_from_destination, ingestion_cycle_start, skipped_package_retry
 from packages import sending
-from packages.models import MetadataStatus, Package
+from packages.models import Collection, MetadataStatus, Package
 from tests.ingestion.conftest import run_cycle
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +46,26 @@ def test_the_demo_world_ingests_and_leaves_skipped_packages_to_retry():
         "griffin-nest.7z.001": SkipReason.WAITING_FOR_VOLUMES,  # its other volumes arrive a minute apart
     }
     assert "griffin-nest.7z.001" not in names
+
+    # Previews: a photo posted next to the archive, the first photo of an album, else an image inside.
+    preview_of = {package.file_name: package.preview for package in Package.objects.select_related("preview")}
+    assert (preview_of["red-dragon.zip"].source, preview_of["red-dragon.zip"].source_message_id) == ("photo", 11)
+    assert (preview_of["sea-serpent-body.zip"].source, preview_of["sea-serpent-body.zip"].source_message_id) == (
+        "photo",
+        60,
+    )
+    assert preview_of["castle-walls.zip"].path == "castle/renders/walls-front.jpg"
+    assert preview_of["wyvern.7z"].path == "wyvern/renders/wyvern-front.png"
+    # Collections: an album, a reply chain, two versions of one model.
+    grouped = {
+        collection.rule: sorted(collection.packages.values_list("file_name", flat=True))
+        for collection in Collection.objects.all()
+    }
+    assert grouped == {
+        "album": ["sea-serpent-body.zip", "sea-serpent-tail.zip"],
+        "reply": ["castle-gate.zip", "castle-towers.7z", "castle-walls.zip"],
+        "base_name": ["hill-tiles-v2.zip", "hill-tiles.zip"],
+    }
 
     skipped_package_retry(skipped=SkippedPackage.objects.get(file_name="siege-engine.zip"))
     run_cycle("+15550000002")

@@ -52,6 +52,10 @@ LIST_FIELDS = {
     "creator",
     "tags",
     "created_at",
+    "preview",
+    "preview_url",
+    "collection",
+    "collection_rule",
     "matched_paths",
 }
 

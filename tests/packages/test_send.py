@@ -17,6 +17,7 @@ from core.models import Notification, RunStatus
 from core.ratelimit import KEY_PREFIX
 from core.runs import run_claim
 from packages import sending
+from packages.grouping import collection_create
 from packages.models import Package, PackageSend
 from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
 from tests.ingestion.test_pipeline import dump
@@ -276,3 +277,30 @@ def test_a_refused_send_shows_why_and_keeps_the_pick(ingested, admin_client):
     again = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
     assert again.status_code == 400 and "already being sent" in again.content.decode()
     assert f'<option value="{writer_target}" selected>Friends</option>' in again.content.decode()
+
+
+def test_a_collection_is_sent_as_one_send_in_posting_order(ingested, api, admin_client):
+    dragon, huge = Package.objects.get(file_name="dragon.zip"), Package.objects.get(file_name="huge.zip")
+    collection = collection_create(name="Dragon set", package_ids=[huge.pk, dragon.pk])
+    page = admin_client.get(reverse("packages:collection", args=[collection.pk])).content.decode()
+    assert "Copies the collection's packages' 4 destination messages" in page
+
+    answer = api.post(f"/api/collections/{collection.pk}/send/", {"chat": FRIENDS}, format="json")
+
+    assert answer.status_code == 202, answer.json()
+    body = answer.json()
+    assert (body["title"], body["collection"], body["package"], body["parts_total"]) == (
+        "Dragon set",
+        collection.pk,
+        None,
+        4,
+    )
+    assert _execute(PackageSend.objects.get(pk=body["id"])) == RunStatus.SUCCESS
+    names = [m["document"]["name"] for m in _documents(FRIENDS)]
+    assert names == [*dragon.dest_part_names, *huge.dest_part_names], "posted order: dragon (11), then huge (30)"
+    again = admin_client.post(
+        reverse("packages:collection-send", args=[collection.pk]),
+        {"target": f"{TelegramAccount.objects.get(phone=WRITER).pk}:{Chat.objects.get(telegram_id=FRIENDS).pk}:"},
+        follow=True,
+    )
+    assert "Sending 4 parts to Friends." in again.content.decode()

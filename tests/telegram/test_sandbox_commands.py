@@ -87,6 +87,23 @@ def test_post_adds_messages_as_someone_else_would(sandbox, sandbox_run):
     assert [message.id for message in found.messages] == [4, 3, 2]
 
 
+def test_post_a_photo_in_an_album_and_a_reply(sandbox, sandbox_run):
+    world = sandbox(WORLD)
+
+    photo_id = run("sandbox_post", "1001", "--photo", "ship", "--text", "Ship, painted", "--album", "5")
+    archive = {"name": "ship.zip", "archive": [{"path": "ship.stl", "size": 70}]}
+    archive_id = run("sandbox_post", "1001", "--archive-json", json.dumps(archive), "--album", "5")
+    reply_id = run("sandbox_post", "1001", "--text", "the sails, soon", "--reply-to", archive_id.strip())
+
+    assert (photo_id, archive_id, reply_id) == ("1\n", "2\n", "3\n")
+    chat = ChatRef(id=1001, access_hash=chat_access_hash(phone=READER, chat_id=1001, type="channel"))
+    found = sandbox_run(world, READER, lambda gateway: gateway.get_messages(chat, [1, 2, 3]))
+    assert (found[1].text, found[1].grouped_id, found[1].photo.mime_type) == ("Ship, painted", 5, "image/jpeg")
+    assert (found[2].grouped_id, found[2].document.name) == (5, "ship.zip")
+    assert (found[3].reply_to_id, found[3].grouped_id) == (2, None)
+    assert world.message_bytes(1001, 1)[:3] == b"\xff\xd8\xff"  # a JPEG
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

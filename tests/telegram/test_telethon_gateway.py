@@ -6,7 +6,7 @@ Telethon errors), including answers Telegram gives and the sandbox does not.
 import asyncio
 import inspect
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from telethon import TelegramClient, errors, functions, types, utils
@@ -158,10 +158,11 @@ def document(id=900, name="dragon.zip", size=3000, file_reference=b"\x0a\x0b", d
     )  # fmt: skip
 
 
-def message(id, *, peer=None, media=None, reply_to=None, text="") -> types.Message:
+def message(id, *, peer=None, media=None, reply_to=None, text="", **fields) -> types.Message:
     return types.Message(
-        id=id, peer_id=peer or types.PeerChannel(CHANNEL.id), date=DATE, message=text, media=media, reply_to=reply_to
-    )
+        id=id, peer_id=peer or types.PeerChannel(CHANNEL.id), date=DATE, message=text, media=media, reply_to=reply_to,
+        **fields,
+    )  # fmt: skip
 
 
 def doc_message(id, **kwargs) -> types.Message:
@@ -478,3 +479,39 @@ def test_a_send_is_tried_once_even_on_a_server_error():
 
     assert raised.value.rpc == "RPC_CALL_FAIL" and raised.value.__cause__ is rpc_call_fail
     assert len(client.requests_of(functions.messages.SendMessageRequest)) == 1
+
+
+def test_search_photos_asks_one_dated_search_and_reads_the_largest_size_of_any_kind():
+    photo = types.Photo(
+        id=9,
+        access_hash=99,
+        file_reference=b"\x01",
+        date=DATE,
+        dc_id=4,
+        sizes=[
+            types.PhotoStrippedSize(type="i", bytes=b"\x01\x02"),  # an inline blur: no size to download
+            types.PhotoSize(type="m", w=320, h=240, size=9000),
+            types.PhotoSizeProgressive(type="y", w=1280, h=960, sizes=[4000, 20000, 61000]),
+        ],
+    )
+    client = StandInClient()
+    client.answer(
+        functions.messages.SearchRequest,
+        channel_messages(
+            [
+                message(8, media=types.MessageMediaPhoto(photo=photo), grouped_id=77),
+                message(7, media=types.MessageMediaPhoto(photo=None)),  # a photo that expired: nothing to read
+            ],
+            chats=[channel(CHANNEL.id)],
+        ),
+    )
+    found = run(client, lambda gateway: gateway.search_photos(CHANNEL, around=DATE, window_seconds=60, topic_id=42))
+
+    [request] = client.requests
+    assert isinstance(request.filter, types.InputMessagesFilterPhotos) and request.top_msg_id == 42
+    assert (request.min_date, request.max_date) == (DATE - timedelta(seconds=60), DATE + timedelta(seconds=60))
+    assert [(m.id, m.grouped_id, m.photo is not None) for m in found] == [(8, 77, True), (7, None, False)]
+    assert (found[0].photo.size, found[0].photo.mime_type) == (61000, "image/jpeg")
+    assert found[0].photo.location == {
+        "photo": True, "id": 9, "access_hash": 99, "file_reference": "01", "dc_id": 4, "thumb_size": "y",
+    }  # fmt: skip

@@ -17,6 +17,9 @@ class Command(BaseCommand):
         document.add_argument("--document", metavar="NAME", help="an opaque document of --size bytes from --seed")
         document.add_argument("--file", metavar="PATH", help="post this file's real bytes (e.g. made by zip or 7z)")
         document.add_argument(
+            "--photo", metavar="SEED", help="a photo: a real picture made from SEED (--text: caption)"
+        )
+        document.add_argument(
             "--archive-json",
             metavar="JSON",
             help='a world-file document, e.g. \'{"name": "a.zip", "archive": [{"path": "a.stl", "size": 100}]}\'',
@@ -26,9 +29,26 @@ class Command(BaseCommand):
         parser.add_argument("--seed", help="seed of the --document's bytes (default: its name)")
         parser.add_argument("--volume-size", type=int, help="split the document into volumes of this many bytes")
         parser.add_argument("--topic", type=int, help="forum topic id")
+        parser.add_argument("--album", type=int, help="post it in this album (Telegram's grouped_id)")
+        parser.add_argument("--reply-to", type=int, help="the id of the message it answers")
 
     def handle(
-        self, *args, chat_id, text, document, file, name, archive_json, size, seed, volume_size, topic, **options
+        self,
+        *args,
+        chat_id,
+        text,
+        document,
+        file,
+        photo,
+        name,
+        archive_json,
+        size,
+        seed,
+        volume_size,
+        topic,
+        album,
+        reply_to,
+        **options,
     ):
         spec = None
         if name and not file:
@@ -47,14 +67,16 @@ class Command(BaseCommand):
                 spec = json.loads(archive_json)
             except json.JSONDecodeError as exc:
                 raise CommandError(f"--archive-json is not valid JSON ({exc}).") from None
-        elif not text:
-            raise CommandError("Give --text, --document, --file or --archive-json.")
+        elif not text and not photo:
+            raise CommandError("Give --text, --document, --file, --photo or --archive-json.")
         if isinstance(spec, dict) and volume_size is not None:
             spec["volume_size"] = volume_size
         try:
             world = World(settings.SANDBOX_PATH)
             try:
-                ids = world.message_post(chat_id, text=text, document=spec, topic=topic)
+                ids = world.message_post(
+                    chat_id, text=text, document=spec, photo=photo, topic=topic, album=album, reply_to=reply_to
+                )
             finally:
                 world.close()
         except WorldError as exc:

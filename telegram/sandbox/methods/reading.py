@@ -143,6 +143,11 @@ def search(call: Call):
         rows = world.search_messages(
             row["id"], kind=_kind(request.filter), topic=topic, below=request.offset_id or None
         )
+        # A date range (min_date / max_date) narrows the search, as Telegram's does.
+        if request.min_date or request.max_date:
+            low = request.min_date.timestamp() if request.min_date else float("-inf")
+            high = request.max_date.timestamp() if request.max_date else float("inf")
+            rows = [message for message in rows if low <= message["date"] <= high]
         total = len(rows)
         rows = rows[max(request.add_offset, 0) :]
         if world.meta("short_search_pages"):

@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
+from accounts.services import account_mark_unusable
 from core import locks
 from core.crypto import unseal
 from core.errors import OperatorError
@@ -196,6 +197,9 @@ class _Copier:
             return BUSY
         except _Stop as exc:
             error = str(exc)
+        except (AccountRestricted, AuthRequired) as exc:
+            account_mark_unusable(account=self.account, error=exc)  # its login page says what to do
+            error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
         except TelegramError as exc:
             logger.warning("Send #%s stopped: %s", self.send.pk, exc)
             error = f"{exc.rpc}: {exc}" if exc.rpc else str(exc)

@@ -304,3 +304,37 @@ def test_a_collection_is_sent_as_one_send_in_posting_order(ingested, api, admin_
         follow=True,
     )
     assert "Sending 4 parts to Friends." in again.content.decode()
+
+
+def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_world):
+    faults = [{"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 1}]
+    ingest_world(
+        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
+    )
+    run_cycle()
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    started = time.monotonic()
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert time.monotonic() - started >= 1, "Telegram's wait was served"
+    assert len(_documents(FRIENDS)) == 3
+
+
+def test_a_restricted_account_stops_the_send_and_is_marked(ingest_world):
+    faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "after": 1, "times": 100}]
+    ingest_world(
+        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
+    )
+    run_cycle()
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+
+    assert _execute(send) == RunStatus.PARTIAL
+
+    send.refresh_from_db()
+    assert send.parts_sent == 1 and "PEER_FLOOD" in send.error
+    assert TelegramAccount.objects.get(phone=WRITER).auth_state == "restricted"

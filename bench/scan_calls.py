@@ -5,8 +5,9 @@ Cycles: 1 full, 2 idle, 3 after one new archive in one topic, 4 after a restart
 counts, with the requests made while connecting counted apart, next to a
 per-topic, per-channel strategy (one history request each) run in the same
 harness on the same world as the baseline. Goals: idle ≤ 1 request besides
-connecting; one new archive ≤ 3 besides connecting and the transfer; connecting
-≤ 3 requests per account per cycle.
+connecting; one new archive ≤ 3 besides connecting and the transfer, plus 1 for
+its preview (the chat's photos, read once a cycle); connecting ≤ 3 requests per
+account per cycle.
 
     .venv/bin/python -m bench.scan_calls
 """

@@ -14,6 +14,7 @@ import math
 import shutil
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
@@ -52,6 +53,8 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
+PHOTO_PAGES_MAX = 20  # photos read for previews per chat and cycle: 2,000 at most
+
 
 class IngestionCycle(FetchStage, UploadStage):
     def __init__(self, *, run: IngestionRun, on_progress: Callable[[IngestionRun], None] | None = None):
@@ -63,6 +66,10 @@ class IngestionCycle(FetchStage, UploadStage):
         self.gateways: dict[int, TelegramGateway] = {}
         self.lost_claim = False
         self.waiting_until: float | None = None  # when the earliest set waiting for volumes settles
+        # Photos of each chat read for previews this cycle, and since when the scan wants them.
+        self.photos: dict[int, list[DocumentMessage]] = {}
+        self.photos_since: dict[int, datetime] = {}
+        self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -248,6 +255,7 @@ class IngestionCycle(FetchStage, UploadStage):
         await self.tick(current_channel=channel_map.channel.title, current_topic="")
         if not channel_map.channel.chat.is_forum:
             messages = await self._history(reader, ref, min_id=channel_map.last_processed_message_id)
+            self._photos_wanted_since(ref, messages)
             through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
             result = await self._process_messages(reader, ScanTarget(channel_map, ref), messages, writer, through)
             if not result.stopped:
@@ -261,6 +269,10 @@ class IngestionCycle(FetchStage, UploadStage):
             return
         await self._scan_forum(reader, channel_map, ref, writer, last_id)
 
+    def _photos_wanted_since(self, ref: ChatRef, messages: list[DocumentMessage]) -> None:
+        if messages:
+            self.photos_since[ref.id] = min(message.date for message in messages)
+
     async def _scan_forum(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id) -> None:
         """One channel-wide scan from the lowest enabled topic watermark; each message goes to its topic."""
         topics = await db(selectors.map_topics)(channel_map=channel_map)
@@ -270,6 +282,7 @@ class IngestionCycle(FetchStage, UploadStage):
         if not enabled:
             return
         messages = await self._history(reader, ref, min_id=min(t.last_processed_message_id for t in enabled))
+        self._photos_wanted_since(ref, messages)
         known = {topic.topic_id for topic in topics}
         if any((message.topic_id or GENERAL_TOPIC_ID) not in known for message in messages):
             topics = await self._learn_topics(reader, channel_map, ref)
@@ -528,21 +541,39 @@ class IngestionCycle(FetchStage, UploadStage):
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
 
+    async def _photos_near(self, reader: TelegramGateway, target: ScanTarget, first: DocumentMessage):
+        """The photos posted within the window of an archive, in its topic. The chat's photos since the scan's
+        oldest new document (less the window) are read once per cycle, channel-wide, a hundred a request, and
+        only when a package is actually made."""
+        chat_id = target.ref.id
+        if chat_id not in self.photos:
+            since = min(self.photos_since.get(chat_id, first.date), first.date) - timedelta(seconds=self.photo_window)
+            photos, offset_id = [], 0
+            for _ in range(PHOTO_PAGES_MAX):
+                page = await self._call(
+                    lambda offset_id=offset_id: reader.search_photos(target.ref, min_date=since, offset_id=offset_id)
+                )
+                photos += page.messages
+                if page.next_offset_id is None:
+                    break
+                offset_id = page.next_offset_id
+            self.photos[chat_id] = photos
+        window = timedelta(seconds=self.photo_window)
+        return [
+            photo
+            for photo in self.photos[chat_id]
+            if abs(photo.date - first.date) <= window
+            and (target.topic is None or (photo.topic_id or GENERAL_TOPIC_ID) == target.topic_id)
+        ]
+
     async def _photo_preview(
         self, reader: TelegramGateway, target: ScanTarget, items: list[DocumentMessage], package: Package
     ) -> None:
-        """The photo posted with the archive becomes its preview: one search around it, one small download.
-        A package without one keeps the image from inside its archive; a failure here fails nothing."""
+        """The photo posted with the archive becomes its preview (one small download). A package without one
+        keeps the image from inside its archive; a failure here fails nothing."""
         first = items[0]
         try:
-            photos = await self._call(
-                lambda: reader.search_photos(
-                    target.ref,
-                    around=first.date,
-                    window_seconds=settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS,
-                    topic_id=target.topic_id,
-                )
-            )
+            photos = await self._photos_near(reader, target, first)
             photo = previews.photo_for_archive(
                 file_name=package.file_name,
                 caption=first.text,

@@ -12,7 +12,15 @@ from rest_framework.response import Response
 from accounts.models import AuthState, Chat, TelegramAccount
 from core.api import ErrorSerializer
 from packages import grouping, previews, selectors, sending
-from packages.models import Collection, Package, PackageFile, PackagePreview, PackageSend, PackageSendPart
+from packages.models import (
+    Collection,
+    GroupingRule,
+    Package,
+    PackageFile,
+    PackagePreview,
+    PackageSend,
+    PackageSendPart,
+)
 from telegram.records import TOPIC_ID_MAX
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
@@ -20,6 +28,11 @@ ERRORS = {
     400: BAD_REQUEST,
     409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
 }
+ID_MAX = 2**63 - 1  # ids are PostgreSQL bigints: a larger number is refused as input, not by the database
+
+
+def id_field(**options) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=ID_MAX, **options)
 
 
 def preview_url(package_id: int, preview_id: int | None) -> str | None:
@@ -37,6 +50,12 @@ class PackageSerializer(serializers.ModelSerializer):
     )
     preview_url = serializers.SerializerMethodField(
         help_text="The preview's thumbnail (JPEG, for logged-in users), or null when the package has none."
+    )
+    collection_rule = serializers.ChoiceField(
+        choices=GroupingRule.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="Why the package is in its collection ('' outside one).",
     )
 
     class Meta:
@@ -71,7 +90,6 @@ class PackageSerializer(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {
             "preview": {"help_text": "The chosen preview's id (see `previews`)."},
-            "collection_rule": {"help_text": "Why the package is in its collection ('' outside one)."},
         }
 
     @extend_schema_field(serializers.URLField(allow_null=True))
@@ -122,14 +140,14 @@ class PackageDetailSerializer(PackageSerializer):
 
 
 class PreviewChoiceSerializer(serializers.Serializer):
-    preview = serializers.IntegerField(help_text="One of the package's `previews` ids.")
+    preview = id_field(help_text="One of the package's `previews` ids.")
 
 
 class PackageFilterSerializer(serializers.Serializer):
     search = serializers.CharField(
         required=False, allow_blank=True, help_text="Part of a file name, or of a path inside the archive."
     )
-    collection = serializers.IntegerField(required=False, help_text="Only the packages of this collection.")
+    collection = id_field(required=False, help_text="Only the packages of this collection.")
 
 
 class PackageSendPartSerializer(serializers.ModelSerializer):
@@ -168,7 +186,7 @@ class PackageSendSerializer(serializers.ModelSerializer):
 
 
 class PackageSendInSerializer(serializers.Serializer):
-    chat = serializers.IntegerField(help_text="Telegram chat id of a chat the account may post in.")
+    chat = id_field(help_text="Telegram chat id of a chat the account may post in.")
     topic_id = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=TOPIC_ID_MAX, help_text="Forum topic; empty: none."
     )
@@ -259,7 +277,9 @@ class CollectionSerializer(serializers.ModelSerializer):
 
 class CollectionCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=255, help_text="What to call it.")
-    packages = serializers.ListField(child=serializers.IntegerField(), help_text="The ids of its packages.")
+    packages = serializers.ListField(
+        child=id_field(), min_length=1, max_length=10_000, help_text="The ids of its packages."
+    )
 
 
 class CollectionRenameSerializer(serializers.Serializer):
@@ -267,7 +287,7 @@ class CollectionRenameSerializer(serializers.Serializer):
 
 
 class CollectionMergeSerializer(serializers.Serializer):
-    into = serializers.IntegerField(help_text="The collection that takes this one's packages.")
+    into = id_field(help_text="The collection that takes this one's packages.")
 
 
 class DissolveResultSerializer(serializers.Serializer):

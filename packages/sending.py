@@ -34,7 +34,7 @@ from core.runs import run_claim, run_finish, run_heartbeat, run_take_over, run_t
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.gateway import open_gateway
-from telegram.records import GENERAL_TOPIC_ID, ChatRef
+from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX, ChatRef
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
@@ -96,6 +96,8 @@ def package_send_create(
                 "send it after that."
             )
     if topic_id is not None:
+        if not 1 <= topic_id <= TOPIC_ID_MAX:
+            raise ValidationError({"topic_id": f"A topic id is between 1 and {TOPIC_ID_MAX}."})
         if not chat.is_forum:
             raise ValidationError({"topic_id": f"“{chat.title}” has no topics; leave the topic empty."})
         if topic_id != GENERAL_TOPIC_ID and not ChatTopic.objects.filter(chat=chat, topic_id=topic_id).exists():

@@ -31,6 +31,17 @@ SENDS_SHOWN = 10
 LIVE_SENDS = {RunStatus.QUEUED, RunStatus.RUNNING}
 
 
+ID_MAX = 2**63 - 1
+
+
+def _id_of(value) -> int:
+    """An id from a form, or ValueError: the database is never asked about a number it cannot hold."""
+    number = int(value or 0)
+    if not 1 <= number <= ID_MAX:
+        raise ValueError(value)
+    return number
+
+
 def _view_of(request) -> str:
     return "grid" if request.GET.get("view") == "grid" else "list"
 
@@ -102,7 +113,7 @@ def preview_choose(request, pk: int):
     package = _package_or_404(pk)
     notice, is_error = "Preview changed.", False
     try:
-        previews.package_preview_choose(package=package, preview_id=int(request.POST.get("preview") or 0))
+        previews.package_preview_choose(package=package, preview_id=_id_of(request.POST.get("preview")))
     except (ValidationError, ValueError) as exc:
         notice, is_error = (error_text(exc) if isinstance(exc, ValidationError) else "Choose an image."), True
     package = _package_or_404(pk)
@@ -119,7 +130,7 @@ def package_collect(request, pk: int):
     package = _package_or_404(pk)
     try:
         if request.POST.get("collection"):
-            collection = Collection.objects.filter(pk=int(request.POST["collection"])).first()
+            collection = Collection.objects.filter(pk=_id_of(request.POST["collection"])).first()
             if collection is None:
                 raise ValidationError({"collection": "That collection no longer exists."})
             grouping.collection_add(collection=collection, package=package)
@@ -182,7 +193,7 @@ def collection_edit(request, pk: int):
                 return HttpResponseClientRedirect(reverse("packages:collections"))
             return redirect("packages:collections")
         if "into" in request.POST:
-            into = grouping.collection_merge(collection=collection, into_id=int(request.POST["into"] or 0))
+            into = grouping.collection_merge(collection=collection, into_id=_id_of(request.POST["into"]))
             return redirect("packages:collection", pk=into.pk)
         grouping.collection_rename(collection=collection, name=request.POST.get("name", ""))
     except (ValidationError, ValueError) as exc:
@@ -221,12 +232,17 @@ def _sends_context(*, package: Package | None = None, collection: Collection | N
     return {"sends": sends, "sends_live": any(send.status in LIVE_SENDS for send in sends)}
 
 
+def _an_id(text: str) -> bool:
+    """A database id: digits, and small enough for a bigint."""
+    return text.isdecimal() and int(text) < 2**63
+
+
 def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
     """The picked `account:chat:topic`, or the error to show."""
     target = request.POST.get("target", "")
     account_id, _, rest = target.partition(":")
     chat_id, _, topic_id = rest.partition(":")
-    if not (account_id.isdecimal() and chat_id.isdecimal() and (topic_id == "" or topic_id.isdecimal())):
+    if not (_an_id(account_id) and _an_id(chat_id) and (topic_id == "" or _an_id(topic_id))):
         return target, None, None, None, "Pick the chat to send to."
     account = TelegramAccount.objects.filter(pk=account_id).first()
     chat = Chat.objects.filter(pk=chat_id).first()

@@ -76,11 +76,9 @@ class TelegramGateway(Protocol):
         (offset_id 0 = from the newest); topic_id narrows to one forum topic. A short page is not the
         end: go on from `next_offset_id` until it is None."""
 
-    async def search_photos(
-        self, chat: ChatRef, *, around: datetime, window_seconds: int, topic_id: int | None = None
-    ) -> list[DocumentMessage]:
-        """One request: the photos posted within window_seconds either side of `around` (in one forum topic
-        when topic_id is given), newest first, at most HISTORY_PAGE."""
+    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
+        """One request: a page of the chat's photos posted since min_date (channel-wide, each with its topic),
+        newest first, below offset_id (0: from the newest); go on from `next_offset_id` until it is None."""
 
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         """Fresh copies (fresh file references) of messages; None for those gone."""

@@ -12,7 +12,7 @@ import mimetypes
 import os
 import struct
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Self
 
 from django.views.decorators.debug import sensitive_variables
@@ -367,32 +367,43 @@ class TelethonGateway:
         )
 
     @maps_errors
-    async def search_photos(
-        self, chat: ChatRef, *, around: datetime, window_seconds: int, topic_id: int | None = None
-    ) -> list[DocumentMessage]:
-        window = timedelta(seconds=window_seconds)
+    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
         result = await self._client(
             functions.messages.SearchRequest(
                 peer=_input_peer(chat),
                 q="",
                 filter=types.InputMessagesFilterPhotos(),
-                min_date=around - window,
-                max_date=around + window,
-                offset_id=0,
+                min_date=min_date,
+                max_date=None,
+                offset_id=offset_id,
                 add_offset=0,
                 limit=HISTORY_PAGE,
                 max_id=0,
                 min_id=0,
                 hash=0,
-                top_msg_id=topic_id,
             )
         )
         forum = _is_forum(result, chat)
-        return [
-            _document_message(chat, message, forum)
+        page = [
+            message
             for message in result.messages
-            if isinstance(message, types.Message) and isinstance(message.media, types.MessageMediaPhoto)
+            if isinstance(message, types.Message)
+            and isinstance(message.media, types.MessageMediaPhoto)
+            and (not offset_id or message.id < offset_id)
         ]
+        # Dates go down as ids do: a page that reached min_date, an empty one, or a first page holding every
+        # match (Telegram's count, when exact) is the last.
+        whole = (
+            not offset_id
+            and not getattr(result, "inexact", False)
+            and len(result.messages) >= getattr(result, "count", 0)
+        )
+        done = not result.messages or whole or isinstance(result, types.messages.Messages)
+        done = done or any(message.date < min_date for message in result.messages)
+        return DocumentPage(
+            messages=[_document_message(chat, message, forum) for message in page if message.date >= min_date],
+            next_offset_id=None if done else min(message.id for message in result.messages),
+        )
 
     @maps_errors
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:

@@ -159,6 +159,9 @@ def test_collection_pages_show_the_rule_and_keep_bad_input(client, admin_user, g
 
     refused = client.post(reverse("packages:collection-edit", args=[tower.pk]), {"name": ""})
     assert refused.status_code == 400 and "Give the collection a name." in refused.content.decode()
+    for into in ("", "x", "99999999999999999999999"):
+        bad = client.post(reverse("packages:collection-edit", args=[tower.pk]), {"into": into})
+        assert bad.status_code == 400 and "Choose a collection to merge into." in bad.content.decode()
     renamed = client.post(reverse("packages:collection-edit", args=[tower.pk]), {"name": "Tower set"})
     assert renamed.status_code == 302
     tower.refresh_from_db()

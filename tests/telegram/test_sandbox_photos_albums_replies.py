@@ -3,7 +3,7 @@ picture that downloads, the photos near an archive are found in one request (win
 message says its album (grouped_id) and the message it answers."""
 
 import io
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from PIL import Image
 
@@ -41,21 +41,42 @@ def world_of(sandbox):
     )
 
 
-def test_photos_near_a_message_are_found_in_its_topic_and_window(sandbox, sandbox_run):
+def test_photos_since_a_date_come_channel_wide_with_their_topics(sandbox, sandbox_run):
     world = world_of(sandbox)
     chat = ref(READER, 7, "supergroup")
 
-    async def near(gateway):
+    async def photos(gateway):
         [archive] = (await gateway.get_messages(chat, [101])).values()
-        return archive, await gateway.search_photos(chat, around=archive.date, window_seconds=600, topic_id=42)
+        return archive, await gateway.search_photos(chat, min_date=archive.date - timedelta(seconds=1))
 
-    archive, photos = sandbox_run(world, READER, near)
-    assert [photo.id for photo in photos] == [100]  # not the other topic's, not the one an hour later
-    [photo] = photos
-    assert (photo.text, photo.grouped_id, photo.topic_id, photo.document) == ("red dragon", 9, 42, None)
+    archive, page = sandbox_run(world, READER, photos)
+    assert [(photo.id, photo.topic_id) for photo in page.messages] == [(4000, 42), (102, 43), (100, 42)]
+    assert page.next_offset_id is None
+    first = page.messages[-1]
+    assert (first.text, first.grouped_id, first.document) == ("red dragon", 9, None)
     assert archive.grouped_id == 9 and archive.photo is None
-    assert photo.date - archive.date == timedelta(seconds=-1)
-    assert world.stats()["calls"][READER]["messages.search"] == 1
+    later = sandbox_run(world, READER, lambda gateway: gateway.search_photos(chat, min_date=archive.date))
+    assert [photo.id for photo in later.messages] == [4000, 102]
+    assert world.stats()["calls"][READER]["messages.search"] == 2
+
+
+def test_photos_come_a_hundred_a_page(sandbox, sandbox_run):
+    photos = [{"id": n, "photo": {"caption": f"p{n}", "seed": "same"}} for n in range(1, 131)]
+    world = sandbox({"accounts": [{"phone": READER}], "chats": [{"id": 8, "members": [READER], "messages": photos}]})
+    chat = ref(READER, 8)
+    since = datetime(2020, 1, 1, tzinfo=UTC)
+
+    async def every(gateway):
+        ids, offset_id = [], 0
+        while True:
+            page = await gateway.search_photos(chat, min_date=since, offset_id=offset_id)
+            ids += [photo.id for photo in page.messages]
+            if page.next_offset_id is None:
+                return ids
+            offset_id = page.next_offset_id
+
+    assert sandbox_run(world, READER, every) == list(range(130, 0, -1))
+    assert world.stats()["calls"][READER]["messages.search"] <= 3
 
 
 def test_a_photo_downloads_as_a_real_picture(sandbox, sandbox_run):

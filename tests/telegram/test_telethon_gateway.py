@@ -481,7 +481,7 @@ def test_a_send_is_tried_once_even_on_a_server_error():
     assert len(client.requests_of(functions.messages.SendMessageRequest)) == 1
 
 
-def test_search_photos_asks_one_dated_search_and_reads_the_largest_size_of_any_kind():
+def test_search_photos_asks_one_channel_wide_dated_search_and_reads_the_largest_size_of_any_kind():
     photo = types.Photo(
         id=9,
         access_hash=99,
@@ -505,12 +505,15 @@ def test_search_photos_asks_one_dated_search_and_reads_the_largest_size_of_any_k
             chats=[channel(CHANNEL.id)],
         ),
     )
-    found = run(client, lambda gateway: gateway.search_photos(CHANNEL, around=DATE, window_seconds=60, topic_id=42))
+    since = DATE - timedelta(seconds=60)
+    page = run(client, lambda gateway: gateway.search_photos(CHANNEL, min_date=since))
+    found = page.messages
 
     [request] = client.requests
-    assert isinstance(request.filter, types.InputMessagesFilterPhotos) and request.top_msg_id == 42
-    assert (request.min_date, request.max_date) == (DATE - timedelta(seconds=60), DATE + timedelta(seconds=60))
+    assert isinstance(request.filter, types.InputMessagesFilterPhotos) and request.top_msg_id is None
+    assert (request.min_date, request.max_date, request.offset_id) == (since, None, 0)
     assert [(m.id, m.grouped_id, m.photo is not None) for m in found] == [(8, 77, True), (7, None, False)]
+    assert page.next_offset_id is None  # the first page held every match
     assert (found[0].photo.size, found[0].photo.mime_type) == (61000, "image/jpeg")
     assert found[0].photo.location == {
         "photo": True, "id": 9, "access_hash": 99, "file_reference": "01", "dc_id": 4, "thumb_size": "y",

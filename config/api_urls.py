@@ -5,6 +5,8 @@ from accounts.api import AccountViewSet
 from core.api import NotificationViewSet
 from core.security import obtain_auth_token
 from ingestion.api import (
+    CatalogAuditViewSet,
+    CatalogRebuildView,
     ChannelViewSet,
     DestinationView,
     IngestionRunViewSet,
@@ -13,7 +15,7 @@ from ingestion.api import (
     TopicViewSet,
 )
 from operations.api import MetricsView
-from packages.api import CollectionViewSet, PackageViewSet
+from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 
 router = DefaultRouter()
@@ -23,8 +25,10 @@ router.register("channels", ChannelViewSet, basename="channel")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
+router.register("package-sends", PackageSendViewSet, basename="package-send")
 router.register("collections", CollectionViewSet, basename="collection")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
+router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")
 router.register("reminder-runs", ReminderRunViewSet, basename="reminder-run")
 router.register("media", MediaFileViewSet, basename="media")
@@ -34,5 +38,6 @@ urlpatterns = [
     path("metrics/", MetricsView.as_view(), name="api-metrics"),
     path("destination/", DestinationView.as_view(), name="api-destination"),
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
+    path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
     *router.urls,
 ]

@@ -12,7 +12,9 @@ from django.db import connections
 
 ACCOUNT = "account"
 CONTENT_HASH = "content-hash"
-FANOUT_ACCOUNT = "fanout-account"  # one reminder run per account at a time; never collides with ACCOUNT
+FANOUT_ACCOUNT = "fanout-account"  # one sending run (reminder run or package send) per account at a time
+CATALOG_AUDIT = "catalog-audit"  # one audit of the destination at a time
+PACKAGE_SEND = "package-send"  # one check-then-create of a send per target chat
 NOTIFICATION = "notification"
 
 

@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -261,3 +263,38 @@ class SkippedPackage(models.Model):
     @property
     def is_retryable(self) -> bool:
         return self.reason in RETRYABLE_REASONS
+
+
+class CatalogAudit(models.Model):
+    """One check of the catalog against the destination, both ways, and of how far each source was scanned."""
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    packages_checked = models.PositiveIntegerField(default=0)
+    documents_checked = models.PositiveIntegerField(default=0)
+    # [{"package": id, "file_name", "message_ids": [gone ids]}]: packages whose destination messages are gone.
+    missing = models.JSONField(default=list)
+    # [{"message_id", "name", "content_hash"}]: destination documents no package points at ("" = no catalog line).
+    orphans = models.JSONField(default=list)
+    # [{"channel", "title", "topic_id", "topic_title", "scanned_through", "last_scan", "gaps": [{"message_id",
+    # "file_name", "reason"}]}] per source channel, and per fetched topic of a forum.
+    coverage = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Catalog audit of {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def problems(self) -> int:
+        return len(self.missing) + len(self.orphans) + (1 if self.error else 0)
+
+    @property
+    def coverage_rows(self) -> list[dict]:
+        """The coverage with its last scans as datetimes, for the page."""
+        return [
+            {**row, "last_scan": datetime.fromisoformat(row["last_scan"]) if row["last_scan"] else None}
+            for row in self.coverage
+        ]

@@ -14,6 +14,7 @@ from accounts.models import AccountChat, AuthState, TelegramAccount
 from core.models import RunStatus
 from ingestion.models import (
     AccountChannelMap,
+    CatalogAudit,
     Channel,
     ChannelScan,
     IngestionRun,
@@ -292,3 +293,8 @@ def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage
             reason__in=[SkipReason.MISSING_PART, SkipReason.WAITING_FOR_VOLUMES],
         ).only("file_name", "message_ids")
     )
+
+
+def catalog_audit_latest():
+    """The last catalog audit, for the Operations page; None before the first."""
+    return CatalogAudit.objects.first()

@@ -6,6 +6,7 @@ Why this size: every write of channels, maps, runs and skipped packages, each sm
 import random
 import re
 
+from celery import signature
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -13,6 +14,7 @@ from django.db.models import F, Min
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+from core.errors import OperatorError
 from core.models import RunStatus
 from core.notifications import notifications_resolve
 from core.runs import run_task_send
@@ -28,6 +30,7 @@ from ingestion.models import (
     TopicProgress,
 )
 from ingestion.scanning import scan_state_reset
+from packages import catalog
 from packages import grouping as package_grouping
 from packages import services as package_services
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS, Package, RawFile
@@ -397,6 +400,37 @@ def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) 
     if match:
         return match.group("name").strip()
     return channel_title
+
+
+def catalog_task_send(name: str) -> None:
+    """Queue `ingestion.tasks.<name>` (catalog_audit, catalog_rebuild) after commit: a button's work."""
+    transaction.on_commit(lambda: signature(f"ingestion.tasks.{name}").apply_async())
+
+
+def catalog_rebuild_from_destination() -> catalog.CatalogRebuild:
+    """Rebuild or repair the catalog from the destination channel; the packages it adds get the creator and
+    tags a cycle would have given them (topic title, file name, channel category)."""
+    destination = destination_get()
+    if destination is None:
+        raise OperatorError("No destination channel is set: pick one on the Channels page first.")
+    result = catalog.catalog_rebuild(chat=destination.chat)
+    for package in Package.objects.filter(pk__in=result.created_ids).select_related("source_chat__channel"):
+        channel = getattr(package.source_chat, "channel", None) if package.source_chat else None
+        topic = (
+            TopicProgress.objects.filter(map__channel=channel, topic_id=package.source_topic_id).first()
+            if channel and package.source_topic_id
+            else None
+        )
+        package.source_topic_title = topic.title if topic else package.source_topic_title
+        package.creator = creator_for(
+            topic_title=package.source_topic_title or None,
+            file_name=package.file_name,
+            channel_title=channel.title if channel else "",
+        )
+        package.tags = [channel.category] if channel and channel.category else []
+        package.save(update_fields=["source_topic_title", "creator", "tags"])
+    catalog.catalog_rebuild_notify(chat=destination.chat, result=result)
+    return result
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from core.runs import run_claim
+from ingestion import audit as audit_module
 from ingestion import pipeline, recovery, scanning, services
 from ingestion.models import IngestionRun, IngestionTrigger
 
@@ -41,3 +42,14 @@ def _recover_at_start(sender, **kwargs):
     # A worker that starts recovers what a crash left, then looks for new archives right away.
     ingestion_recover.delay()
     ingestion_cycle_start.delay()
+
+
+@shared_task
+def catalog_rebuild() -> str:
+    return services.catalog_rebuild_from_destination().summary()
+
+
+@shared_task
+def catalog_audit() -> int | None:
+    audit = audit_module.catalog_audit_run()
+    return audit.pk if audit else None

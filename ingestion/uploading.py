@@ -16,6 +16,7 @@ from ingestion.cycle import SetFailed, db, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from packages import services as package_services
+from packages.catalog import catalog_line
 from packages.models import Package
 from telegram.errors import FileTooLarge, FloodWait, NotFound, TargetForbidden, TransientError
 from telegram.gateway import TelegramGateway
@@ -81,7 +82,16 @@ class UploadStage:
                 continue
             path = part_paths[part]
             random_id = random_id_for(content_hash, index, generation)
-            message_id = await self._upload_part(writer, gateway, path, part, random_id)
+            source = items[part.volume_index]
+            caption = catalog_line(
+                content_hash=content_hash,
+                part=index + 1,
+                parts=len(plan),
+                source_chat_id=source.chat_id,
+                source_message_id=source.id,
+                topic_id=source.topic_id,
+            )
+            message_id = await self._upload_part(writer, gateway, path, part, random_id, caption)
             dest_ids.append(message_id)
             if path.parent == folder:
                 path.unlink(missing_ok=True)
@@ -99,12 +109,14 @@ class UploadStage:
             if found.get(message_id) is not None
         }
 
-    async def _upload_part(self, writer: Writer, gateway: TelegramGateway, path: Path, part, random_id: int) -> int:
+    async def _upload_part(
+        self, writer: Writer, gateway: TelegramGateway, path: Path, part, random_id: int, caption: str
+    ) -> int:
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         while True:
             try:
                 sent = await gateway.upload_document(
-                    writer.ref, path=str(path), file_name=part.name, random_id=random_id, caption=""
+                    writer.ref, path=str(path), file_name=part.name, random_id=random_id, caption=caption
                 )
             except FloodWait as exc:
                 await sleep_flood_wait(exc, account=writer.account, doing=f"while uploading {part.name}")

@@ -18,9 +18,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
+from core.errors import OperatorError
 from core.formatting import plural
 from core.forms import error_text
 from core.models import RunStatus
+from ingestion import audit as audit_module
 from ingestion import selectors, services
 from ingestion.forms import (
     ChannelActiveForm,
@@ -31,7 +33,7 @@ from ingestion.forms import (
     RetryAllForm,
     TopicFetchForm,
 )
-from ingestion.models import Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
+from ingestion.models import CatalogAudit, Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
 from packages.selectors import packages_from_chat
 
 CHANNELS = "ingestion/channels.html"
@@ -361,3 +363,38 @@ def skipped_retry_all(request):
     url = reverse("ingestion:skipped")
     # HTMX asked (it shows the confirmation): a full reload shows the message and what is left.
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# The catalog audit, on the Operations page ------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def catalog_audit_now(request):
+    services.catalog_task_send("catalog_audit")
+    messages.success(request, "Audit queued: the results show here when it is done.")
+    return redirect(reverse("operations") + "#catalog-audit")
+
+
+@login_required
+@require_POST
+def catalog_rebuild_now(request):
+    if services.destination_get() is None:
+        messages.error(request, "No destination channel is set: pick one on the Channels page first.")
+    else:
+        services.catalog_task_send("catalog_rebuild")
+        messages.success(request, "Rebuild queued: a notification says what it added and repaired.")
+    return redirect(reverse("operations") + "#catalog-audit")
+
+
+@login_required
+@require_POST
+def catalog_repair_missing(request, pk: int):
+    audit = get_object_or_404(CatalogAudit, pk=pk)
+    try:
+        count = audit_module.catalog_audit_repair_missing(audit=audit)
+    except OperatorError as exc:
+        messages.error(request, error_text(exc))
+    else:
+        messages.success(request, f"{plural(count, 'package')} will be uploaded again by the next cycle.")
+    return redirect(reverse("operations") + "#catalog-audit")

@@ -15,6 +15,7 @@ from core import health
 from core.formatting import plural
 from core.runs import runs_reap_stale
 from core.selectors import notifications_unread_count
+from ingestion.selectors import catalog_audit_latest
 from operations import metrics, selectors
 from operations.api import metrics_token_matches
 from operations.prometheus import MetricsCollector
@@ -99,6 +100,7 @@ def operations(request):
     }
     if request.htmx:
         return render(request, "operations/operations.html#operations-body", context)
+    context.update(audit=catalog_audit_latest(), audit_every_hours=settings.CATALOG_AUDIT_HOURS)
     return render(request, "operations/operations.html", context)
 
 

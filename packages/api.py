@@ -1,5 +1,7 @@
 """API for packages: search over file names and the paths inside archives, one package with its listing and
-previews (and picking one), collections (create, rename, merge, dissolve)."""
+previews (and picking one), collections (create, rename, merge, dissolve), and sends to Telegram.
+
+Why this size: one viewset per packages resource, each with its serializers and schema text beside it."""
 
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
@@ -7,11 +9,25 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from accounts.models import AuthState, Chat, TelegramAccount
 from core.api import ErrorSerializer
-from packages import grouping, previews, selectors
-from packages.models import Collection, GroupingRule, Package, PackageFile, PackagePreview
+from packages import grouping, previews, selectors, sending
+from packages.models import (
+    Collection,
+    GroupingRule,
+    Package,
+    PackageFile,
+    PackagePreview,
+    PackageSend,
+    PackageSendPart,
+)
+from telegram.records import TOPIC_ID_MAX
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
+ERRORS = {
+    400: BAD_REQUEST,
+    409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
+}
 ID_MAX = 2**63 - 1  # ids are PostgreSQL bigints: a larger number is refused as input, not by the database
 
 
@@ -134,6 +150,60 @@ class PackageFilterSerializer(serializers.Serializer):
     collection = id_field(required=False, help_text="Only the packages of this collection.")
 
 
+class PackageSendPartSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PackageSendPart
+        fields = ["position", "name", "message_id", "sent_message_id", "sent_at", "error"]
+        read_only_fields = fields
+
+
+class PackageSendSerializer(serializers.ModelSerializer):
+    chat = serializers.IntegerField(source="chat.telegram_id", help_text="Telegram chat id of the chat sent to.")
+    chat_title = serializers.CharField(source="chat.title")
+    parts = PackageSendPartSerializer(many=True, read_only=True, help_text="Each destination message copied.")
+
+    class Meta:
+        model = PackageSend
+        fields = [
+            "id",
+            "title",
+            "package",
+            "collection",
+            "account",
+            "chat",
+            "chat_title",
+            "topic_id",
+            "status",
+            "parts_total",
+            "parts_sent",
+            "parts_failed",
+            "error",
+            "created_at",
+            "finished_at",
+            "parts",
+        ]
+        read_only_fields = fields
+
+
+class PackageSendInSerializer(serializers.Serializer):
+    chat = id_field(help_text="Telegram chat id of a chat the account may post in.")
+    topic_id = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=TOPIC_ID_MAX, help_text="Forum topic; empty: none."
+    )
+    account = serializers.PrimaryKeyRelatedField(
+        queryset=TelegramAccount.objects.filter(auth_state=AuthState.AUTHENTICATED),
+        required=False,
+        allow_null=True,
+        help_text="The account that copies; empty: one that reads the destination and may post in the chat.",
+    )
+
+    def validate_chat(self, value: int) -> Chat:
+        chat = Chat.objects.filter(telegram_id=value).first()
+        if chat is None:
+            raise serializers.ValidationError(f"Chat {value} is unknown; refresh the account's chats.")
+        return chat
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="List packages, newest first; search by name or by a path inside", parameters=[PackageFilterSerializer]
@@ -165,6 +235,25 @@ class PackageViewSet(viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         previews.package_preview_choose(package=package, preview_id=data.validated_data["preview"])
         return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
+
+    @extend_schema(
+        summary="Send to Telegram: copy the package's destination messages to a chat",
+        description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
+        request=PackageSendInSerializer,
+        responses={202: PackageSendSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def send(self, request, pk=None):
+        data = PackageSendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        send = sending.package_send_create(
+            packages=[self.get_object()],
+            chat=values["chat"],
+            account=values.get("account"),
+            topic_id=values.get("topic_id"),
+        )
+        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
 
 
 # Collections ------------------------------------------------------------------------------------------------
@@ -266,3 +355,45 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         count = grouping.collection_dissolve(collection=collection)
         message = f"{name} is dissolved; its {count} package{'s' if count != 1 else ''} stand alone."
         return Response(DissolveResultSerializer({"message": message, "packages": count}).data)
+
+    @extend_schema(
+        summary="Send to Telegram: copy every package of the collection, in order, to a chat (one send)",
+        description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
+        request=PackageSendInSerializer,
+        responses={202: PackageSendSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def send(self, request, pk=None):
+        collection = self.get_object()
+        data = PackageSendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        send = sending.package_send_create(
+            packages=selectors.collection_packages(collection=collection),
+            chat=values["chat"],
+            account=values.get("account"),
+            topic_id=values.get("topic_id"),
+            collection=collection,
+        )
+        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List sends to Telegram, newest first"),
+    retrieve=extend_schema(summary="One send to Telegram, with its parts"),
+)
+class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = PackageSendSerializer
+
+    def get_queryset(self):
+        return selectors.package_sends()
+
+    @extend_schema(
+        summary="Try the unsent parts again (same random_ids: nothing goes twice)",
+        request=None,
+        responses={202: PackageSendSerializer, **ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def retry(self, request, pk=None):
+        send = sending.package_send_retry(send=self.get_object())
+        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)

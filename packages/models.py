@@ -5,6 +5,8 @@ from django.db import models
 from django.db.models import F, Func, TextField, Value
 from django.utils import timezone
 
+from core.models import ClaimableRun
+
 # How long a channel may keep its raw files, in days (a century): "forever" is an empty value, not a huge one.
 RAW_FILE_MAX_RETENTION_DAYS = 36_500
 
@@ -202,3 +204,47 @@ class RawFile(models.Model):
 
     def __str__(self) -> str:
         return self.file_name
+
+
+class PackageSend(ClaimableRun):
+    """A package's (or a collection's) destination messages copied to a chat an operator picked, by one account
+    that reads the destination and may post there."""
+
+    title = models.CharField(max_length=500)  # what is sent: the package's file name, or the collection's name
+    package = models.ForeignKey(Package, null=True, blank=True, on_delete=models.SET_NULL, related_name="sends")
+    collection = models.ForeignKey(Collection, null=True, blank=True, on_delete=models.SET_NULL, related_name="sends")
+    account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.CASCADE, related_name="package_sends")
+    chat = models.ForeignKey("accounts.Chat", on_delete=models.CASCADE, related_name="package_sends")
+    topic_id = models.BigIntegerField(null=True, blank=True)
+    parts_total = models.PositiveIntegerField(default=0)
+    parts_sent = models.PositiveIntegerField(default=0)
+    parts_failed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.title} → {self.chat}"
+
+
+class PackageSendPart(models.Model):
+    """One destination message to copy; its random_id is fixed when the send is made, before anything goes out,
+    so a retry after a crash is answered RANDOM_ID_DUPLICATE instead of posting twice."""
+
+    send = models.ForeignKey(PackageSend, on_delete=models.CASCADE, related_name="parts")
+    position = models.PositiveIntegerField()
+    package = models.ForeignKey(Package, null=True, on_delete=models.SET_NULL, related_name="+")
+    from_chat = models.ForeignKey("accounts.Chat", on_delete=models.CASCADE, related_name="+")
+    message_id = models.BigIntegerField()
+    name = models.CharField(max_length=500)
+    random_id = models.BigIntegerField()
+    sent_message_id = models.BigIntegerField(null=True, blank=True)  # None after a duplicate: sent before
+    sent_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["send", "position"]
+        constraints = [models.UniqueConstraint(fields=["send", "position"], name="unique_send_part_position")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Count, Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import Chat
-from packages.models import Collection, Package, PackageFile, PackagePreview, RawFile, words_of
+from packages.models import Collection, Package, PackageFile, PackagePreview, PackageSend, RawFile, words_of
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -115,6 +115,24 @@ def package_folders(*, package: Package) -> list[Folder]:
             FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size, encrypted=encrypted)
         )
     return [folders[path] for path in sorted(folders)]
+
+
+def package_sends(*, package: Package | None = None, collection: Collection | None = None) -> QuerySet[PackageSend]:
+    sends = PackageSend.objects.select_related("chat", "account").prefetch_related("parts")
+    if package is not None:
+        sends = sends.filter(package=package)
+    if collection is not None:
+        sends = sends.filter(collection=collection)
+    return sends
+
+
+def collection_packages(*, collection: Collection) -> list[Package]:
+    """A collection's packages in the order they were posted: the order a send copies them in."""
+    return list(Package.objects.filter(collection=collection).order_by("source_posted_at", "pk"))
+
+
+def package_send_get(*, pk: int) -> PackageSend:
+    return package_sends().get(pk=pk)
 
 
 def package_previews(*, package: Package) -> list[PackagePreview]:

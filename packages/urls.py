@@ -7,10 +7,15 @@ app_name = "packages"
 urlpatterns = [
     path("", views.package_list, name="list"),
     path("<int:pk>/", views.package_detail, name="detail"),
+    path("<int:pk>/send/", views.package_send, name="send"),
+    path("<int:pk>/sends/", views.package_sends, name="sends"),
+    path("sends/<int:pk>/retry/", views.package_send_retry, name="send-retry"),
     path("<int:pk>/preview/", views.preview_choose, name="preview-choose"),
     path("<int:pk>/previews/<int:preview_pk>.jpg", views.preview_image, name="preview-image"),
     path("<int:pk>/collection/", views.package_collect, name="collect"),
     path("collections/", views.collection_list, name="collections"),
     path("collections/<int:pk>/", views.collection_detail, name="collection"),
     path("collections/<int:pk>/edit/", views.collection_edit, name="collection-edit"),
+    path("collections/<int:pk>/send/", views.collection_send, name="collection-send"),
+    path("collections/<int:pk>/sends/", views.collection_sends, name="collection-sends"),
 ]

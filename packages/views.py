@@ -1,21 +1,26 @@
 """The Packages page (search over names and archive listings, as a list or a grid of previews), one package's
 detail with its preview picker, the thumbnails (logged-in users only), and collections."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404
-from django.shortcuts import redirect, render
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
+from accounts.models import Chat, ChatTopic, TelegramAccount
+from core.errors import OperatorError
 from core.forms import error_text
+from core.models import RunStatus
 from core.pagination import CappedPaginator
-from packages import grouping, previews, selectors
-from packages.models import Collection, GroupingRule, Package, PackagePreview
+from packages import grouping, previews, selectors, sending
+from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
@@ -23,6 +28,8 @@ COLLECTIONS = "packages/collections.html"
 COLLECTION = "packages/collection.html"
 PER_PAGE = 25
 GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
+SENDS_SHOWN = 10
+LIVE_SENDS = {RunStatus.QUEUED, RunStatus.RUNNING}
 
 
 ID_MAX = 2**63 - 1
@@ -77,6 +84,8 @@ def _detail_context(package: Package, **extra) -> dict:
         "previews": selectors.package_previews(package=package),
         "collections": selectors.collection_choices(exclude_id=package.collection_id),
         "rules": GroupingRule,
+        "send_options": _send_options(package.destination_chat_id),
+        **_sends_context(package=package),
         **extra,
     }
 
@@ -152,7 +161,11 @@ def collection_list(request):
 
 def _collection_context(collection: Collection, request, **extra) -> dict:
     packages = Paginator(selectors.package_search(collection_id=collection.pk), GRID_PER_PAGE)
+    sendable = Package.objects.filter(collection=collection, destination_chat__isnull=False)
     return {
+        "send_options": _send_options(*sendable.values_list("destination_chat_id", flat=True).distinct()),
+        "send_message_count": sum(len(ids) for ids in sendable.values_list("dest_message_ids", flat=True)),
+        **_sends_context(collection=collection),
         "collection": collection,
         "packages": packages.get_page(request.GET.get("page")),
         "others": selectors.collection_choices(exclude_id=collection.pk),
@@ -197,3 +210,124 @@ def collection_edit(request, pk: int):
         )
         return render(request, COLLECTION, context, status=400)
     return redirect("packages:collection", pk=pk)
+
+
+# Send to Telegram -------------------------------------------------------------------------------------------------
+
+
+def _send_options(*destination_ids: int) -> list[tuple[TelegramAccount, list[tuple[str, str]]]]:
+    """Per account that reads every destination chat involved: (value, label) of each chat, and each forum
+    topic, it may post in."""
+    options = []
+    for account, chats in sending.package_send_choices(destination_ids=destination_ids):
+        by_chat: dict[int, list[ChatTopic]] = {}
+        for topic in ChatTopic.objects.filter(chat__in=[chat for chat in chats if chat.is_forum]):
+            by_chat.setdefault(topic.chat_id, []).append(topic)
+        choices = []
+        for chat in chats:
+            choices.append((f"{account.pk}:{chat.pk}:", chat.title))
+            choices += [
+                (f"{account.pk}:{chat.pk}:{topic.topic_id}", f"{chat.title} / {topic.title}")
+                for topic in by_chat.get(chat.pk, [])
+            ]
+        options.append((account, choices))
+    return options
+
+
+def _sends_context(*, package: Package | None = None, collection: Collection | None = None) -> dict:
+    sends = list(selectors.package_sends(package=package, collection=collection)[:SENDS_SHOWN])
+    return {"sends": sends, "sends_live": any(send.status in LIVE_SENDS for send in sends)}
+
+
+def _an_id(text: str) -> bool:
+    """A database id: digits, and small enough for a bigint."""
+    return text.isdecimal() and int(text) < 2**63
+
+
+def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
+    """The picked `account:chat:topic`, or the error to show."""
+    target = request.POST.get("target", "")
+    account_id, _, rest = target.partition(":")
+    chat_id, _, topic_id = rest.partition(":")
+    if not (_an_id(account_id) and _an_id(chat_id) and (topic_id == "" or _an_id(topic_id))):
+        return target, None, None, None, "Pick the chat to send to."
+    account = TelegramAccount.objects.filter(pk=account_id).first()
+    chat = Chat.objects.filter(pk=chat_id).first()
+    if account is None or chat is None:
+        return target, None, None, None, "That account or chat is gone; pick again."
+    return target, account, chat, int(topic_id) if topic_id else None, ""
+
+
+def _send(request, *, packages: list[Package], collection: Collection | None = None):
+    """Queue the send; the refusal to show (the pick kept) or ''."""
+    target, account, chat, topic_id, error = _send_target(request)
+    if error:
+        return target, error
+    try:
+        send = sending.package_send_create(
+            packages=packages, chat=chat, account=account, topic_id=topic_id, collection=collection
+        )
+    except (ValidationError, OperatorError) as exc:
+        return target, error_text(exc)
+    parts = send.parts_total
+    messages.success(request, f"Sending {parts} part{'s' if parts != 1 else ''} to {chat.title}.")
+    return target, ""
+
+
+@login_required
+@require_POST
+def package_send(request, pk: int):
+    """Send to Telegram from the package page; a refusal shows on the form, with the pick kept."""
+    package = _package_or_404(pk)
+    target, error = _send(request, packages=[package])
+    if error:
+        return render(request, DETAIL, _detail_context(package, send_error=error, send_target=target), status=400)
+    return redirect("packages:detail", pk=package.pk)
+
+
+@login_required
+@require_POST
+def collection_send(request, pk: int):
+    """Send every package of the collection, in order, as one send."""
+    collection = _collection_or_404(pk)
+    target, error = _send(request, packages=selectors.collection_packages(collection=collection), collection=collection)
+    if error:
+        context = _collection_context(collection, request, send_error=error, send_target=target)
+        return render(request, COLLECTION, context, status=400)
+    return redirect("packages:collection", pk=pk)
+
+
+def _polled(html: str, context: dict) -> HttpResponse:
+    """Polled every 2 s while a send is queued or running; HTTP 286 stops the polling once none is."""
+    return HttpResponse(html) if context["sends_live"] else HttpResponseStopPolling(html)
+
+
+@login_required
+@require_GET
+def package_sends(request, pk: int):
+    package = _package_or_404(pk)
+    context = {"sends_url": reverse("packages:sends", args=[pk]), **_sends_context(package=package)}
+    return _polled(render_to_string("packages/sends.html", context, request=request), context)
+
+
+@login_required
+@require_GET
+def collection_sends(request, pk: int):
+    collection = _collection_or_404(pk)
+    context = {"sends_url": reverse("packages:collection-sends", args=[pk]), **_sends_context(collection=collection)}
+    return _polled(render_to_string("packages/sends.html", context, request=request), context)
+
+
+@login_required
+@require_POST
+def package_send_retry(request, pk: int):
+    send = get_object_or_404(PackageSend, pk=pk)
+    try:
+        sending.package_send_retry(send=send)
+    except OperatorError as exc:
+        messages.error(request, error_text(exc))
+    else:
+        messages.success(request, f"Trying the unsent parts of send #{send.pk} again.")
+    if send.collection_id:
+        return redirect("packages:collection", pk=send.collection_id)
+    return redirect("packages:detail", pk=send.package_id) if send.package_id else redirect("packages:list")

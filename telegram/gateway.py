@@ -121,6 +121,12 @@ class TelegramGateway(Protocol):
     ) -> SentMessage:
         """A retried random_id returns duplicate=True instead of posting twice."""
 
+    async def copy_message(
+        self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None
+    ) -> SentMessage:
+        """Post a copy of a message (its document and caption, not its author) in to_chat
+        (messages.forwardMessages with drop_author); a retried random_id returns duplicate=True."""
+
 
 def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = None) -> TelegramGateway:
     """The Telethon gateway of one account, on Telegram or on the sandbox server (TELEGRAM_BACKEND).

@@ -161,6 +161,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)
+CATALOG_AUDIT_HOURS = envint("CATALOG_AUDIT_HOURS", 6, minimum=1)
 
 # Celery: at-least-once delivery, so every unit of work is also claimed in the database.
 CELERY_BROKER_URL = REDIS_URL
@@ -179,6 +180,7 @@ CELERY_TASK_ROUTES = {
     # By name, not reminder_run_*: that glob also caught the one-minute reminder_runs_auto_resume, which then
     # waited on the fan-out queue behind long runs.
     "reminders.tasks.reminder_run_execute": {"queue": "fanout"},
+    "packages.tasks.package_send_execute": {"queue": "fanout"},
 }
 # Above the longest task slice, or Redis redelivers a task that is still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -195,6 +197,11 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-cycle": {"task": "ingestion.tasks.ingestion_cycle_start", "schedule": 60.0 * INGEST_INTERVAL_MINUTES},
     "ingestion-recover": {"task": "ingestion.tasks.ingestion_recover", "schedule": 3600.0},
     "raw-files-purge": {"task": "packages.tasks.raw_files_purge_expired", "schedule": 3600.0},
+    # Every package's destination messages exist, every destination document is a package (ingestion/audit.py).
+    "catalog-audit": {
+        "task": "ingestion.tasks.catalog_audit",
+        "schedule": 3600.0 * CATALOG_AUDIT_HOURS,
+    },
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 

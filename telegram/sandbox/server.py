@@ -28,6 +28,7 @@ OPS = {
     "messages.uploadMedia": "upload",
     "messages.sendMessage": "send",
     "messages.sendMedia": "send",
+    "messages.forwardMessages": "send",
     "messages.search": "history",
     "messages.getMessages": "history",
     "channels.getMessages": "history",
@@ -54,7 +55,7 @@ def method_name(request) -> str:
 
 def _fault_scope(request) -> tuple[set[int], set[int]]:
     """Chat and message ids a request touches, for faults narrowed to a chat or a message."""
-    peers = [getattr(request, "peer", None), getattr(request, "channel", None)]
+    peers = [getattr(request, "peer", None), getattr(request, "channel", None), getattr(request, "to_peer", None)]
     peers += [dialog.peer for dialog in getattr(request, "peers", None) or ()]
     chats = {chat_id for chat_id in map(peer_chat_id, peers) if chat_id}
     ids = getattr(request, "id", None)

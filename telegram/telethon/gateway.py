@@ -574,16 +574,31 @@ class TelethonGateway:
             )
         return await self._send(chat, request)
 
-    async def _send(self, chat: ChatRef, request) -> SentMessage:
+    @maps_errors
+    async def copy_message(
+        self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None
+    ) -> SentMessage:
+        request = functions.messages.ForwardMessagesRequest(
+            from_peer=_input_peer(from_chat),
+            id=[message_id],
+            to_peer=_input_peer(to_chat),
+            random_id=[random_id],
+            drop_author=True,  # a copy, not a forward: the destination channel is not named
+            top_msg_id=topic_id if topic_id not in (None, GENERAL_TOPIC_ID) else None,
+        )
+        return await self._send(to_chat, request, random_id=random_id)
+
+    async def _send(self, chat: ChatRef, request, *, random_id: int | None = None) -> SentMessage:
+        random_id = request.random_id if random_id is None else random_id
         try:
             # One attempt, straight to the sender: Telegram reports a reused random_id as a server error,
             # which Telethon's request loop would retry after 2 s sleeps. Callers own every other retry.
             result = await self._client._sender.send(functions.InvokeWithoutUpdatesRequest(request))
         except errors.RandomIdDuplicateError:
             # This random_id was sent before (a retry after a crash): it counts as sent, not as an error.
-            return SentMessage(chat_id=chat.id, id=None, random_id=request.random_id, duplicate=True)
-        message_id, date = _sent_id_and_date(result, request.random_id)
-        return SentMessage(chat_id=chat.id, id=message_id, random_id=request.random_id, date=date)
+            return SentMessage(chat_id=chat.id, id=None, random_id=random_id, duplicate=True)
+        message_id, date = _sent_id_and_date(result, random_id)
+        return SentMessage(chat_id=chat.id, id=message_id, random_id=random_id, date=date)
 
 
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:

@@ -7,9 +7,11 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from accounts.models import TelegramAccount
+from accounts.models import Chat, TelegramAccount
+from ingestion.audit import catalog_audit_run
 from ingestion.models import SkippedPackage, SkipReason
-from ingestion.services import ingestion_cycle_start, skipped_package_retry
+from ingestion.services import catalog_rebuild_from_destination, ingestion_cycle_start, skipped_package_retry
+from packages import sending
 from packages.models import Collection, MetadataStatus, Package
 from tests.ingestion.conftest import run_cycle
 
@@ -71,3 +73,23 @@ def test_the_demo_world_ingests_and_leaves_skipped_packages_to_retry():
     call_command("sandbox_dump", "3001", "--json", stdout=out)
     uploaded = [m["document"]["name"] for m in json.loads(out.getvalue())["messages"] if m["document"]]
     assert len(uploaded) == len(set(uploaded))
+
+
+def test_the_demo_sends_a_package_audits_and_rebuilds_from_its_destination():
+    call_command("sandbox_load", str(DEMO), "--authorize", stdout=io.StringIO())
+    for phone in ("+15550000001", "+15550000002"):
+        run_cycle(phone)
+    fields = ["content_hash", "file_name", "file_size", "volume_names", "source_message_ids", "dest_message_ids"]
+    before = sorted(Package.objects.values_list(*fields))
+
+    wyvern = Package.objects.get(file_name="wyvern.7z")
+    send = sending.package_send_create(packages=[wyvern], chat=Chat.objects.get(title="Operators' Inbox"))
+    assert sending.package_send_execute(send_id=send.pk) == "success"
+    audit = catalog_audit_run()
+    assert (audit.missing, audit.orphans, audit.error) == ([], [], "")
+    assert {row["title"] for row in audit.coverage} >= {"STL Vault", "Print Drops"}
+
+    Package.objects.all().delete()
+    result = catalog_rebuild_from_destination()
+    assert result.created == len(before) and not result.incomplete
+    assert sorted(Package.objects.values_list(*fields)) == before

@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, TargetForbidden
+from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, NotFound, TargetForbidden
 from telegram.records import ChatRef, SentMessage
 from telegram.sandbox.world import chat_access_hash
 
@@ -373,3 +373,56 @@ def test_processes_posting_at_once_get_distinct_consecutive_ids(sandbox):
         *range(200, 215),
         *range(300, 315),
     ]
+
+
+def test_a_copy_is_the_same_document_and_caption_posted_by_the_copier_once(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    small = tmp_path / "a.zip"
+    small.write_bytes(b"PK" * 10)
+    source = sandbox_run(
+        world,
+        WRITER,
+        lambda g: g.upload_document(ref(WRITER, 3001), path=str(small), file_name="a.zip", random_id=1, caption="line"),
+    )
+
+    async def copy_twice(gateway):
+        return [
+            await gateway.copy_message(ref(WRITER, 3001), source.id, ref(WRITER, 3002), random_id=7, topic_id=5)
+            for _ in range(2)
+        ]
+
+    first, again = sandbox_run(world, WRITER, copy_twice)
+
+    assert (first.chat_id, first.id, first.duplicate) == (3002, 1, False)
+    assert (again.id, again.duplicate) == (None, True), "a retried random_id posts nothing"
+    [copy] = dump(3002)
+    original = next(m for m in dump(3001) if m["id"] == source.id)
+    assert (copy["document"]["sha256"], copy["text"], copy["sender"], copy["topic"]) == (
+        original["document"]["sha256"],
+        "line",
+        WRITER,
+        5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("phone", "from_chat", "message_id", "to_chat", "error", "rpc"),
+    [
+        (MEMBER, 3001, 30, 3001, TargetForbidden, "CHAT_ADMIN_REQUIRED"),  # may read, may not post
+        (MEMBER, 3001, 30, 4003, TargetForbidden, "CHAT_WRITE_FORBIDDEN"),
+        (MEMBER, 3001, 999, 4001, NotFound, "MESSAGE_ID_INVALID"),  # gone from the source
+        (PREMIUM, 4001, 1, 3001, TargetForbidden, "CHAT_ID_INVALID"),  # cannot read the source
+    ],
+)
+def test_a_copy_is_refused_as_telegram_refuses_it(
+    sandbox, sandbox_run, phone, from_chat, message_id, to_chat, error, rpc
+):
+    world = sandbox(WORLD)
+
+    with pytest.raises(error) as refused:
+        sandbox_run(
+            world,
+            phone,
+            lambda g: g.copy_message(ref(phone, from_chat), message_id, ref(phone, to_chat), random_id=3),
+        )
+    assert refused.value.rpc == rpc

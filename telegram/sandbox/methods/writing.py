@@ -1,4 +1,5 @@
-"""Writing: messages.sendMessage, sendMedia and uploadMedia, with Telegram's rules for who may post where."""
+"""Writing: messages.sendMessage, sendMedia, uploadMedia and forwardMessages, with Telegram's rules for who
+may post where."""
 
 from telethon.tl import functions, types
 
@@ -75,24 +76,26 @@ def _send(call: Call, *, text: str, media=None):
     if message_id is None:
         # Telegram reports a reused random_id as a server error (500), not a 400.
         raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
-    row = call.world.message(chat_row["id"], message_id)
-    document = call.world.document(document_id) if document_id is not None else None
-    message = tl.message(
-        chat_row, row, phone=me["phone"], dc_id=call.dc_id, document_row=document, senders={me["phone"]: me}
-    )
-    new = (
-        types.UpdateNewMessage(message=message, pts=message_id, pts_count=1)
-        if chat_row["type"] == GROUP
-        else types.UpdateNewChannelMessage(message=message, pts=message_id, pts_count=1)
-    )
-    chats, users = entities(call, [chat_row])
-    return types.Updates(
-        updates=[types.UpdateMessageID(id=message_id, random_id=request.random_id), new],
-        users=users,
-        chats=chats,
-        date=tl.date(world.clock()),
-        seq=0,
-    )
+    return _updates(call, me, chat_row, [(message_id, request.random_id)])
+
+
+def _updates(call: Call, me: dict, chat_row: dict, posted: list[tuple[int, int]]):
+    """What Telegram answers a send with: each new message, and which random_id made it."""
+    updates, chats = [], [chat_row]
+    for message_id, random_id in posted:
+        row = call.world.message(chat_row["id"], message_id)
+        document = call.world.document(row["document_id"]) if row["document_id"] is not None else None
+        message = tl.message(
+            chat_row, row, phone=me["phone"], dc_id=call.dc_id, document_row=document, senders={me["phone"]: me}
+        )
+        new = (
+            types.UpdateNewMessage(message=message, pts=message_id, pts_count=1)
+            if chat_row["type"] == GROUP
+            else types.UpdateNewChannelMessage(message=message, pts=message_id, pts_count=1)
+        )
+        updates += [types.UpdateMessageID(id=message_id, random_id=random_id), new]
+    chats, users = entities(call, chats)
+    return types.Updates(updates=updates, users=users, chats=chats, date=tl.date(world.clock()), seq=0)
 
 
 def send_message(call: Call):
@@ -101,6 +104,52 @@ def send_message(call: Call):
 
 def send_media(call: Call):
     return _send(call, text=call.request.message, media=call.request.media)
+
+
+def forward_messages(call: Call):
+    """messages.forwardMessages, answered as a copy (drop_author): the same document and caption, posted by
+    the account in `to_peer`. The account must read `from_peer` and may post in `to_peer`."""
+    request = call.request
+    me = call.me()
+    from_row, _ = chat(call, request.from_peer)
+    to_row, admin = chat(call, request.to_peer)
+    random_ids = list(request.random_id or [])
+    if not request.id or len(random_ids) != len(request.id):
+        raise RpcAnswer(400, "RANDOM_ID_INVALID")
+    top = request.top_msg_id
+    reply_to = types.InputReplyToMessage(reply_to_msg_id=top, top_msg_id=top) if top else None
+    topic = _topic(call, to_row, admin, reply_to)
+    if not can_post(to_row, admin):
+        raise (
+            RpcAnswer(400, "CHAT_ADMIN_REQUIRED")
+            if to_row["type"] == CHANNEL
+            else RpcAnswer(403, "CHAT_WRITE_FORBIDDEN")
+        )
+    sources = [call.world.message(from_row["id"], message_id) for message_id in request.id]
+    if any(row is None for row in sources):
+        raise RpcAnswer(400, "MESSAGE_ID_INVALID")
+    posted = []
+    for row, random_id in zip(sources, random_ids, strict=True):
+        wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
+        if wait:
+            raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+        try:
+            message_id, _ = call.world.post(
+                to_row["id"],
+                sender=me["phone"],
+                random_id=random_id,
+                text="" if request.drop_media_captions else row["text"],
+                topic=topic,
+                kind=row["kind"],
+                document_id=row["document_id"],
+                slow_mode_seconds=0 if admin else to_row["slow_mode_seconds"],
+            )
+        except SlowModeWait as exc:
+            raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
+        if message_id is None:
+            raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
+        posted.append((message_id, random_id))
+    return _updates(call, me, to_row, posted)
 
 
 def upload_media(call: Call):
@@ -116,4 +165,5 @@ HANDLERS = {
     functions.messages.SendMessageRequest: send_message,
     functions.messages.SendMediaRequest: send_media,
     functions.messages.UploadMediaRequest: upload_media,
+    functions.messages.ForwardMessagesRequest: forward_messages,
 }

@@ -1,0 +1,311 @@
+"""Send to Telegram: a package's destination messages copied to a chat an operator picks.
+
+`package_send_create` checks the choice, picks (or checks) the account — one that reads every destination
+chat involved and may post in the chosen chat — and writes the send with one part per destination message,
+each with its random_id fixed before anything goes out. `package_send_execute` (a worker on `fanout`) takes
+the account's send lock (one sending run per account: reminder runs and sends alike), claims the send,
+opens the account's gateway (its session lease) and copies part after part, each paced by the account's
+shared budget (`core.ratelimit`), each marked sent as soon as Telegram answers. A send stopped part-way goes
+on at its first unsent part; the part in flight when a worker died goes again with the same random_id, and
+Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
+"""
+
+import asyncio
+import logging
+import secrets
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
+from accounts.services import account_mark_unusable
+from core import locks
+from core.crypto import unseal
+from core.errors import OperatorError
+from core.models import RunStatus
+from core.notifications import notification_raise
+from core.ratelimit import account_send_bucket
+from core.runs import run_claim, run_finish, run_heartbeat, run_take_over, run_task_send
+from packages.models import Collection, Package, PackageSend, PackageSendPart
+from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
+from telegram.gateway import open_gateway
+from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX, ChatRef
+from telegram.retry import TransientRetries
+
+logger = logging.getLogger(__name__)
+
+BUSY = "busy"  # another sending run holds the account; the task tries again later
+TASK = "packages.tasks.package_send_execute"
+SEND_FAILED = "package_send_failed"
+
+
+def db(function):
+    return sync_to_async(function, thread_sensitive=True)
+
+
+def _senders(*, from_chats: set[int], chat: Chat):
+    """Logged-in, switched-on accounts that read every chat of `from_chats` (pks) and may post in `chat`."""
+    accounts = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED).filter(
+        chat_links__chat=chat, chat_links__can_post=True
+    )
+    for chat_pk in from_chats:
+        accounts = accounts.filter(pk__in=AccountChat.objects.filter(chat_id=chat_pk).values("account_id"))
+    return accounts.order_by("phone")
+
+
+def package_send_choices(*, destination_ids) -> list[tuple[TelegramAccount, list[Chat]]]:
+    """For the Send form: each account that reads every destination chat of `destination_ids` (pks), with the
+    chats it may post in."""
+    if not destination_ids:
+        return []
+    choices = []
+    readers = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED)
+    for chat_pk in set(destination_ids):
+        readers = readers.filter(pk__in=AccountChat.objects.filter(chat_id=chat_pk).values("account_id"))
+    for account in readers.order_by("phone"):
+        chats = Chat.objects.filter(account_links__account=account, account_links__can_post=True).order_by("title")
+        chats = list(chats)
+        if chats:
+            choices.append((account, chats))
+    return choices
+
+
+def package_send_create(
+    *,
+    packages: list[Package],
+    chat: Chat,
+    account: TelegramAccount | None = None,
+    topic_id: int | None = None,
+    collection: Collection | None = None,
+) -> PackageSend:
+    """Queue a copy of the packages' destination messages, in order, to `chat` (and forum topic); a collection's
+    packages go as one send, named after it."""
+    if not packages:
+        raise OperatorError("There is no package to send.")
+    for package in packages:
+        if package.destination_chat_id is None or not package.dest_message_ids:
+            raise OperatorError(f"{package.file_name} has no message in the destination channel to copy.")
+        if package.reupload_needed:
+            raise OperatorError(
+                f"{package.file_name}'s destination message was deleted; the next cycle uploads it again, "
+                "send it after that."
+            )
+    if topic_id is not None:
+        if not 1 <= topic_id <= TOPIC_ID_MAX:
+            raise ValidationError({"topic_id": f"A topic id is between 1 and {TOPIC_ID_MAX}."})
+        if not chat.is_forum:
+            raise ValidationError({"topic_id": f"“{chat.title}” has no topics; leave the topic empty."})
+        if topic_id != GENERAL_TOPIC_ID and not ChatTopic.objects.filter(chat=chat, topic_id=topic_id).exists():
+            raise ValidationError({"topic_id": f"“{chat.title}” has no topic {topic_id}; refresh its chats."})
+    senders = _senders(from_chats={package.destination_chat_id for package in packages}, chat=chat)
+    if account is None:
+        account = senders.first()
+        if account is None:
+            raise ValidationError(
+                {"chat": f"No logged-in account both reads the destination and may post in “{chat.title}”."}
+            )
+    elif not senders.filter(pk=account.pk).exists():
+        raise ValidationError(
+            {"account": f"{account} cannot do this: it must read the destination and may post in “{chat.title}”."}
+        )
+    with transaction.atomic():
+        locks.advisory_xact_lock(namespace=locks.PACKAGE_SEND, name=f"{chat.pk}")
+        busy = (
+            PackageSend.objects.filter(
+                chat=chat, parts__package__in=packages, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+            )
+            .distinct()
+            .first()
+        )
+        if busy is not None:
+            raise OperatorError(f"{busy.title} is already being sent to “{chat.title}” (send #{busy.pk}).")
+        send = PackageSend.objects.create(
+            title=collection.name if collection else packages[0].file_name,
+            package=None if collection else packages[0],
+            collection=collection,
+            account=account,
+            chat=chat,
+            topic_id=topic_id,
+        )
+        parts = [
+            PackageSendPart(
+                send=send,
+                package=package,
+                from_chat_id=package.destination_chat_id,
+                message_id=message_id,
+                name=name,
+                # stored before anything is sent: the one id this part will ever go out with
+                random_id=secrets.randbits(63) or 1,
+            )
+            for package in packages
+            for message_id, name in zip(package.dest_message_ids, _part_names(package), strict=True)
+        ]
+        for position, part in enumerate(parts):
+            part.position = position
+        PackageSendPart.objects.bulk_create(parts)
+        send.parts_total = len(parts)
+        send.save(update_fields=["parts_total"])
+        transaction.on_commit(lambda: package_send_enqueue(send.pk))
+    return send
+
+
+def _part_names(package: Package) -> list[str]:
+    names = list(package.dest_part_names)
+    return names + [package.file_name] * (len(package.dest_message_ids) - len(names))
+
+
+def package_send_enqueue(send_id: int, countdown: int = 0) -> None:
+    run_task_send(TASK, send_id, countdown=countdown)
+
+
+def package_send_execute(*, send_id: int) -> str | None:
+    """Copy a queued send's parts; its ending status, BUSY when its account is busy, None when nothing to do."""
+    account_id = PackageSend.objects.filter(pk=send_id).values_list("account_id", flat=True).first()
+    if account_id is None:
+        return None
+    with locks.advisory_lock(namespace=locks.FANOUT_ACCOUNT, name=str(account_id)) as acquired:
+        if not acquired:
+            return BUSY
+        send = run_claim(model=PackageSend, run_id=send_id) or run_take_over(model=PackageSend, run_id=send_id)
+        if send is None:
+            return None
+        return _Copier(send).execute()
+
+
+class _Stop(Exception):
+    """The whole send stops with this message."""
+
+
+class _Copier:
+    def __init__(self, send: PackageSend):
+        self.send = send
+        self.account = send.account
+        self.lost_claim = False
+
+    def execute(self) -> str | None:
+        error = ""
+        try:
+            async_to_sync(self._main)()
+        except SessionInUse:
+            # Another process talks as this account (an ingestion cycle): queued again, tried again later.
+            PackageSend.objects.filter(pk=self.send.pk, worker_id=self.send.worker_id).update(
+                status=RunStatus.QUEUED, worker_id=""
+            )
+            return BUSY
+        except _Stop as exc:
+            error = str(exc)
+        except (AccountRestricted, AuthRequired) as exc:
+            account_mark_unusable(account=self.account, error=exc)  # its login page says what to do
+            error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
+        except TelegramError as exc:
+            logger.warning("Send #%s stopped: %s", self.send.pk, exc)
+            error = f"{exc.rpc}: {exc}" if exc.rpc else str(exc)
+        counts = self._counts()
+        if self.lost_claim:
+            return None
+        if counts["parts_sent"] == self.send.parts_total:
+            status = RunStatus.SUCCESS
+        else:
+            status = RunStatus.PARTIAL if counts["parts_sent"] else RunStatus.FAILED
+            error = error or "Some parts could not be copied; see each part."
+        if not run_finish(run=self.send, status=status, error=error, **counts):
+            return None
+        if status != RunStatus.SUCCESS:
+            package_send_notify_failed(send=self.send)
+        logger.info("Send #%s: %s (%s of %s parts)", self.send.pk, status, counts["parts_sent"], self.send.parts_total)
+        return status
+
+    def _counts(self) -> dict[str, int]:
+        counts = self.send.parts.aggregate(
+            parts_sent=Count("pk", filter=Q(sent_at__isnull=False)),
+            parts_failed=Count("pk", filter=Q(sent_at__isnull=True) & ~Q(error="")),
+        )
+        PackageSend.objects.filter(pk=self.send.pk).update(**counts)
+        return counts
+
+    def _load(self) -> tuple[list[PackageSendPart], dict[int, ChatRef]]:
+        parts = list(self.send.parts.filter(sent_at__isnull=True, error="").select_related("from_chat"))
+        chats = {self.send.chat_id, *(part.from_chat_id for part in parts)}
+        links = AccountChat.objects.filter(account=self.account, chat_id__in=chats).select_related("chat")
+        refs = {link.chat_id: link.ref for link in links}
+        missing = [chat_id for chat_id in chats if chat_id not in refs]
+        if missing:
+            title = Chat.objects.filter(pk=missing[0]).values_list("title", flat=True).first()
+            raise _Stop(f"{self.account} is no longer in “{title}”; refresh its chats and send again.")
+        return parts, refs
+
+    def _part_done(self, part: PackageSendPart, *, message_id: int | None = None, error: str = "") -> None:
+        if error:
+            PackageSendPart.objects.filter(pk=part.pk).update(error=error[:2000])
+        else:
+            PackageSendPart.objects.filter(pk=part.pk).update(sent_message_id=message_id, sent_at=timezone.now())
+        self._counts()
+        if not run_heartbeat(run=self.send):
+            self.lost_claim = True
+
+    async def _main(self) -> None:
+        parts, refs = await db(self._load)()
+        if not parts:
+            return
+        bucket = account_send_bucket(account_id=self.account.pk)
+        target = refs[self.send.chat_id]
+        async with open_gateway(phone=self.account.phone, session=unseal(self.account.session_sealed)) as gateway:
+            for part in parts:
+                if self.lost_claim:
+                    return
+                retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
+                while True:
+                    await bucket.acquire()
+                    try:
+                        sent = await gateway.copy_message(
+                            refs[part.from_chat_id],
+                            part.message_id,
+                            target,
+                            random_id=part.random_id,
+                            topic_id=self.send.topic_id,
+                        )
+                    except FloodWait as exc:
+                        logger.warning("Send #%s: %s waits %s s (%s)", self.send.pk, self.account, exc.seconds, exc.rpc)
+                        await asyncio.to_thread(bucket.pause, exc.seconds)  # every sender of this account waits
+                        continue
+                    except TransientError as exc:
+                        await retries.after(exc)  # raises once the tries are used up: the send stops
+                        continue
+                    except (AccountRestricted, AuthRequired):
+                        raise
+                    except TelegramError as exc:  # this part only: its message is gone, or the like
+                        await db(self._part_done)(part, error=f"{exc.rpc}: {exc}" if exc.rpc else str(exc))
+                        break
+                    await db(self._part_done)(part, message_id=sent.id)
+                    break
+
+
+def package_send_notify_failed(*, send: PackageSend) -> None:
+    notification_raise(
+        type=SEND_FAILED,
+        severity="warning",
+        title=f"Sending {send.title} to {send.chat.title} did not finish",
+        message=f"{send.parts_sent} of {send.parts_total} parts were copied. {send.error}",
+        subject=f"package-send:{send.pk}",
+        url=reverse("packages:detail", args=[send.package_id]) if send.package_id else "",
+    )
+
+
+def package_send_retry(*, send: PackageSend) -> PackageSend:
+    """Send again what did not go: the failed parts get another try (same random_ids: nothing goes twice)."""
+    if not send.is_over or send.status == RunStatus.SUCCESS:
+        raise OperatorError("Only a send that ended with parts unsent can be tried again.")
+    with transaction.atomic():
+        if not PackageSend.objects.filter(pk=send.pk, status=send.status).update(
+            status=RunStatus.QUEUED, error="", finished_at=None
+        ):
+            raise OperatorError("This send changed meanwhile; reload the page.")
+        send.parts.filter(sent_at__isnull=True).update(error="")
+        transaction.on_commit(lambda: package_send_enqueue(send.pk))
+    send.refresh_from_db()
+    return send

@@ -1,0 +1,340 @@
+"""Send to Telegram: a package's destination messages copied to a chat, paced, exactly once per part."""
+
+import asyncio
+import threading
+import time
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from accounts.models import Chat, TelegramAccount
+from core.errors import OperatorError
+from core.leases import session_lease
+from core.models import Notification, RunStatus
+from core.ratelimit import KEY_PREFIX
+from core.runs import run_claim
+from packages import sending
+from packages.grouping import collection_create
+from packages.models import Package, PackageSend
+from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
+from tests.ingestion.test_pipeline import dump
+
+pytestmark = pytest.mark.django_db
+
+FRIENDS = 5000
+MESSAGES = [
+    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
+    {"id": 30, "document": {"name": "huge.zip", "size": 250_000, "seed": 5}},
+]
+FRIENDS_CHAT = {
+    "id": FRIENDS,
+    "title": "Friends",
+    "type": "supergroup",
+    "members": [READER, WRITER],
+    "messages": [],
+}
+
+
+@pytest.fixture(autouse=True)
+def settings_for_sends(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
+    settings.REMINDER_SEND_BURST = 3
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture
+def ingested(ingest_world):
+    loaded = ingest_world(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
+    assert run_cycle().ingested == 2
+    return loaded
+
+
+def _documents(chat_id: int) -> list[dict]:
+    return [message for message in dump(chat_id)["messages"] if message["document"]]
+
+
+def _execute(send: PackageSend) -> str | None:
+    return sending.package_send_execute(send_id=send.pk)
+
+
+def test_a_package_is_copied_part_by_part_to_the_chat(ingested):
+    huge = Package.objects.get(file_name="huge.zip")
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+
+    send = sending.package_send_create(packages=[huge], chat=friends)
+
+    assert send.account.phone == WRITER, "the reader is not in the destination; the writer is"
+    assert list(send.parts.values_list("message_id", flat=True)) == huge.dest_message_ids
+    assert all(send.parts.values_list("random_id", flat=True)), "random_ids are stored before anything is sent"
+    assert _execute(send) == RunStatus.SUCCESS
+    copies = _documents(FRIENDS)
+    originals = {m["id"]: m for m in _documents(DESTINATION)}
+    assert [m["document"]["name"] for m in copies] == huge.dest_part_names
+    sent_from = [originals[message_id] for message_id in huge.dest_message_ids]
+    assert [m["document"]["sha256"] for m in copies] == [m["document"]["sha256"] for m in sent_from]
+    assert [m["text"] for m in copies] == [m["text"] for m in sent_from]
+    send.refresh_from_db()
+    assert (send.parts_sent, send.parts_total, send.parts_failed) == (3, 3, 0)
+    assert sorted(send.parts.values_list("sent_message_id", flat=True)) == [m["id"] for m in copies]
+
+
+def test_a_part_sent_before_a_crash_is_not_sent_twice(ingested, sandbox_run):
+    huge = Package.objects.get(file_name="huge.zip")
+    send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
+    first = send.parts.get(position=0)
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    refs = {link.chat.telegram_id: link.ref for link in writer.chat_links.select_related("chat")}
+    # The worker copied part 1 and died before writing it down: the row still says unsent.
+    sandbox_run(
+        ingested,
+        WRITER,
+        lambda gateway: gateway.copy_message(
+            refs[DESTINATION], first.message_id, refs[FRIENDS], random_id=first.random_id
+        ),
+    )
+    assert len(_documents(FRIENDS)) == 1
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert [m["document"]["name"] for m in _documents(FRIENDS)] == huge.dest_part_names
+    first.refresh_from_db()
+    assert first.sent_at is not None and first.sent_message_id is None, "answered RANDOM_ID_DUPLICATE: sent before"
+
+
+def test_a_second_delivery_of_the_task_sends_nothing(ingested):
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert _execute(send) is None
+    assert len(_documents(FRIENDS)) == 1
+
+
+def test_sends_are_paced_by_the_accounts_shared_budget(ingested, settings):
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 60  # one a second, after a burst of one
+    settings.REMINDER_SEND_BURST = 1
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    started = time.monotonic()
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert time.monotonic() - started >= 1.9, "three parts at one a second take two seconds at least"
+
+
+def test_a_send_waits_for_the_accounts_session_and_stays_queued(ingested, settings):
+    settings.TELEGRAM_SESSION_WAIT_SECONDS = 0
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        async def main():
+            async with session_lease(WRITER, wait_seconds=0):
+                held.set()
+                await asyncio.to_thread(release.wait)
+
+        asyncio.run(main())
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    try:
+        assert _execute(send) == sending.BUSY
+    finally:
+        release.set()
+        holder.join()
+    send.refresh_from_db()
+    assert send.status == RunStatus.QUEUED and not _documents(FRIENDS)
+
+    assert _execute(send) == RunStatus.SUCCESS
+    assert len(_documents(FRIENDS)) == 1
+
+
+def test_a_deleted_destination_message_fails_its_part_only(ingested, sandbox):
+    from django.core.management import call_command
+
+    huge = Package.objects.get(file_name="huge.zip")
+    call_command("sandbox_delete", str(DESTINATION), str(huge.dest_message_ids[1]))
+    send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
+
+    assert _execute(send) == RunStatus.PARTIAL
+
+    send.refresh_from_db()
+    assert (send.parts_sent, send.parts_failed) == (2, 1)
+    assert "MESSAGE_ID_INVALID" in send.parts.get(position=1).error
+    assert Notification.objects.get(type=sending.SEND_FAILED).subject == f"package-send:{send.pk}"
+
+
+def test_what_cannot_be_sent_is_refused_with_the_reason(ingested):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    reader = TelegramAccount.objects.get(phone=READER)
+
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=friends, account=reader)
+    assert "must read the destination" in str(refused.value.message_dict["account"])
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=friends, topic_id=7)
+    assert "has no topics" in str(refused.value.message_dict["topic_id"])
+    with pytest.raises(ValidationError) as refused:
+        sending.package_send_create(packages=[dragon], chat=Chat.objects.get(telegram_id=SOURCE))
+    assert "No logged-in account both reads the destination" in str(refused.value.message_dict["chat"])
+    sending.package_send_create(packages=[dragon], chat=friends)
+    with pytest.raises(OperatorError, match="already being sent"):
+        sending.package_send_create(packages=[dragon], chat=friends)
+    Package.objects.filter(pk=dragon.pk).update(reupload_needed=True)
+    dragon.refresh_from_db()
+    with pytest.raises(OperatorError, match="uploads it again"):
+        sending.package_send_create(packages=[dragon], chat=friends)
+
+
+def test_a_send_taken_by_another_worker_is_left_alone(ingested):
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    assert run_claim(model=PackageSend, run_id=send.pk) is not None
+
+    assert _execute(send) is not None  # the lock is free: the holder is known gone, so it is taken over
+    assert len(_documents(FRIENDS)) == 1
+
+
+def test_the_api_queues_a_send_and_shows_its_parts(ingested, api, django_capture_on_commit_callbacks):
+    dragon = Package.objects.get(file_name="dragon.zip")
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        answer = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json")
+
+    assert answer.status_code == 202, answer.json()
+    body = answer.json()
+    assert (body["status"], body["chat"], body["chat_title"], body["parts_total"]) == ("queued", FRIENDS, "Friends", 1)
+    assert len(queued) == 1, "the task goes after commit"
+    _execute(PackageSend.objects.get(pk=body["id"]))
+    shown = api.get(f"/api/package-sends/{body['id']}/").json()
+    assert shown["status"] == "success" and shown["parts"][0]["sent_message_id"] == _documents(FRIENDS)[0]["id"]
+    assert api.post(f"/api/package-sends/{body['id']}/retry/").status_code == 409
+
+
+def test_the_api_answers_bad_input_with_what_to_fix(ingested, api):
+    dragon = Package.objects.get(file_name="dragon.zip")
+
+    unknown = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": 424242}, format="json")
+    assert unknown.status_code == 400 and "424242 is unknown" in unknown.json()["message"]
+    nowhere = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": SOURCE}, format="json")
+    assert nowhere.status_code == 400 and "may post in" in nowhere.json()["message"]
+    assert api.post(f"/api/packages/{dragon.pk}/send/", {"chat": "x"}, format="json").status_code == 400
+    assert api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json").status_code == 202
+    again = api.post(f"/api/packages/{dragon.pk}/send/", {"chat": FRIENDS}, format="json")
+    assert again.status_code == 409 and "already being sent" in again.json()["message"]
+    schema = api.get("/api/schema/").content.decode()
+    assert "/api/packages/{id}/send/" in schema and "/api/package-sends/{id}/retry/" in schema
+
+
+def test_the_package_page_sends_and_shows_progress(ingested, admin_client):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    page = admin_client.get(reverse("packages:detail", args=[dragon.pk])).content.decode()
+    target = f"{writer.pk}:{friends.pk}:"
+    assert f'<option value="{target}">Friends</option>' in page
+
+    answer = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": target}, follow=True)
+
+    page = answer.content.decode()
+    assert "Sending 1 part to Friends." in page and 'hx-trigger="every 2s"' in page
+    _execute(PackageSend.objects.get())
+    polled = admin_client.get(reverse("packages:sends", args=[dragon.pk]), HTTP_HX_REQUEST="true")
+    assert polled.status_code == 286, "nothing live: the polling stops"
+    assert "1 of 1 part" in polled.content.decode() and "Success" in polled.content.decode()
+
+
+def test_a_refused_send_shows_why_and_keeps_the_pick(ingested, admin_client):
+    dragon = Package.objects.get(file_name="dragon.zip")
+    reader = TelegramAccount.objects.get(phone=READER)
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    target = f"{reader.pk}:{friends.pk}:"
+
+    answer = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": target})
+
+    assert answer.status_code == 400
+    assert "must read the destination" in answer.content.decode()
+    assert not PackageSend.objects.exists()
+    bad = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": "nonsense"})
+    assert bad.status_code == 400 and "Pick the chat to send to." in bad.content.decode()
+    writer_target = f"{TelegramAccount.objects.get(phone=WRITER).pk}:{friends.pk}:"
+    admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
+    again = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
+    assert again.status_code == 400 and "already being sent" in again.content.decode()
+    assert f'<option value="{writer_target}" selected>Friends</option>' in again.content.decode()
+
+
+def test_a_collection_is_sent_as_one_send_in_posting_order(ingested, api, admin_client):
+    dragon, huge = Package.objects.get(file_name="dragon.zip"), Package.objects.get(file_name="huge.zip")
+    collection = collection_create(name="Dragon set", package_ids=[huge.pk, dragon.pk])
+    page = admin_client.get(reverse("packages:collection", args=[collection.pk])).content.decode()
+    assert "Copies the collection's 4 destination messages" in page
+
+    answer = api.post(f"/api/collections/{collection.pk}/send/", {"chat": FRIENDS}, format="json")
+
+    assert answer.status_code == 202, answer.json()
+    body = answer.json()
+    assert (body["title"], body["collection"], body["package"], body["parts_total"]) == (
+        "Dragon set",
+        collection.pk,
+        None,
+        4,
+    )
+    assert _execute(PackageSend.objects.get(pk=body["id"])) == RunStatus.SUCCESS
+    names = [m["document"]["name"] for m in _documents(FRIENDS)]
+    assert names == [*dragon.dest_part_names, *huge.dest_part_names], "posted order: dragon (11), then huge (30)"
+    again = admin_client.post(
+        reverse("packages:collection-send", args=[collection.pk]),
+        {"target": f"{TelegramAccount.objects.get(phone=WRITER).pk}:{Chat.objects.get(telegram_id=FRIENDS).pk}:"},
+        follow=True,
+    )
+    assert "Sending 4 parts to Friends." in again.content.decode()
+
+
+def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_world):
+    faults = [{"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 1}]
+    ingest_world(
+        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
+    )
+    run_cycle()
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+    started = time.monotonic()
+
+    assert _execute(send) == RunStatus.SUCCESS
+
+    assert time.monotonic() - started >= 1, "Telegram's wait was served"
+    assert len(_documents(FRIENDS)) == 3
+
+
+def test_a_restricted_account_stops_the_send_and_is_marked(ingest_world):
+    faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "after": 1, "times": 100}]
+    ingest_world(
+        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
+    )
+    run_cycle()
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+
+    assert _execute(send) == RunStatus.PARTIAL
+
+    send.refresh_from_db()
+    assert send.parts_sent == 1 and "PEER_FLOOD" in send.error
+    assert TelegramAccount.objects.get(phone=WRITER).auth_state == "restricted"

@@ -1,0 +1,75 @@
+"""Sends in real OS processes: duplicate deliveries post each part once, and one account's sends share its pace."""
+
+import json
+import subprocess
+import sys
+import time
+from datetime import datetime
+
+import pytest
+from django.conf import settings
+
+from accounts.models import Chat
+from packages import sending
+from packages.models import Package
+from tests.core.test_ratelimit import assert_paced
+from tests.ingestion.conftest import READER, WRITER, run_cycle, world
+from tests.ingestion.test_pipeline import dump
+from tests.reminders.test_processes import BURST, PER_MINUTE, worker_env
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
+
+CHATS = {5001: "Friends", 5002: "Club"}
+
+
+@pytest.fixture(autouse=True)
+def folders(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+
+
+def _in_processes(tmp_path, *groups: list[int]) -> list[dict]:
+    go_file = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.packages.send_worker", str(go_file), *map(str, ids)],
+            cwd=settings.BASE_DIR,
+            env=worker_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for ids in groups
+    ]
+    time.sleep(2)  # every process has set Django up and waits for the go
+    go_file.touch()
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def test_duplicate_deliveries_post_each_part_once_at_the_accounts_shared_pace(ingest_world, tmp_path):
+    chats = [{"id": i, "title": t, "type": "supergroup", "members": [READER, WRITER]} for i, t in CHATS.items()]
+    big = {"id": 30, "document": {"name": "huge.zip", "size": 550_000, "seed": 5}}
+    ingest_world(world(messages=[big], more_chats=chats, limits={"upload_max_bytes": 100_000}))
+    assert run_cycle().ingested == 1
+    huge = Package.objects.get()
+    assert len(huge.dest_message_ids) == 6
+    one, two = (
+        sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=chat_id)) for chat_id in CHATS
+    )
+
+    # Each send delivered twice, to processes racing for it.
+    reports = _in_processes(tmp_path, [one.pk, two.pk], [one.pk], [two.pk])
+
+    endings = [ending for report in reports for ending in report.values()]
+    assert sorted(endings, key=str) == sorted(["success", "success", None, None], key=str)
+    stamps = []
+    for chat_id in CHATS:
+        copies = [m for m in dump(chat_id)["messages"] if m["document"]]
+        assert [m["document"]["name"] for m in copies] == huge.dest_part_names, "every part once, in order"
+        stamps += [datetime.fromisoformat(m["date"]).timestamp() for m in copies]
+    assert_paced(stamps, rate=PER_MINUTE / 60, capacity=BURST, slack=0.75)

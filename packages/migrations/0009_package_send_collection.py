@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('packages', '0008_merge_sends_and_previews'),
+        ('packages', '0008_package_sends'),
     ]
 
     operations = [

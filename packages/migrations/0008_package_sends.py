@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_chat_topics'),
-        ('packages', '0006_drop_channel_links'),
+        ('packages', '0007_previews_and_collections'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ingestion', '0007_carry_packages_over'),
+        ('ingestion', '0009_skipped_newest_first'),
     ]
 
     operations = [

@@ -4,7 +4,12 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("packages", "0004_package_reupload"), ("ingestion", "0005_skip_reasons_waiting_in_flight_disk_error")]
+# Accounts go back too: its later columns (NOT NULL, no database default) would refuse the old shape's rows.
+BEFORE = [
+    ("packages", "0004_package_reupload"),
+    ("ingestion", "0005_skip_reasons_waiting_in_flight_disk_error"),
+    ("accounts", "0001_initial"),
+]
 AFTER = [("packages", "0006_drop_channel_links"), ("ingestion", "0007_carry_packages_over")]
 
 

@@ -23,7 +23,8 @@ KEY_PREFIX = "stashcast:ratelimit:"
 # KEYS[1] the bucket. ARGV: capacity, ceiling (tokens/s), raise_every, raise_step (tokens/s), memory (s),
 # start rate (tokens/s, when the bucket has none), mode, then the mode's arguments.
 # State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
-# (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0).
+# (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0),
+# `ceiling` (the one it was last used under).
 # Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before}.
 _SCRIPT = """
 local capacity, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -31,10 +32,15 @@ local raise_every, raise_step = tonumber(ARGV[3]), tonumber(ARGV[4])
 local memory, start, mode = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local clock = redis.call("TIME")
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
-local state = redis.call("HMGET", KEYS[1], "tokens", "at", "rate", "cap", "clean", "halt")
-local rate = math.min(ceiling, tonumber(state[3]) or start)
+local state = redis.call("HMGET", KEYS[1], "tokens", "at", "rate", "cap", "clean", "halt", "ceiling")
+local stored_rate, stored_cap = tonumber(state[3]) or start, tonumber(state[4]) or ceiling
+-- The operator moved the ceiling: a pace (and a cap) that stood at the old one follows it; a learned one stays.
+local was = tonumber(state[7]) or ceiling
+if stored_rate >= was then stored_rate = ceiling end
+if stored_cap >= was then stored_cap = ceiling end
+local rate = math.min(ceiling, stored_rate)
 local before = rate
-local cap = math.min(ceiling, tonumber(state[4]) or ceiling)
+local cap = math.min(ceiling, stored_cap)
 local clean = tonumber(state[5]) or 0
 local halt = tonumber(state[6]) or 0
 local tokens = tonumber(state[1]) or capacity
@@ -75,7 +81,7 @@ elseif mode == "halt" then
   halt = tonumber(ARGV[8])
 end
 redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at), "rate", tostring(rate),
-  "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt))
+  "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt), "ceiling", tostring(ceiling))
 -- the pace is remembered for `memory` after the last use; a missing bucket is a full one at `start`
 redis.call("PEXPIRE", KEYS[1], math.ceil((memory + math.max(0, halt - now, at - now)) * 1000))
 return {status, tostring(wait), tostring(rate), changed, tostring(halt), tostring(cap), tostring(before)}

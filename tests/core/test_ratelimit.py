@@ -11,7 +11,7 @@ import uuid
 import pytest
 from django.conf import settings
 
-from core.ratelimit import BucketHalted, TokenBucket, account_send_bucket
+from core.ratelimit import KEY_PREFIX, BucketHalted, TokenBucket, account_send_bucket
 
 
 def bucket(per_minute: float = 600, capacity: int = 3) -> TokenBucket:
@@ -192,3 +192,17 @@ def test_a_halt_stops_every_taker_of_the_bucket_until_lifted():
 def test_a_bucket_redis_does_not_hold_starts_at_its_start_pace_under_the_ceiling():
     assert adaptive(600, start_per_minute=120).state().per_minute == pytest.approx(120)
     assert adaptive(600, start_per_minute=6000).state().per_minute == pytest.approx(600), "capped by the ceiling"
+
+
+def test_a_moved_ceiling_moves_a_pace_that_stood_at_it_and_keeps_a_learned_one():
+    name = f"test:{uuid.uuid4().hex}"
+    TokenBucket(name, per_minute=60, capacity=3).take()  # made under a ceiling of 60 a minute
+    raised = TokenBucket(name, per_minute=600, capacity=3).state()
+    assert (raised.per_minute, raised.cap_per_minute) == (pytest.approx(600), pytest.approx(600))
+
+    learned = adaptive(600)
+    learned.lower(factor=0.5, floor_per_minute=1, pause_seconds=0, recover_to=0.8)  # 300, cap 480
+    higher = TokenBucket(learned.key.removeprefix(KEY_PREFIX), per_minute=1200, capacity=3).state()
+    assert (higher.per_minute, higher.cap_per_minute) == (pytest.approx(300), pytest.approx(480))
+    lower = TokenBucket(learned.key.removeprefix(KEY_PREFIX), per_minute=120, capacity=3).state()
+    assert (lower.per_minute, lower.cap_per_minute) == (pytest.approx(120), pytest.approx(120)), "never above it"

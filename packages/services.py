@@ -8,6 +8,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
 
 from django.core.files import File
@@ -15,8 +16,17 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from packages.archives import ListingError, list_archive
-from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
+from packages.archives import Entry, ListingError, list_archive
+from packages.models import (
+    RAW_FILE_MAX_RETENTION_DAYS,
+    MetadataStatus,
+    Package,
+    PackageFile,
+    RawFile,
+    RepackDecision,
+    SkippedFingerprint,
+)
+from packages.repacks import ListedFile, fingerprint_skipped_original, likely_same_find, listing_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -281,26 +291,55 @@ SEARCH_TEXT_LIMIT = 200_000
 
 
 def package_search_words_update(*, package: Package) -> None:
-    """Index the words of the package's name and listed paths, in one row, for a fast search."""
+    """Index the words of the package's name and listed paths, and their three-letter pieces (substring
+    search), in one row, for a fast search."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace("
-            "left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile "
-            "WHERE package_id = %s), ''), %s), '[^[:alnum:]]+', ' ', 'g')) WHERE id = %s",
-            [package.pk, SEARCH_TEXT_LIMIT, package.pk],
+            "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace(text, "
+            "'[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(text) FROM (SELECT left(file_name || ' ' "
+            "|| coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile WHERE package_id = %s), ''), %s) "
+            "AS text FROM packages_package WHERE id = %s) searched WHERE id = %s",
+            [package.pk, SEARCH_TEXT_LIMIT, package.pk, package.pk],
         )
 
 
-def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Package:
-    """Phase two: the file listing. An unreadable archive is still a package, with the reason."""
+@dataclass(frozen=True)
+class Listing:
+    """An archive's listing as read, or why it could not be."""
+
+    entries: list[Entry]
+    error: ListingError | None = None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        files = (ListedFile(path=entry.path, size=entry.size, crc32=entry.crc32) for entry in self.entries)
+        return listing_fingerprint(files)
+
+
+def package_listing_read(*, archive_type: str, volume_paths: list[Path]) -> Listing:
     try:
-        entries = list_archive(package.archive_type, volume_paths)
+        return Listing(entries=list_archive(archive_type, volume_paths))
     except ListingError as exc:
+        return Listing(entries=[], error=exc)
+
+
+def package_skipped_copy_of(*, listing: Listing) -> Package | None:
+    """The package whose copies the operator skips, when this listing is one of them."""
+    return fingerprint_skipped_original(fingerprint=listing.fingerprint)
+
+
+def package_metadata_fill(*, package: Package, volume_paths: list[Path], listing: Listing | None = None) -> Package:
+    """Phase two: the file listing (read now, unless the caller read it already). An unreadable archive is
+    still a package, with the reason."""
+    if listing is None:
+        listing = package_listing_read(archive_type=package.archive_type, volume_paths=volume_paths)
+    if listing.error is not None:
         package.metadata_status = MetadataStatus.UNAVAILABLE
-        package.metadata_error = str(exc)
-        package.needs_password = exc.needs_password
+        package.metadata_error = str(listing.error)
+        package.needs_password = listing.error.needs_password
         package.save(update_fields=["metadata_status", "metadata_error", "needs_password"])
         return package
+    entries = listing.entries
     with transaction.atomic():
         PackageFile.objects.filter(package=package).delete()
         PackageFile.objects.bulk_create(
@@ -323,11 +362,58 @@ def package_metadata_fill(*, package: Package, volume_paths: list[Path]) -> Pack
         package.metadata_status = MetadataStatus.COMPLETE
         notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
         package.metadata_error = " ".join(note for note in notes if note)
+        package.listing_fingerprint = listing.fingerprint
         package.save(
-            update_fields=["file_count", "encrypted_files", "needs_password", "metadata_status", "metadata_error"]
+            update_fields=[
+                "file_count",
+                "encrypted_files",
+                "needs_password",
+                "metadata_status",
+                "metadata_error",
+                "listing_fingerprint",
+            ]
         )
         package_search_words_update(package=package)
+        package_repack_recognise(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
+    return package
+
+
+def package_repack_recognise(*, package: Package) -> Package:
+    """Mark the package "likely the same as" an earlier one whose listing it (nearly) repeats."""
+    files = [
+        ListedFile(path=path, size=size, crc32=crc)
+        for path, size, crc in package.files.values_list("path", "size", "crc32")
+    ]
+    found = likely_same_find(package=package, files=files)
+    package.likely_same_as = found.package if found else None
+    package.likely_same_overlap = found.overlap if found else None
+    package.save(update_fields=["likely_same_as", "likely_same_overlap"])
+    return package
+
+
+class RepackDecisionRefused(Exception):
+    """The package is not marked as a likely repack: there is nothing to decide."""
+
+
+def package_repack_decide(*, package: Package, decision: str) -> Package:
+    """The operator's answer to "likely the same as …": keep both (the mark is dismissed), or keep this one and
+    skip future copies with this listing (and the original's) — they count as duplicates of the original."""
+    if package.likely_same_as_id is None:
+        raise RepackDecisionRefused(f"{package.file_name} is not marked as a likely repack of another package.")
+    if decision not in RepackDecision.values:
+        raise RepackDecisionRefused(f"Unknown decision {decision!r}; use one of {', '.join(RepackDecision.values)}.")
+    with transaction.atomic():
+        package.repack_decision = decision
+        package.save(update_fields=["repack_decision"])
+        fingerprints = {package.listing_fingerprint, package.likely_same_as.listing_fingerprint} - {""}
+        if decision == RepackDecision.SKIP_COPIES:
+            for fingerprint in fingerprints:
+                SkippedFingerprint.objects.get_or_create(
+                    fingerprint=fingerprint, defaults={"package_id": package.likely_same_as_id}
+                )
+        else:
+            SkippedFingerprint.objects.filter(fingerprint__in=fingerprints).delete()
     return package
 
 

@@ -3,6 +3,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func, TextField, Value
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 # How long a channel may keep its raw files, in days (a century): "forever" is an empty value, not a huge one.
@@ -94,7 +95,7 @@ class Package(models.Model):
             GinIndex(fields=["name_grams"], name="package_name_grams"),
             GinIndex(fields=["tags"], name="package_tags"),
             models.Index(fields=["file_size"], name="package_file_size"),
-            models.Index(fields=["file_name"], name="package_file_name"),
+            models.Index(Lower("file_name"), "id", name="package_file_name"),  # the list sorted by name
         ]
         constraints = [
             models.UniqueConstraint(fields=["source_chat", "source_message_id"], name="unique_package_source_message"),

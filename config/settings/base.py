@@ -146,7 +146,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Every kind of run shares one status vocabulary.
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "core.models.RunStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "core.models.RunStatus",
+        "RepackDecisionEnum": "packages.models.RepackDecision",
+    },
 }
 
 INGEST_INTERVAL_MINUTES = envint("INGEST_INTERVAL_MINUTES", 10, minimum=1)

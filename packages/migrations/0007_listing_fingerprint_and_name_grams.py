@@ -3,6 +3,7 @@
 import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
 import django.db.models.deletion
+import django.db.models.functions.text
 import django.utils.timezone
 from django.db import migrations, models
 
@@ -93,7 +94,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='package',
-            index=models.Index(fields=['file_name'], name='package_file_name'),
+            index=models.Index(django.db.models.functions.text.Lower('file_name'), 'id', name='package_file_name'),
         ),
         migrations.AddIndex(
             model_name='packagefile',

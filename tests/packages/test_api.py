@@ -51,8 +51,13 @@ LIST_FIELDS = {
     "dest_message_ids",
     "creator",
     "tags",
+    "listing_fingerprint",
+    "likely_same_as",
+    "likely_same_overlap",
+    "repack_decision",
     "created_at",
     "matched_paths",
+    "matched_count",
 }
 
 

@@ -25,10 +25,18 @@ class PackageSerializer(serializers.ModelSerializer):
         read_only=True, allow_null=True, default=None, help_text="With a search: how many paths inside matched it."
     )
     likely_same_as = serializers.PrimaryKeyRelatedField(
-        read_only=True, help_text="An earlier package whose listing this one (nearly) repeats: likely a repack."
+        read_only=True,
+        allow_null=True,
+        help_text="An earlier package whose listing this one (nearly) repeats: likely a repack.",
     )
     likely_same_overlap = serializers.IntegerField(
         read_only=True, allow_null=True, help_text="Percent of the larger listing the two have in common."
+    )
+    repack_decision = serializers.ChoiceField(
+        choices=RepackDecision.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text='The operator\'s answer to "likely the same as"; empty until answered.',
     )
 
     class Meta:

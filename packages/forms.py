@@ -26,7 +26,7 @@ class PackageFilterForm(forms.Form):
     sort = forms.ChoiceField(
         required=False,
         choices=[
-            ("newest", "Newest first"),
+            ("", "Newest first"),  # the default: not in the URL
             ("oldest", "Oldest first"),
             ("name", "Name"),
             ("largest", "Largest first"),

@@ -63,6 +63,8 @@ class Package(models.Model):
     # The distinct three-letter pieces of the same text, lowercased: substring search through a GIN index
     # (PostgreSQL's pg_trgm is not always installed; the SQL function name_grams is ours, migration 0007).
     name_grams = ArrayField(models.TextField(), default=list, editable=False)
+    # The same text, lowercased: what confirms a substring the pieces point at, in the row itself.
+    search_text = models.TextField(blank=True, editable=False)
     # The listing's fingerprint (packages.repacks.listing_fingerprint): the same files in another wrapper.
     listing_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
     # An earlier package with (nearly) the same listing: this one is likely a repack of it.

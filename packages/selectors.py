@@ -125,15 +125,16 @@ def _day_start(day: date) -> datetime:
 
 def _matches(query: str) -> Q:
     words = _words_query(query)
-    substring = Q(file_name__icontains=query) | Q(
+    if len(query) >= 3:
+        # The pieces only narrow (they may sit apart in the text); the row's own text confirms.
+        substring = Q(name_grams__contains=_trigrams(query)) & Q(search_text__contains=Lower(Value(query)))
+        return substring if words is None else Q(search_words=words) | substring
+    if words is not None:
+        return Q(search_words=words)
+    # One or two characters the word vector does not hold: a plain scan, as short as the query.
+    return Q(file_name__icontains=query) | Q(
         Exists(PackageFile.objects.filter(package=OuterRef("pk"), path__icontains=query))
     )
-    if len(query) >= 3:
-        # The pieces only narrow (they may sit apart in the text); the substring check decides.
-        substring = Q(name_grams__contains=_trigrams(query)) & substring
-    if words is None:
-        return substring
-    return Q(search_words=words) | substring if len(query) >= 3 else Q(search_words=words)
 
 
 def _matching_files(query: str) -> QuerySet[PackageFile]:

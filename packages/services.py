@@ -298,9 +298,10 @@ def package_search_words_update(*, package: Package) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace(text, "
-            "'[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(text) FROM (SELECT left(file_name || ' ' "
-            "|| coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile WHERE package_id = %s), ''), %s) "
-            "AS text FROM packages_package WHERE id = %s) searched WHERE id = %s",
+            "'[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(text), search_text = lower(text) "
+            "FROM (SELECT left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') "
+            "FROM packages_packagefile WHERE package_id = %s), ''), %s) AS text "
+            "FROM packages_package WHERE id = %s) searched WHERE id = %s",
             [package.pk, SEARCH_TEXT_LIMIT, package.pk, package.pk],
         )
 

@@ -17,8 +17,9 @@ $$
 """
 
 BACKFILL_GRAMS = """
-UPDATE packages_package p SET name_grams = text_trigrams(left(p.file_name || ' ' || coalesce(
-  (SELECT string_agg(path, ' ') FROM packages_packagefile f WHERE f.package_id = p.id), ''), 200000))
+UPDATE packages_package p SET name_grams = text_trigrams(searched.text), search_text = lower(searched.text)
+FROM (SELECT id, left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile f
+  WHERE f.package_id = p2.id), ''), 200000) AS text FROM packages_package p2) searched WHERE searched.id = p.id
 """
 
 
@@ -104,6 +105,11 @@ class Migration(migrations.Migration):
             model_name='skippedfingerprint',
             name='package',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skipped_fingerprints', to='packages.package'),
+        ),
+        migrations.AddField(
+            model_name='package',
+            name='search_text',
+            field=models.TextField(blank=True, editable=False),
         ),
         migrations.RunSQL(BACKFILL_GRAMS, migrations.RunSQL.noop),
         migrations.RunPython(fingerprint_listed_packages, migrations.RunPython.noop),

@@ -64,9 +64,9 @@ def seed() -> None:
     words = ["dragon", "tower", "goblin", "tile", "bust", "wing", "base", "sword", "shield", "tree"]
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32) "
+            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32, encrypted) "
             "SELECT p.id, 'creator-' || (p.id %% 700) || '/' || (%s::text[])[1 + (p.id + g) %% 10] || '-' || p.id "
-            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g "
+            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g, false "
             "FROM packages_package p CROSS JOIN generate_series(1, %s) g",
             [words, FILES_PER_PACKAGE],
         )

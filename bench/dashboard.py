@@ -97,8 +97,9 @@ def seed() -> None:
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO reminders_reminderruntarget (run_id, chat_id, status, random_ids, attempts, error) "
-            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, '' FROM reminders_reminderrun r "
+            "INSERT INTO reminders_reminderruntarget "
+            "(run_id, chat_id, status, random_ids, parts_sent, attempts, error) "
+            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, 1, '' FROM reminders_reminderrun r "
             "CROSS JOIN (SELECT id FROM accounts_chat ORDER BY id LIMIT %s) c",
             [GROUPS],
         )

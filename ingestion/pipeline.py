@@ -582,6 +582,14 @@ class IngestionCycle(FetchStage, UploadStage):
         names = [item.document.name for item in archive_set.items]
         staged = [path for _, path, _ in volumes]
         async with self._raw_files_local(raws, names, staged, folder) as paths:
+            # Listed once, before the upload: a copy of a listing the operator skips is not uploaded.
+            listing = await db(package_services.package_listing_read)(
+                archive_type=archive_set.archive_type, volume_paths=paths
+            )
+            original = await db(package_services.package_skipped_copy_of)(listing=listing)
+            if original is not None:
+                await self._duplicate(original, channel, archive_set.items)
+                return Outcome(kind="duplicate", package=original)
             async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
                 if not acquired:
                     # Kept as pending, so the set is checked again until the other copy is in the destination.
@@ -625,7 +633,7 @@ class IngestionCycle(FetchStage, UploadStage):
                     )
             if package.metadata_status == MetadataStatus.PENDING:
                 await self.tick(current_step="indexing")
-                await db(package_services.package_metadata_fill)(package=package, volume_paths=paths)
+                await db(package_services.package_metadata_fill)(package=package, volume_paths=paths, listing=listing)
                 await self._photo_preview(reader, target, archive_set.items, package)
         shutil.rmtree(folder, ignore_errors=True)
         await db(notifications.notifications_resolve_uploads)()

@@ -63,11 +63,15 @@ def channel_update(
         raise ValidationError({"is_active": "The destination channel cannot also be a source."})
     if is_active is not None:
         channel.is_active = is_active
+    old_category = channel.category
     if category is not None:
         channel.category = category.strip()
     if expiration_days is not ...:
         channel.expiration_days = expiration_days
-    channel.save()
+    with transaction.atomic():
+        channel.save()
+        # The category is the tag of the channel's packages: a new one is re-applied to those already in.
+        package_services.packages_category_retag(chat_id=channel.chat_id, old=old_category, new=channel.category)
     return channel
 
 

@@ -3,6 +3,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func, TextField, Value
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from core.models import ClaimableRun
@@ -54,6 +55,11 @@ class Collection(models.Model):
         return self.name
 
 
+class RepackDecision(models.TextChoices):
+    KEPT = "kept", "Kept both"
+    SKIP_COPIES = "skip_copies", "Skipping future copies"
+
+
 class Package(models.Model):
     """One unique archive set, uploaded once to the destination channel."""
 
@@ -85,6 +91,19 @@ class Package(models.Model):
     file_count = models.PositiveIntegerField(default=0)
     # The words of the file name and of every listed path (packages.services.package_search_words_update).
     search_words = SearchVectorField(null=True, editable=False)
+    # The distinct three-letter pieces of the same text, lowercased: substring search through a GIN index
+    # (PostgreSQL's pg_trgm is not always installed; the SQL function name_grams is ours, migration 0007).
+    name_grams = ArrayField(models.TextField(), default=list, editable=False)
+    # The same text, lowercased: what confirms a substring the pieces point at, in the row itself.
+    search_text = models.TextField(blank=True, editable=False)
+    # The listing's fingerprint (packages.repacks.listing_fingerprint): the same files in another wrapper.
+    listing_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
+    # An earlier package with (nearly) the same listing: this one is likely a repack of it.
+    likely_same_as = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="likely_copies"
+    )
+    likely_same_overlap = models.PositiveSmallIntegerField(null=True, blank=True)  # percent of files in common
+    repack_decision = models.CharField(max_length=12, choices=RepackDecision.choices, blank=True)
     metadata_status = models.CharField(
         max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
     )
@@ -93,7 +112,7 @@ class Package(models.Model):
     # (encrypted headers). Such a package is kept and uploaded like any other (docs/decisions.md).
     encrypted_files = models.PositiveIntegerField(default=0)
     needs_password = models.BooleanField(default=False, db_index=True)
-    creator = models.CharField(max_length=255, blank=True)
+    creator = models.CharField(max_length=255, blank=True, db_index=True)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     uploaded_by = models.ForeignKey(
         "accounts.TelegramAccount", null=True, on_delete=models.SET_NULL, related_name="uploaded_packages"
@@ -117,6 +136,10 @@ class Package(models.Model):
         indexes = [
             GinIndex(fields=["telegram_document_ids"], name="package_document_ids"),
             GinIndex(fields=["search_words"], name="package_search_words"),
+            GinIndex(fields=["name_grams"], name="package_name_grams"),
+            GinIndex(fields=["tags"], name="package_tags"),
+            models.Index(fields=["file_size"], name="package_file_size"),
+            models.Index(Lower("file_name"), "id", name="package_file_name"),  # the list sorted by name
         ]
         constraints = [
             models.UniqueConstraint(fields=["source_chat", "source_message_id"], name="unique_package_source_message"),
@@ -144,6 +167,8 @@ class PackageFile(models.Model):
 
     class Meta:
         ordering = ["path"]
+        # Finding a repack: which other packages hold a file of this size and CRC.
+        indexes = [models.Index(fields=["crc32", "size"], name="packagefile_crc_size")]
 
     def __str__(self) -> str:
         return self.path
@@ -248,3 +273,14 @@ class PackageSendPart(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class SkippedFingerprint(models.Model):
+    """The operator's word: archives with this listing are copies of `package`, not to be uploaded again."""
+
+    fingerprint = models.CharField(max_length=64, unique=True)
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="skipped_fingerprints")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.fingerprint

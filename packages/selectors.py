@@ -1,13 +1,28 @@
 """Reads of packages for pages and the API: search over names and archive listings, the file tree."""
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time, timedelta
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Count, Exists, Min, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Exists, Func, Min, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import Lower
+from django.utils import timezone
 
 from accounts.models import Chat
-from packages.models import Collection, Package, PackageFile, PackagePreview, PackageSend, RawFile, words_of
+from packages.models import (
+    Collection,
+    Package,
+    PackageFile,
+    PackagePreview,
+    PackageSend,
+    RawFile,
+    RepackDecision,
+    words_of,
+)
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -15,7 +30,7 @@ MATCHES_SHOWN = 3
 
 def _words_query(query: str) -> SearchQuery | None:
     """Every word of the query as a word prefix ("drag bod" finds red-dragon/body.stl); None when the
-    query has characters the word vector does not hold, so the caller falls back to a substring match."""
+    query has characters the word vector does not hold."""
     if not query.isascii():
         return None
     words = re.findall(r"[A-Za-z0-9]+", query)
@@ -24,35 +39,168 @@ def _words_query(query: str) -> SearchQuery | None:
     return SearchQuery(" & ".join(f"{word.lower()}:*" for word in words), search_type="raw", config="simple")
 
 
-def package_search(
-    *, query: str = "", needs_password: bool = False, collection_id: int | None = None
-) -> QuerySet[Package]:
-    """Packages whose file name, or a path inside whose archive, matches `query`; newest first.
+def _trigrams(query: str) -> Func:
+    """The query's three-letter pieces, as the name_grams column holds them (the same SQL function)."""
+    return Func(Value(query), function="text_trigrams", output_field=ArrayField(TextField()))
 
-    Words match word prefixes through one GIN-indexed word vector per package, so a search over a
-    million listed files answers in milliseconds; a query with other characters falls back to a
-    substring match. A package found by its listing carries `matched_files` (up to MATCHES_SHOWN
-    of the paths that matched).
+
+@dataclass(frozen=True)
+class PackageFilters:
+    """What the Packages page and the API narrow the list by; empty values do not narrow it."""
+
+    query: str = ""
+    needs_password: bool = False
+    creator: str = ""
+    tag: str = ""
+    channel: int | None = None  # the source channel's id
+    archive_type: str = ""
+    size_min: int | None = None  # bytes
+    size_max: int | None = None
+    added_from: date | None = None
+    added_to: date | None = None  # inclusive
+    sort: str = "newest"
+    likely_repacks: bool = False
+    collection: int | None = None  # the collection's id
+
+
+SORTS = {
+    "newest": ("-created_at", "-pk"),
+    "oldest": ("created_at", "pk"),
+    "name": (Lower("file_name"), "pk"),
+    "largest": ("-file_size", "-pk"),
+    "smallest": ("file_size", "pk"),
+}
+
+
+def package_search(
+    *,
+    query: str = "",
+    needs_password: bool = False,
+    collection_id: int | None = None,
+    filters: PackageFilters | None = None,
+) -> QuerySet[Package]:
+    """Packages matching the filters, in the chosen order.
+
+    The query matches word prefixes (one GIN-indexed word vector per package) or, from three characters
+    on, any part of the name or of a listed path (a GIN index on the text's three-letter pieces narrows the
+    packages, a substring check confirms them). A package found by its listing carries `matched_files`
+    (up to MATCHES_SHOWN of the paths that matched) and `matched_count` (how many did).
     """
-    packages = _with_channel_ids(Package.objects.order_by("-created_at", "-pk"))
-    if needs_password:
-        packages = packages.filter(needs_password=True)
-    if collection_id is not None:
-        packages = packages.filter(collection_id=collection_id)
-    query = query.strip()
+    if filters is None:
+        filters = PackageFilters(query=query, needs_password=needs_password, collection=collection_id)
+    elif collection_id is not None:
+        filters = replace(filters, collection=collection_id)
+    packages = _with_channel_ids(Package.objects.order_by(*SORTS.get(filters.sort, SORTS["newest"])))
+    packages = _narrowed(packages, filters)
+    query = filters.query.strip()
     if not query:
         return packages
-    words = _words_query(query)
-    if words is None:
-        matching = PackageFile.objects.filter(path__icontains=query)
-        found = packages.filter(Q(file_name__icontains=query) | Q(Exists(matching.filter(package=OuterRef("pk")))))
-    else:
-        # Only the shown packages' paths are matched one by one, for the "found inside" lines.
-        matching = PackageFile.objects.annotate(words=words_of("path")).filter(words=words)
-        found = packages.filter(search_words=words)
-    return found.prefetch_related(
-        Prefetch("files", queryset=matching.order_by("path")[:MATCHES_SHOWN], to_attr="matched_files")
+    matching_files = _matching_files(query)
+    found = packages.filter(_matches(query))
+    return found.annotate(
+        matched_count=Subquery(
+            matching_files.filter(package=OuterRef("pk"))
+            .order_by()
+            .values("package")
+            .annotate(n=Count("*"))
+            .values("n")
+        )
+    ).prefetch_related(
+        Prefetch("files", queryset=matching_files.order_by("path")[:MATCHES_SHOWN], to_attr="matched_files")
     )
+
+
+def _narrowed(packages: QuerySet[Package], filters: PackageFilters) -> QuerySet[Package]:
+    if filters.needs_password:
+        packages = packages.filter(needs_password=True)
+    if filters.creator:
+        packages = packages.filter(creator=filters.creator)
+    if filters.tag:
+        packages = packages.filter(tags__contains=[filters.tag])
+    if filters.channel is not None:
+        packages = packages.filter(source_chat__channel=filters.channel)
+    if filters.archive_type:
+        packages = packages.filter(archive_type=filters.archive_type)
+    if filters.size_min is not None:
+        packages = packages.filter(file_size__gte=filters.size_min)
+    if filters.size_max is not None:
+        packages = packages.filter(file_size__lte=filters.size_max)
+    # Whole days in the operator's time zone, as bounds on the indexed column itself.
+    if filters.added_from is not None:
+        packages = packages.filter(created_at__gte=_day_start(filters.added_from))
+    if filters.added_to is not None:
+        packages = packages.filter(created_at__lt=_day_start(filters.added_to + timedelta(days=1)))
+    if filters.likely_repacks:
+        packages = packages.filter(likely_same_as__isnull=False).exclude(repack_decision=RepackDecision.KEPT)
+    if filters.collection is not None:
+        packages = packages.filter(collection_id=filters.collection)
+    return packages
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
+
+
+def _matches(query: str) -> Q:
+    words = _words_query(query)
+    if len(query) >= 3:
+        # The pieces only narrow (they may sit apart in the text); the row's own text confirms.
+        substring = Q(name_grams__contains=_trigrams(query)) & Q(search_text__contains=Lower(Value(query)))
+        return substring if words is None else Q(search_words=words) | substring
+    if words is not None:
+        return Q(search_words=words)
+    # One or two characters the word vector does not hold: a plain scan, as short as the query.
+    return Q(file_name__icontains=query) | Q(
+        Exists(PackageFile.objects.filter(package=OuterRef("pk"), path__icontains=query))
+    )
+
+
+def _matching_files(query: str) -> QuerySet[PackageFile]:
+    """The listed files a query matches, by word prefixes in their path or by a part of it."""
+    words = _words_query(query)
+    substring = Q(path__icontains=query)
+    if words is None:
+        return PackageFile.objects.filter(substring)
+    return PackageFile.objects.annotate(words=words_of("path")).filter(Q(words=words) | substring)
+
+
+def package_matched_paths(*, package: Package, query: str) -> set[str]:
+    """The paths of one package's listing that a search matched: highlighted in its file tree."""
+    query = query.strip()
+    if not query:
+        return set()
+    return set(_matching_files(query).filter(package=package).values_list("path", flat=True))
+
+
+# The filters' choices are read from every package: a minute old is fresh enough to pick from.
+FILTER_CHOICES_SECONDS = 60
+FILTER_CHOICES_SHOWN = 500
+
+
+def package_filter_choices() -> dict[str, list]:
+    """What the filters offer: the creators, tags, archive types and source channels in use."""
+    choices = cache.get("packages:filter-choices")
+    if choices is not None:
+        return choices
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT creator FROM packages_package WHERE creator <> '' ORDER BY creator LIMIT %s",
+            [FILTER_CHOICES_SHOWN],
+        )
+        creators = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT DISTINCT tag FROM packages_package, unnest(tags) AS tag ORDER BY tag LIMIT %s",
+            [FILTER_CHOICES_SHOWN],
+        )
+        tags = [row[0] for row in cursor.fetchall()]
+        cursor.execute("SELECT DISTINCT archive_type FROM packages_package ORDER BY archive_type")
+        types = [row[0] for row in cursor.fetchall()]
+    # Channels by their chat: a chat that is the source of some package (one index probe per chat).
+    sources = Chat.objects.filter(Exists(Package.objects.filter(source_chat=OuterRef("pk")))).exclude(channel=None)
+    channels = list(sources.order_by("title").values_list("channel", "title")[:FILTER_CHOICES_SHOWN])
+    choices = {"creators": creators, "tags": tags, "types": types, "channels": channels}
+    cache.set("packages:filter-choices", choices, FILTER_CHOICES_SECONDS)
+    return choices
 
 
 def _with_channel_ids(packages: QuerySet[Package]) -> QuerySet[Package]:
@@ -87,6 +235,7 @@ class FileEntry:
     size: int
     compressed_size: int | None
     encrypted: bool = False
+    matched: bool = False  # the search that led here matched it
 
 
 @dataclass
@@ -98,9 +247,13 @@ class Folder:
     def size(self) -> int:
         return sum(entry.size for entry in self.files)
 
+    @property
+    def matched(self) -> int:
+        return sum(entry.matched for entry in self.files)
 
-def package_folders(*, package: Package) -> list[Folder]:
-    """The listing grouped by folder, folders and files by name."""
+
+def package_folders(*, package: Package, matched: set[str] = frozenset()) -> list[Folder]:
+    """The listing grouped by folder, folders and files by name; the `matched` paths marked."""
     folders: dict[str, Folder] = {}
     rows = package.files.order_by("path").values_list("path", "size", "compressed_size", "encrypted")
     for path, size, compressed_size, encrypted in rows:
@@ -112,7 +265,14 @@ def package_folders(*, package: Package) -> list[Folder]:
         if folder not in folders:
             folders[folder] = Folder(path=folder)
         folders[folder].files.append(
-            FileEntry(name=name, path=normalized, size=size, compressed_size=compressed_size, encrypted=encrypted)
+            FileEntry(
+                name=name,
+                path=normalized,
+                size=size,
+                compressed_size=compressed_size,
+                encrypted=encrypted,
+                matched=path in matched,
+            )
         )
     return [folders[path] for path in sorted(folders)]
 

@@ -2,17 +2,28 @@
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from packages.archives import ListingError, read_archive
-from packages.models import RAW_FILE_MAX_RETENTION_DAYS, MetadataStatus, Package, PackageFile, RawFile
+from core.errors import OperatorError
+from packages.archives import Entry, ListingError, Thumbnail, read_archive
+from packages.models import (
+    RAW_FILE_MAX_RETENTION_DAYS,
+    MetadataStatus,
+    Package,
+    PackageFile,
+    RawFile,
+    RepackDecision,
+    SkippedFingerprint,
+)
 from packages.previews import previews_from_archive
 from packages.raw_objects import (
     COPY_CHUNK,
@@ -22,6 +33,7 @@ from packages.raw_objects import (
     raw_files_listable,
     storage_is_local,
 )
+from packages.repacks import ListedFile, fingerprint_skipped_original, likely_same_find, listing_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -274,25 +286,57 @@ SEARCH_TEXT_LIMIT = 200_000
 
 
 def package_search_words_update(*, package: Package) -> None:
-    """Index the words of the package's name and listed paths, in one row, for a fast search."""
+    """Index the words of the package's name and listed paths, and their three-letter pieces (substring
+    search), in one row, for a fast search."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace("
-            "left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') FROM packages_packagefile "
-            "WHERE package_id = %s), ''), %s), '[^[:alnum:]]+', ' ', 'g')) WHERE id = %s",
-            [package.pk, SEARCH_TEXT_LIMIT, package.pk],
+            "UPDATE packages_package SET search_words = to_tsvector('simple', regexp_replace(text, "
+            "'[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(text), search_text = lower(text) "
+            "FROM (SELECT left(file_name || ' ' || coalesce((SELECT string_agg(path, ' ') "
+            "FROM packages_packagefile WHERE package_id = %s), ''), %s) AS text "
+            "FROM packages_package WHERE id = %s) searched WHERE id = %s",
+            [package.pk, SEARCH_TEXT_LIMIT, package.pk, package.pk],
         )
 
 
-def package_metadata_fill(*, package: Package, volume_paths: list) -> Package:
-    """Phase two: the file listing, and thumbnails of the first images inside (preview candidates). An
-    unreadable archive is still a package, with the reason."""
+@dataclass(frozen=True)
+class Listing:
+    """An archive's listing as read (with thumbnails of the first images inside: preview candidates), or why it
+    could not be."""
+
+    entries: list[Entry]
+    error: ListingError | None = None
+    thumbnails: list[Thumbnail] = field(default_factory=list)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        files = (ListedFile(path=entry.path, size=entry.size, crc32=entry.crc32) for entry in self.entries)
+        return listing_fingerprint(files)
+
+
+def package_listing_read(*, archive_type: str, volume_paths: list) -> Listing:
+    """The listing, and thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside."""
     try:
-        listing = read_archive(package.archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES)
+        read = read_archive(archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES)
+        return Listing(entries=read.entries, thumbnails=read.thumbnails)
     except ListingError as exc:
+        return Listing(entries=[], error=exc)
+
+
+def package_skipped_copy_of(*, listing: Listing) -> Package | None:
+    """The package whose copies the operator skips, when this listing is one of them."""
+    return fingerprint_skipped_original(fingerprint=listing.fingerprint)
+
+
+def package_metadata_fill(*, package: Package, volume_paths: list, listing: Listing | None = None) -> Package:
+    """Phase two: the file listing, and thumbnails of the first images inside (preview candidates), read now
+    unless the caller read them already. An unreadable archive is still a package, with the reason."""
+    if listing is None:
+        listing = package_listing_read(archive_type=package.archive_type, volume_paths=volume_paths)
+    if listing.error is not None:
         package.metadata_status = MetadataStatus.UNAVAILABLE
-        package.metadata_error = str(exc)
-        package.needs_password = exc.needs_password
+        package.metadata_error = str(listing.error)
+        package.needs_password = listing.error.needs_password
         package.save(update_fields=["metadata_status", "metadata_error", "needs_password"])
         return package
     entries = listing.entries
@@ -318,12 +362,59 @@ def package_metadata_fill(*, package: Package, volume_paths: list) -> Package:
         package.metadata_status = MetadataStatus.COMPLETE
         notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
         package.metadata_error = " ".join(note for note in notes if note)
+        package.listing_fingerprint = listing.fingerprint
         package.save(
-            update_fields=["file_count", "encrypted_files", "needs_password", "metadata_status", "metadata_error"]
+            update_fields=[
+                "file_count",
+                "encrypted_files",
+                "needs_password",
+                "metadata_status",
+                "metadata_error",
+                "listing_fingerprint",
+            ]
         )
         package_search_words_update(package=package)
+        package_repack_recognise(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
     previews_from_archive(package=package, thumbnails=listing.thumbnails)
+    return package
+
+
+def package_repack_recognise(*, package: Package) -> Package:
+    """Mark the package "likely the same as" an earlier one whose listing it (nearly) repeats."""
+    files = [
+        ListedFile(path=path, size=size, crc32=crc)
+        for path, size, crc in package.files.values_list("path", "size", "crc32")
+    ]
+    found = likely_same_find(package=package, files=files)
+    package.likely_same_as = found.package if found else None
+    package.likely_same_overlap = found.overlap if found else None
+    package.save(update_fields=["likely_same_as", "likely_same_overlap"])
+    return package
+
+
+class RepackDecisionRefused(OperatorError):
+    """The package is not marked as a likely repack, or the decision is not one we know."""
+
+
+def package_repack_decide(*, package: Package, decision: str) -> Package:
+    """The operator's answer to "likely the same as …": keep both (the mark is dismissed), or keep this one and
+    skip future copies with this listing (and the original's) — they count as duplicates of the original."""
+    if package.likely_same_as_id is None:
+        raise RepackDecisionRefused(f"{package.file_name} is not marked as a likely repack of another package.")
+    if decision not in RepackDecision.values:
+        raise RepackDecisionRefused(f"Unknown decision {decision!r}; use one of {', '.join(RepackDecision.values)}.")
+    with transaction.atomic():
+        package.repack_decision = decision
+        package.save(update_fields=["repack_decision"])
+        fingerprints = {package.listing_fingerprint, package.likely_same_as.listing_fingerprint} - {""}
+        if decision == RepackDecision.SKIP_COPIES:
+            for fingerprint in fingerprints:
+                SkippedFingerprint.objects.get_or_create(
+                    fingerprint=fingerprint, defaults={"package_id": package.likely_same_as_id}
+                )
+        else:
+            SkippedFingerprint.objects.filter(fingerprint__in=fingerprints).delete()
     return package
 
 
@@ -359,3 +450,85 @@ def package_metadata_backfill(*, package: Package) -> Package:
         return package
     with raw_files_listable(ordered, package.volume_names, archive_type=package.archive_type) as volumes:
         return package_metadata_fill(package=package, volume_paths=volumes)
+
+
+# Browse and edit ---------------------------------------------------------------------------------------------
+
+MAX_TAGS = 20
+MAX_TAG_CHARS = 100
+MAX_CREATOR_CHARS = 255
+BULK_EDIT_LIMIT = 1000
+
+
+def tags_clean(tags: list[str], *, field: str = "tags") -> list[str]:
+    """Tags as typed, trimmed, without empties or repeats (the first spelling wins), in their order."""
+    kept: dict[str, str] = {}
+    for tag in tags:
+        tag = " ".join(str(tag).split())
+        if len(tag) > MAX_TAG_CHARS:
+            raise ValidationError({field: f"A tag has at most {MAX_TAG_CHARS} characters; “{tag[:30]}…” is longer."})
+        if tag:
+            kept.setdefault(tag.lower(), tag)
+    if len(kept) > MAX_TAGS:
+        raise ValidationError({field: f"A package has at most {MAX_TAGS} tags; {len(kept)} were given."})
+    return list(kept.values())
+
+
+def creator_clean(creator: str) -> str:
+    creator = " ".join(creator.split())
+    if len(creator) > MAX_CREATOR_CHARS:
+        raise ValidationError({"creator": f"A creator's name has at most {MAX_CREATOR_CHARS} characters."})
+    return creator
+
+
+def package_edit(*, package: Package, creator: str | None = None, tags: list[str] | None = None) -> Package:
+    """The operator names the creator and the tags; None leaves a field as it is."""
+    fields = []
+    if creator is not None:
+        package.creator = creator_clean(creator)
+        fields.append("creator")
+    if tags is not None:
+        package.tags = tags_clean(tags)
+        fields.append("tags")
+    if fields:
+        package.save(update_fields=fields)
+    return package
+
+
+def packages_bulk_edit(
+    *, package_ids: list[int], creator: str | None = None, add_tags: list[str] = (), remove_tags: list[str] = ()
+) -> int:
+    """Set the creator of, and add or remove tags on, many packages at once; returns how many were changed."""
+    if not package_ids:
+        raise ValidationError({"packages": "Choose at least one package."})
+    if len(package_ids) > BULK_EDIT_LIMIT:
+        raise ValidationError({"packages": f"Edit at most {BULK_EDIT_LIMIT} packages at once."})
+    if creator is None and not add_tags and not remove_tags:
+        raise ValidationError({"creator": "Give a creator, or tags to add or remove."})
+    creator = None if creator is None else creator_clean(creator)
+    adding = tags_clean(list(add_tags), field="add_tags")
+    removing = {tag.lower() for tag in tags_clean(list(remove_tags), field="remove_tags")}
+    with transaction.atomic():
+        packages = list(Package.objects.select_for_update().filter(pk__in=package_ids).only("pk", "creator", "tags"))
+        for package in packages:
+            if creator is not None:
+                package.creator = creator
+            kept = [tag for tag in package.tags if tag.lower() not in removing]
+            package.tags = tags_clean([*kept, *adding])
+        Package.objects.bulk_update(packages, ["creator", "tags"])
+    return len(packages)
+
+
+def packages_category_retag(*, chat_id: int, old: str, new: str) -> int:
+    """A channel's category changed: its packages lose the old category's tag and get the new one."""
+    if old == new:
+        return 0
+    with connection.cursor() as cursor:
+        # Case-insensitive, like every tag comparison: "minis" and "Minis" are one tag.
+        cursor.execute(
+            "UPDATE packages_package SET tags = array(SELECT tag FROM unnest(tags) WITH ORDINALITY AS t(tag, n) "
+            "WHERE lower(tag) NOT IN (lower(%s), lower(%s)) ORDER BY n) || "
+            "CASE WHEN %s = '' THEN '{}'::varchar[] ELSE ARRAY[%s]::varchar[] END WHERE source_chat_id = %s",
+            [old, new, new, new, chat_id],
+        )
+        return cursor.rowcount

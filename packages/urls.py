@@ -6,6 +6,7 @@ app_name = "packages"
 
 urlpatterns = [
     path("", views.package_list, name="list"),
+    path("bulk-edit/", views.package_bulk_edit, name="bulk-edit"),
     path("<int:pk>/", views.package_detail, name="detail"),
     path("<int:pk>/send/", views.package_send, name="send"),
     path("<int:pk>/sends/", views.package_sends, name="sends"),
@@ -18,4 +19,6 @@ urlpatterns = [
     path("collections/<int:pk>/edit/", views.collection_edit, name="collection-edit"),
     path("collections/<int:pk>/send/", views.collection_send, name="collection-send"),
     path("collections/<int:pk>/sends/", views.collection_sends, name="collection-sends"),
+    path("<int:pk>/edit/", views.package_edit, name="edit"),
+    path("<int:pk>/repack/", views.package_repack_decide, name="repack-decide"),
 ]

@@ -1,5 +1,6 @@
-"""The Packages page (search over names and archive listings, as a list or a grid of previews), one package's
-detail with its preview picker, the thumbnails (logged-in users only), and collections."""
+"""The Packages page (search, filters, sort, as a list or a grid of previews; creator and tags edited inline and
+in bulk), one package's detail (its file tree with the search's matches, its preview picker, the answer to "likely
+the same as …"), the thumbnails (logged-in users only), and collections."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,7 +11,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
@@ -19,7 +20,8 @@ from core.errors import OperatorError
 from core.forms import error_text
 from core.models import RunStatus
 from core.pagination import CappedPaginator
-from packages import grouping, previews, selectors, sending
+from packages import grouping, previews, selectors, sending, services
+from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
 from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
 
 PAGE = "packages/list.html"
@@ -51,21 +53,100 @@ def _view_of(request) -> str:
 SEARCH_COUNT_CAP = 1000
 
 
+def _results_context(request, *, notice: str = "", bulk_form=None) -> dict:
+    form = PackageFilterForm(request.GET)
+    form.is_valid()
+    filters = form.filters()
+    view = _view_of(request)
+    found = selectors.package_search(filters=filters)
+    per_page = GRID_PER_PAGE if view == "grid" else PER_PAGE
+    paginator = CappedPaginator(found, per_page, cap=SEARCH_COUNT_CAP) if filters.query else Paginator(found, per_page)
+    return {
+        "packages": paginator.get_page(request.GET.get("page")),
+        "view": view,
+        "filter_form": form,
+        "filters": filters,
+        "query": filters.query,
+        "locked": filters.needs_password,
+        "choices": selectors.package_filter_choices(),
+        "filter_errors": [
+            (form.fields[name].label or name.replace("_", " ").capitalize(), error)
+            for name, errors in form.errors.items()
+            if name in form.fields
+            for error in errors
+        ],
+        "notice": notice,
+        "bulk_form": bulk_form,
+        # A refused bulk edit keeps the ticks, as a form keeps its input.
+        "ticked": {int(value) for value in request.POST.getlist("packages") if value.isdecimal()}
+        if bulk_form
+        else set(),
+    }
+
+
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")  # the same URL answers the whole page or only the results
 def package_list(request):
-    query = request.GET.get("q", "").strip()
-    locked = request.GET.get("locked") == "1"
-    view = _view_of(request)
-    found = selectors.package_search(query=query, needs_password=locked)
-    per_page = GRID_PER_PAGE if view == "grid" else PER_PAGE
-    paginator = CappedPaginator(found, per_page, cap=SEARCH_COUNT_CAP) if query else Paginator(found, per_page)
-    packages = paginator.get_page(request.GET.get("page"))
-    context = {"packages": packages, "query": query, "locked": locked, "view": view}
+    context = _results_context(request)
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{PAGE}#package-results", context)
     return render(request, PAGE, context)
+
+
+@login_required
+@require_POST
+def package_bulk_edit(request):
+    """Tick packages, then set their creator or add and remove tags; the results keep the page's filters
+    (the form posts to the page's own query string)."""
+    form = PackageBulkEditForm(request.POST)
+    if form.is_valid():
+        try:
+            count = services.packages_bulk_edit(
+                package_ids=form.cleaned_data["packages"],
+                creator=form.cleaned_data["creator"].strip() or None,
+                add_tags=form.cleaned_data["add_tags"],
+                remove_tags=form.cleaned_data["remove_tags"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc.messages[0])
+        else:
+            notice = f"{count} package{'' if count == 1 else 's'} edited."
+            if request.htmx:
+                return render(request, f"{PAGE}#package-results", _results_context(request, notice=notice))
+            messages.success(request, notice)
+            return redirect(f"{reverse('packages:list')}?{request.GET.urlencode()}")
+    context = _results_context(request, bulk_form=form)
+    if request.htmx:
+        return render(request, f"{PAGE}#package-results", context)
+    return render(request, PAGE, context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def package_edit(request, pk: int):
+    """The creator and tags of one package, edited in place (its row on the list, its facts on its page)."""
+    package = _package_or_404(pk)
+    where = "detail" if request.GET.get("from") == "detail" else "row"
+    if request.method == "GET":
+        if request.GET.get("cancel"):
+            return _edited(request, package, where)
+        form = PackageEditForm(initial={"creator": package.creator, "tags": ", ".join(package.tags)})
+        return render(request, f"packages/edit.html#edit-{where}", {"package": package, "form": form})
+    form = PackageEditForm(request.POST)
+    if form.is_valid():
+        try:
+            services.package_edit(package=package, creator=form.cleaned_data["creator"], tags=form.cleaned_data["tags"])
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            return _edited(request, package, where, notice="Saved.")
+    return render(request, f"packages/edit.html#edit-{where}", {"package": package, "form": form})
+
+
+def _edited(request, package: Package, where: str, *, notice: str = ""):
+    return render(request, f"packages/edit.html#shown-{where}", {"package": package, "edit_notice": notice})
 
 
 def _package_or_404(pk: int) -> Package:
@@ -75,10 +156,13 @@ def _package_or_404(pk: int) -> Package:
         raise Http404("No such package.") from None
 
 
-def _detail_context(package: Package, **extra) -> dict:
+def _detail_context(package: Package, query: str = "", **extra) -> dict:
+    matched = selectors.package_matched_paths(package=package, query=query)
     return {
         "package": package,
-        "folders": selectors.package_folders(package=package),
+        "folders": selectors.package_folders(package=package, matched=matched),
+        "query": query,
+        "matched_count": len(matched),
         "source_topic": package.source_topic_name,
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
         "previews": selectors.package_previews(package=package),
@@ -93,7 +177,8 @@ def _detail_context(package: Package, **extra) -> dict:
 @login_required
 @require_GET
 def package_detail(request, pk: int):
-    return render(request, DETAIL, _detail_context(_package_or_404(pk)))
+    query = request.GET.get("q", "").strip()
+    return render(request, DETAIL, _detail_context(_package_or_404(pk), query=query))
 
 
 @login_required
@@ -331,3 +416,23 @@ def package_send_retry(request, pk: int):
     if send.collection_id:
         return redirect("packages:collection", pk=send.collection_id)
     return redirect("packages:detail", pk=send.package_id) if send.package_id else redirect("packages:list")
+
+
+@login_required
+@require_POST
+def package_repack_decide(request, pk: int):
+    package = _package_or_404(pk)
+    form = RepackDecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose to keep both, or to skip future copies.")
+        return redirect("packages:detail", pk=pk)
+    try:
+        services.package_repack_decide(package=package, decision=form.cleaned_data["decision"])
+    except OperatorError as exc:
+        messages.error(request, exc.message)
+    else:
+        if form.cleaned_data["decision"] == "kept":
+            messages.success(request, "Kept both: this package is no longer marked as a likely repack.")
+        else:
+            messages.success(request, "Future copies with this listing will count as duplicates and not be uploaded.")
+    return redirect("packages:detail", pk=pk)

@@ -157,6 +157,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "core.models.RunStatus",
         "GroupingRuleEnum": "packages.models.GroupingRule",
+        "RepackDecisionEnum": "packages.models.RepackDecision",
     },
 }
 

@@ -111,3 +111,12 @@ document.addEventListener("click", (event) => {
     offer.hidden = true;
   });
 });
+
+// A filter form (data-drop-empty) sends only the filters set: the pushed URL stays short and shareable.
+document.addEventListener("htmx:configRequest", (event) => {
+  if (!event.detail.elt.closest?.("form[data-drop-empty]")) return;
+  const data = event.detail.formData;
+  for (const [name, value] of [...data.entries()]) {
+    if (value === "") data.delete(name);
+  }
+});

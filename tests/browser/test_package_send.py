@@ -71,8 +71,8 @@ def test_send_a_package_to_a_chat_and_audit_the_catalog(
         shot("sent")
         assert _names_in(FRIENDS) == walls, "the chat holds the package's parts, in order"
 
-        # Its collection (castle-gate replies to it) goes as one send.
-        page.get_by_role("link", name="castle walls").click()
+        # Its collection (castle-gate replies to it; named after the words the two share) goes as one send.
+        page.get_by_role("link", name="castle", exact=True).click()
         page.get_by_label("Chat").select_option(label="Friends")
         page.get_by_role("button", name="Send").click()
         expect(page.locator("#package-sends")).to_contain_text("Success", timeout=30_000)

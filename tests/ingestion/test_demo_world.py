@@ -36,6 +36,8 @@ def test_the_demo_world_ingests_and_leaves_skipped_packages_to_retry():
     names = set(Package.objects.values_list("file_name", flat=True))
     assert {"red-dragon.zip", "wyvern.7z", "hill-tiles.zip", "rover.stl", "goblin-camp.zip"} <= names
     assert Package.objects.filter(file_name="red-dragon.zip").count() == 1, "the repost is a duplicate"
+    repack = Package.objects.get(file_name="Red Dragon (fan repack).7z")
+    assert (repack.likely_same_as.file_name, repack.likely_same_overlap) == ("red-dragon.zip", 100)
     assert not Package.objects.filter(metadata_status=MetadataStatus.PENDING).exists()
     reasons = dict(SkippedPackage.objects.values_list("file_name", "reason"))
     assert reasons == {

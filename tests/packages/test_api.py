@@ -51,12 +51,17 @@ LIST_FIELDS = {
     "dest_message_ids",
     "creator",
     "tags",
+    "listing_fingerprint",
+    "likely_same_as",
+    "likely_same_overlap",
+    "repack_decision",
     "created_at",
     "preview",
     "preview_url",
     "collection",
     "collection_rule",
     "matched_paths",
+    "matched_count",
 }
 
 

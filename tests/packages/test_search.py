@@ -31,18 +31,38 @@ def packages():
         ("v2", {"Red-Dragon_v2.zip"}),
         ("tower", {"tower.7z"}),
         ("base obj", {"tower.7z"}),
-        ("тауэр", {"tower.7z"}),  # not a word the index sees: substring fallback
-        ("agon", set()),  # inside a word: not a prefix
+        ("тауэр", {"tower.7z"}),  # not a word the index sees: a substring
+        ("agon", {"Red-Dragon_v2.zip"}),  # inside a word: a substring of the name and of the paths
+        ("GON_v", {"Red-Dragon_v2.zip"}),  # across a word's end, in any case
+        ("ngs.st", {"Red-Dragon_v2.zip"}),
+        ("uins/та", {"tower.7z"}),
+        ("ag", set()),  # two letters: word prefixes only
         ("wyvern", set()),
+        ("dragon wyvern", set()),
     ],
 )
 def test_search_by_name_and_by_paths_inside(packages, query, found):
     assert {package.file_name for package in package_search(query=query)} == found
 
 
-def test_the_match_shows_the_paths_that_matched(packages):
+def test_the_match_shows_the_paths_that_matched_and_how_many(packages):
     (dragon,) = package_search(query="wings")
     assert [file.path for file in dragon.matched_files] == ["red-dragon/wings.stl"]
+    assert dragon.matched_count == 1
+    (dragon,) = package_search(query="stl")
+    assert dragon.matched_count == 2
+    (dragon,) = package_search(query="_v2")
+    assert dragon.matched_count is None  # the name matched, no path inside
+
+
+def test_the_substring_search_uses_the_trigram_index(packages):
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        sql, params = package_search(query="тауэр").order_by().query.sql_with_params()
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("SET enable_seqscan = on")
+    assert "package_name_grams" in plan, plan
 
 
 def test_the_word_search_uses_the_gin_index(packages):

@@ -3,14 +3,17 @@
 .venv/bin/python -m bench.ingest_datapath
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 
 def bench_django(name: str, *, keep: bool = False) -> Path:
     """Start (or reuse) the embedded services, point Django at a fresh database (or, keep=True, at the one a
-    previous run left); returns a work folder."""
+    previous run left); returns a work folder, removed when the benchmark ends (a 1 GiB transfer leaves
+    gigabytes of raw, staged and uploaded copies)."""
     from config.devstack import Stack, ensure_secrets, start_services
 
     stack = Stack.from_env()
@@ -23,6 +26,7 @@ def bench_django(name: str, *, keep: bool = False) -> Path:
     _recreate_database(f"{server}/postgres", database, keep=keep)
     os.environ["DATABASE_URL"] = f"{server}/{database}"
     work = Path(tempfile.mkdtemp(prefix=f"stashcast-bench-{name}-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     os.environ["SANDBOX_PATH"] = str(work / "sandbox")
     os.environ["MEDIA_ROOT"] = str(work / "media")
     os.environ["INGEST_STAGING_DIR"] = str(work / "staging")

@@ -7,6 +7,11 @@ Prints
   bytes in the same run (goal: ratio ≤ 2.0). The simulated Telegram's own CPU
   (making the bytes, storing the upload) is measured apart and left out.
 
+The process first ingests a 1 MiB document from another channel, as a worker
+has run tasks before the big one: what is done once per process (imports,
+first-use caches) is not the data path's. Each run still connects, claims,
+records and indexes as any run does.
+
     .venv/bin/python -m bench.ingest_datapath [--size-mib 1024]
 """
 
@@ -98,7 +103,7 @@ def main() -> None:
 
     from core.runs import run_claim
     from ingestion import fetching, pipeline
-    from ingestion.models import IngestionRun
+    from ingestion.models import Channel, IngestionRun
     from operations.sandbox import sandbox_authorize
     from telegram.sandbox.loader import world_load
 
@@ -115,6 +120,14 @@ def main() -> None:
                 "messages": [{"id": 1, "document": {"name": "payload.zip", "size": size, "seed": 42}}],
             },
             {
+                "id": 1002,
+                "title": "Warm-up",
+                "type": "channel",
+                "role": "source",
+                "members": ["+15550000001"],
+                "messages": [{"id": 1, "document": {"name": "warm-up.zip", "size": 1024 * 1024, "seed": 7}}],
+            },
+            {
                 "id": 9000,
                 "title": "Archive",
                 "type": "channel",
@@ -127,13 +140,21 @@ def main() -> None:
     world_load(settings.SANDBOX_PATH, world)
     sandbox_authorize()
 
-    sandbox_cpu = time_sandbox()
-    fetching.hashlib = types.SimpleNamespace(sha256=CountingSha256)
-
     from accounts.models import TelegramAccount
 
-    run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command")
-    claimed = run_claim(model=IngestionRun, run_id=run.pk)
+    def ingest(chat_id: int) -> IngestionRun:
+        channel = Channel.objects.get(chat__telegram_id=chat_id)
+        run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command", channel=channel)
+        return run_claim(model=IngestionRun, run_id=run.pk)
+
+    warm_up = ingest(1002)
+    pipeline.ingestion_run_execute(run=warm_up)
+    warm_up.refresh_from_db()
+    assert warm_up.ingested == 1, warm_up.error
+
+    sandbox_cpu = time_sandbox()
+    fetching.hashlib = types.SimpleNamespace(sha256=CountingSha256)
+    claimed = ingest(1001)
     cpu_started, wall_started = time.process_time(), time.monotonic()
     pipeline.ingestion_run_execute(run=claimed)
     pipeline_cpu = time.process_time() - cpu_started - sandbox_cpu[0]

@@ -67,6 +67,10 @@ class Operator(HttpUser):
         self._page("/packages/", "packages")
 
     @task(2)
+    def grid(self):
+        self._page("/packages/?view=grid", "packages grid")
+
+    @task(2)
     def skipped(self):
         self._page("/skipped/", "skipped")
 

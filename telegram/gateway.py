@@ -90,9 +90,10 @@ class TelegramGateway(Protocol):
     async def get_messages(self, chat: ChatRef, ids: Sequence[int]) -> dict[int, DocumentMessage | None]:
         """Fresh copies (fresh file references) of messages; None for those gone."""
 
-    def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
-        """The document's (or a photo's) bytes from offset, in order, PART_SIZE chunks, one request each; up to
-        TRANSFER_PARTS_IN_FLIGHT requested at once. Close it (`contextlib.aclosing`) when stopping early."""
+    def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[memoryview]:
+        """The document's (or a photo's) bytes from offset, in order, PART_SIZE chunks (read-only views), one
+        request each; up to TRANSFER_PARTS_IN_FLIGHT requested at once. Close it (`contextlib.aclosing`) when
+        stopping early."""
 
     # Writing
     async def upload_document(

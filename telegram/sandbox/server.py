@@ -8,6 +8,7 @@ object, a list (TL vector) or a bool; or it raises `RpcAnswer` (Telegram's error
 """
 
 from telethon.tl import functions, types
+from telethon.tl.alltlobjects import tlobjects
 
 from telegram.sandbox.faults import PART_LOST, RpcAnswer, fault_error
 from telegram.sandbox.methods import HANDLERS
@@ -45,10 +46,17 @@ def unwrap(request):
     return request
 
 
+def method_of(request) -> type:
+    """The TL method a request is, by its constructor id as Telegram reads it (a client may send its own
+    subclass of Telethon's request, serialized its own way)."""
+    return tlobjects.get(request.CONSTRUCTOR_ID, type(request))
+
+
 def method_name(request) -> str:
     """Telegram's name of a request: messages.search, upload.getFile, help.getConfig."""
-    namespace = type(request).__module__.rsplit(".", 1)[-1]
-    name = type(request).__name__.removesuffix("Request")
+    method = method_of(request)
+    namespace = method.__module__.rsplit(".", 1)[-1]
+    name = method.__name__.removesuffix("Request")
     name = name[0].lower() + name[1:]
     return name if namespace == "functions" else f"{namespace}.{name}"
 
@@ -96,7 +104,7 @@ class SandboxServer:
                 return True, 0.0
             if fault is not None:
                 raise fault_error(error=fault["error"], seconds=fault["seconds"])
-            handler = HANDLERS.get(type(request))
+            handler = HANDLERS.get(method_of(request))
             if handler is None:
                 raise RpcAnswer(400, "METHOD_NOT_SUPPORTED_BY_SANDBOX")
             return handler(call), call.wait

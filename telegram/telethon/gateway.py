@@ -452,7 +452,9 @@ class TelethonGateway:
                     found[message.id] = _document_message(chat, message, forum)
         return found
 
-    async def iter_download(self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0) -> AsyncIterator[bytes]:
+    async def iter_download(
+        self, chat: ChatRef, document: DocumentInfo, *, offset: int = 0
+    ) -> AsyncIterator[memoryview]:
         # Requests start on PART_SIZE boundaries (upload.getFile must not cross a 1 MiB boundary);
         # a resume from the middle of a part drops the bytes already held.
         if offset >= document.size:

@@ -81,8 +81,8 @@ def seed() -> None:
         # A preview for every package: half the photo posted with it, half an image inside, as ingestion sets.
         cursor.execute(
             "INSERT INTO packages_packagepreview (package_id, source, path, source_message_id, image, width, "
-            "height, created_at) SELECT id, CASE WHEN id %% 2 = 0 THEN 'photo' ELSE 'archive' END, "
-            "CASE WHEN id %% 2 = 0 THEN '' ELSE 'images/cover.jpg' END, CASE WHEN id %% 2 = 0 THEN id END, "
+            "height, created_at) SELECT id, CASE WHEN id % 2 = 0 THEN 'photo' ELSE 'archive' END, "
+            "CASE WHEN id % 2 = 0 THEN '' ELSE 'images/cover.jpg' END, CASE WHEN id % 2 = 0 THEN id END, "
             "'previews/' || id || '.webp', 320, 240, created_at FROM packages_package"
         )
         cursor.execute(

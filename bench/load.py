@@ -5,7 +5,8 @@ Locust (headless) plays the operators (bench/locustfile.py); this script seeds t
 free loopback port, runs locust, stops gunicorn and prints each page's p50/p95/p99 and errors (goal: p95 ≤
 200 ms on every page, 0 errors).
 
-    .venv/bin/python -m bench.load [--users 20] [--seconds 60] [--web-workers 4] [--conn-max-age 60] [--keep-data]
+    .venv/bin/python -m bench.load [--users 20] [--seconds 60] [--spawn-rate 2] [--web-workers 4] [--conn-max-age 60]
+        [--keep-data]
 
 Besides the times, it prints the CPU the gunicorn workers spent per request: on a machine shared with other
 work the times say how busy the machine was, the CPU what a page costs.
@@ -64,6 +65,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=60)
+    # Operators starting a second: people do not all log in within the same second (a login costs ~0.3 s of
+    # CPU for its password hash, so 20 at once hold every page up for seconds).
+    parser.add_argument("--spawn-rate", type=float, default=2)
     parser.add_argument("--web-workers", type=int, default=4)
     # As compose's web runs: each gunicorn worker keeps its database connection (DATABASE_CONN_MAX_AGE).
     parser.add_argument("--conn-max-age", type=int, default=60)
@@ -101,7 +105,7 @@ def main() -> None:
         cpu_before = _workers_cpu(web.pid)
         subprocess.run(
             [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless"]
-            + ["--users", str(args.users), "--spawn-rate", str(args.users), "--run-time", f"{args.seconds}s"]
+            + ["--users", str(args.users), "--spawn-rate", str(args.spawn_rate), "--run-time", f"{args.seconds}s"]
             + ["--host", f"http://127.0.0.1:{port}", "--csv", str(logs / "load"), "--only-summary"]
             + ["--loglevel", "WARNING", "--stop-timeout", "10"],
             cwd=ROOT,
@@ -127,7 +131,8 @@ def _workers_cpu(pid: int) -> float:
 
 def report(stats: Path, args, cpu: float) -> None:
     print(
-        f"{args.users} operators, {args.seconds} s, gunicorn {args.web_workers} workers, "
+        f"{args.users} operators ({args.spawn_rate:g} starting a second), {args.seconds} s, "
+        f"gunicorn {args.web_workers} workers, "
         f"{os.cpu_count()} CPUs seen (shared with whatever else runs), load average {os.getloadavg()[0]:.1f}"
     )
     print(f"{'page':<16} {'requests':>9} {'errors':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")

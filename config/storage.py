@@ -31,8 +31,9 @@ class ObjectStore:
     region: str | None = None
     addressing_style: str = "path"
 
-    def client(self):
-        """A boto3 S3 client for this store (for what django-storages does not do: backups)."""
+    def client(self, **config):
+        """A boto3 S3 client for this store (for what django-storages does not do: backups, the health check);
+        `config`: botocore Config options (timeouts, retries)."""
         import boto3
         from botocore.config import Config
 
@@ -42,7 +43,7 @@ class ObjectStore:
             aws_access_key_id=self.access_key,
             aws_secret_access_key=self.secret_key,
             region_name=self.region,
-            config=Config(signature_version="s3v4", s3={"addressing_style": self.addressing_style}),
+            config=Config(signature_version="s3v4", s3={"addressing_style": self.addressing_style}, **config),
         )
 
 

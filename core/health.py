@@ -1,4 +1,5 @@
-"""Is the stack alive: the database answers, Redis answers, and beat ticked recently.
+"""Is the stack alive: the database answers, Redis answers, the object store's bucket answers (when files
+are kept there), and beat ticked recently.
 
 Beat sends `core.tasks.beat_heartbeat` every BEAT_HEARTBEAT_SECONDS; a worker on the `default` queue
 writes Redis's own clock into BEAT_KEY. So a fresh tick proves beat, the broker and a default worker
@@ -12,6 +13,8 @@ import redis
 from django.conf import settings
 from django.db import connection
 
+from config.storage import ObjectStore, object_store_parse
+
 BEAT_KEY = "stashcast:beat:last-tick"
 # Beat counts as late after missing a few ticks in a row.
 BEAT_LATE_AFTER_TICKS = 3
@@ -21,6 +24,21 @@ BEAT_LATE_AFTER_TICKS = 3
 def _client(url: str) -> redis.Redis:
     # Short timeouts: a page or /healthz must answer quickly when Redis is down.
     return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2, health_check_interval=30)
+
+
+@cache
+def _bucket_client(store: ObjectStore):
+    # Short timeouts and no retries, as for Redis: /healthz must answer quickly when the store is down.
+    return store.client(connect_timeout=1, read_timeout=2, retries={"max_attempts": 1})
+
+
+def storage_check() -> str:
+    """ "local" (files on this machine's disk), "ok" (the bucket answers), or raises what the store said."""
+    if not settings.STORAGE_URL:
+        return "local"
+    store = object_store_parse(settings.STORAGE_URL)
+    _bucket_client(store).head_bucket(Bucket=store.bucket)
+    return "ok"
 
 
 def redis_client() -> redis.Redis:
@@ -66,6 +84,7 @@ def beat_status(client: redis.Redis | None = None) -> BeatStatus:
 class HealthReport:
     database: str  # "ok" | "error"
     redis: str  # "ok" | "error"
+    storage: str  # "ok" | "error" | "local" (no object store: files on the local disk)
     beat: str  # "ok" | "late" | "unknown" (Redis down)
     beat_age_seconds: float | None
     errors: list[str]
@@ -75,6 +94,7 @@ class HealthReport:
         return {
             "database": self.database,
             "redis": self.redis,
+            "storage": self.storage,
             "beat": self.beat,
             "beat_age_seconds": self.beat_age_seconds,
             "errors": self.errors,
@@ -102,14 +122,20 @@ def health_check(*, beat_required: bool = True) -> HealthReport:
     except redis.RedisError as exc:
         redis_state = "error"
         errors.append(f"redis: {exc.__class__.__name__}: {exc}")
+    try:
+        storage = storage_check()
+    except Exception as exc:  # boto's errors have no common base with its connection errors
+        storage = "error"
+        errors.append(f"storage: {exc.__class__.__name__}: {exc}")
     if beat_down:
         since = "never ticked" if beat_age is None else f"last ticked {beat_age:.0f} s ago"
         errors.append(f"beat: {since} (limit {settings.HEALTH_BEAT_MAX_AGE_SECONDS} s)")
     return HealthReport(
         database=database,
         redis=redis_state,
+        storage=storage,
         beat=beat,
         beat_age_seconds=beat_age,
         errors=errors,
-        healthy=database == "ok" and redis_state == "ok" and not (beat_down and beat_required),
+        healthy=database == "ok" and redis_state == "ok" and storage != "error" and not (beat_down and beat_required),
     )

@@ -157,5 +157,6 @@ def object_store(settings):
         time.sleep(0.1)
     url = f"s3+http://stashcast:stashcast-secret@{address.netloc}/test-{uuid.uuid4().hex[:12]}?region=us-east-1"
     object_store_parse(url).client().create_bucket(Bucket=object_store_parse(url).bucket)
+    settings.STORAGE_URL = url
     settings.STORAGES = {**settings.STORAGES, "default": default_storage_for(url)}
     return url

@@ -1,4 +1,4 @@
-"""/healthz: the database, Redis, and beat's heartbeat (core.health, core.tasks.beat_heartbeat)."""
+"""/healthz: the database, Redis, the object store, and beat's heartbeat (core.health, core.tasks.beat_heartbeat)."""
 
 import pytest
 from django.db import OperationalError
@@ -109,6 +109,44 @@ def test_database_unreachable_is_unhealthy(admin_client, monkeypatch):
 
     assert response.status_code == 503
     assert response.json()["database"] == "error" and response.json()["redis"] == "ok"
+
+
+def test_files_on_the_local_disk_are_said_so(admin_client):
+    beat_heartbeat()
+
+    data = admin_client.get("/healthz").json()
+
+    assert data["storage"] == "local" and data["errors"] == []
+
+
+def test_the_object_stores_bucket_is_checked(admin_client, object_store):
+    beat_heartbeat()
+
+    response = admin_client.get("/healthz")
+
+    assert response.status_code == 200 and response.json()["storage"] == "ok"
+
+
+def test_a_missing_bucket_is_unhealthy_and_says_which(admin_client, object_store, settings):
+    settings.STORAGE_URL = object_store.replace("/test-", "/gone-")
+    beat_heartbeat()
+
+    response = admin_client.get("/healthz")
+
+    assert response.status_code == 503
+    data = response.json()
+    assert (data["database"], data["redis"], data["storage"]) == ("ok", "ok", "error")
+    assert data["errors"][0].startswith("storage: ClientError") and "404" in data["errors"][0]
+
+
+def test_an_unreachable_object_store_is_unhealthy(admin_client, settings):
+    settings.STORAGE_URL = "s3+http://key:secret@127.0.0.1:1/bucket"
+    beat_heartbeat()
+
+    response = admin_client.get("/healthz")
+
+    assert response.status_code == 503 and response.json()["storage"] == "error"
+    assert response.json()["errors"][0].startswith("storage: EndpointConnectionError")
 
 
 def test_healthz_only_answers_get(client):

@@ -52,6 +52,7 @@ from telegram.errors import (
     FileReferenceExpired,
     FileTooLarge,
     FloodWait,
+    SessionInUse,
     TelegramError,
     TransientError,
 )
@@ -61,7 +62,7 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-BUSY = "busy"  # another run holds the account; the task tries again later
+BUSY = "busy"  # another run holds the account, or another process its session; the task tries again later
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
 
@@ -132,6 +133,14 @@ class Fanout:
         logger.info("Reminder run #%s: sending for %s", self.run.pk, self.account)
         try:
             async_to_sync(self._main)()
+        except SessionInUse:
+            # Another process kept talking as this account past REMINDER_SESSION_WAIT_SECONDS (a long upload of
+            # an ingestion cycle): nothing was sent, so the run is queued again and tried again later.
+            ReminderRun.objects.filter(pk=self.run.pk, worker_id=self.run.worker_id).update(
+                status=RunStatus.QUEUED, worker_id=""
+            )
+            logger.info("Reminder run #%s: %s is busy with another process; queued again", self.run.pk, self.account)
+            return BUSY
         except Exception as exc:
             logger.exception("Reminder run #%s failed", self.run.pk)
             self._stop(ERROR, exc)

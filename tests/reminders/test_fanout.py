@@ -1,6 +1,8 @@
 """The fan-out in this process, against the sandbox: delivery, media, the window, operator actions, errors."""
 
+import asyncio
 import math
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -11,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import AuthState
 from config.storage import object_store_parse
 from core import locks
+from core.leases import session_lease
 from core.models import Notification, RunStatus
 from core.runs import run_claim
 from core.tasks import runs_reap_all
@@ -390,6 +393,38 @@ def test_a_queued_run_canceled_before_it_starts_sends_nothing(fanout_world):
 
     assert (run.status, run.skipped) == (RunStatus.PARTIAL, 3)
     assert sum(len(posts(world, group_id(n))) for n in range(3)) == 0
+
+
+def test_a_run_whose_session_stays_busy_is_queued_again_and_sent_later(fanout_world, settings):
+    settings.REMINDER_SESSION_WAIT_SECONDS = 0
+    world = fanout_world(groups_world(groups=3))
+    run = reminder_fire(reminder=make_reminder())
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        async def main():
+            async with session_lease(SENDER, wait_seconds=0):
+                held.set()
+                await asyncio.to_thread(release.wait)
+
+        asyncio.run(main())
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    try:
+        assert fanout.reminder_run_execute(run_id=run.pk) == fanout.BUSY
+    finally:
+        release.set()
+        holder.join()
+    run.refresh_from_db()
+    assert (run.status, run.worker_id, run.sent, run.error) == (RunStatus.QUEUED, "", 0, "")
+    assert sum(len(posts(world, group_id(n))) for n in range(3)) == 0
+
+    run = execute(run)
+
+    assert (run.status, run.sent) == (RunStatus.SUCCESS, 3)
+    assert all(len(posts(world, group_id(n))) == 1 for n in range(3))
 
 
 # Telegram's errors -------------------------------------------------------------------------------------------------

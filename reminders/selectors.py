@@ -5,10 +5,10 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from accounts.models import AuthState, Chat, TelegramAccount
+from accounts.models import AuthState, Chat, ChatTopic, TelegramAccount
 from reminders.models import (
     IN_FLIGHT,
     MediaFile,
@@ -77,7 +77,13 @@ def reminder_run_get(*, pk: int) -> ReminderRun:
 
 
 def reminder_run_targets(*, run_id: int, status: str | None = None) -> QuerySet[ReminderRunTarget]:
-    targets = ReminderRunTarget.objects.filter(run_id=run_id).select_related("chat")
+    """A run's groups, each with `topic_title` (its forum topic's title as last refreshed, else None)."""
+    topic = ChatTopic.objects.filter(chat=OuterRef("chat"), topic_id=OuterRef("topic_id"))
+    targets = (
+        ReminderRunTarget.objects.filter(run_id=run_id)
+        .select_related("chat")
+        .annotate(topic_title=Subquery(topic.values("title")[:1]))
+    )
     return targets.filter(status=status) if status else targets
 
 

@@ -676,3 +676,16 @@ def test_the_run_page_lists_its_groups_by_status(operator, fanout_world):
 
     assert "Group 0002" in page and "Group 0000" not in page.split("target-table", 1)[1]
     assert "target--failed" in page
+
+
+def test_a_runs_groups_name_their_forum_topic(operator, fanout_world):
+    fanout_world(groups_world(groups=2, forum=True))
+    news, general = account().chats.order_by("telegram_id")
+    reminder = make_reminder(chats=[news, general])
+    reminder.targets.filter(chat=news).update(topic_id=7)
+    run = execute(reminder_fire(reminder=reminder))
+
+    page = operator.get(reverse("reminders:activity-run", args=[run.pk])).content.decode()
+
+    assert f'{news.title} <span class="muted small">/ News</span>' in page
+    assert "topic 7" not in page

@@ -189,8 +189,8 @@ def account_refresh_chats(*, account: TelegramAccount) -> ChatsFound:
         known = {chat.telegram_id: chat.type for chat in Chat.objects.filter(telegram_id__in=[c.id for c in chats])}
         for info in chats:
             if info.id in known and (known[info.id] == USER) != (info.type == USER):
-                # Telegram numbers people and chats apart, so a person may share a chat's number; the chat, a
-                # source or a reminder target perhaps, is kept, and that person cannot be sent to.
+                # Telegram numbers people and chats apart, so the two may share an id: the one known first (a source
+                # or a reminder target perhaps) is kept, never turned into the other.
                 logger.warning("%s: %s has the id of a known chat (%s); not stored", account, info.title, info.id)
                 continue
             chat, _ = Chat.objects.update_or_create(

@@ -244,8 +244,9 @@ class _Copier:
         refs = {link.chat_id: link.ref for link in links}
         missing = [chat_id for chat_id in chats if chat_id not in refs]
         if missing:
-            title = Chat.objects.filter(pk=missing[0]).values_list("title", flat=True).first()
-            raise _Stop(f"{self.account} is no longer in “{title}”; refresh its chats and send again.")
+            gone = Chat.objects.filter(pk=missing[0]).first()
+            where = f"no longer has a private chat with “{gone}”" if gone.is_person else f"is no longer in “{gone}”"
+            raise _Stop(f"{self.account} {where}; refresh its chats and send again.")
         return parts, refs
 
     def _part_done(self, part: PackageSendPart, *, message_id: int | None = None, error: str = "") -> None:

@@ -156,3 +156,16 @@ def test_a_topic_or_an_account_without_the_private_chat_is_refused_with_what_to_
     assert not PackageSend.objects.exists()
     schema = api.get("/api/schema/", {"format": "json"}).content.decode()
     assert "or the user id of a person it has a private chat" in schema
+
+
+def test_a_send_to_a_person_the_account_lost_stops_with_what_to_do(ingested):
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=DANA)
+    )
+    send.account.chat_links.filter(chat__telegram_id=DANA).delete()  # a refresh no longer found the private chat
+
+    assert _execute(send) == RunStatus.FAILED
+
+    send.refresh_from_db()
+    assert send.error == "Writer no longer has a private chat with “Dana”; refresh its chats and send again."
+    assert not _documents(DANA)

@@ -33,6 +33,6 @@ class TelegramAccountAdmin(admin.ModelAdmin):
 
 @admin.register(Chat)
 class ChatAdmin(admin.ModelAdmin):
-    list_display = ["title", "telegram_id", "type", "is_forum", "slow_mode_seconds", "updated_at"]
+    list_display = ["title", "username", "telegram_id", "type", "is_forum", "slow_mode_seconds", "updated_at"]
     list_filter = ["type", "is_forum"]
-    search_fields = ["title", "telegram_id"]
+    search_fields = ["title", "username", "telegram_id"]

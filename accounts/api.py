@@ -46,7 +46,10 @@ class AccountSerializer(serializers.ModelSerializer):
     """A Telegram account; its session and login code hash never leave the server."""
 
     auth_state_label = serializers.CharField(source="get_auth_state_display", read_only=True)
-    chats_known = serializers.IntegerField(read_only=True, help_text="Chats stored by the last refresh.")
+    chats_known = serializers.IntegerField(
+        read_only=True,
+        help_text="Channels and groups stored by the last refresh (people with a private chat not counted).",
+    )
     health = serializers.SerializerMethodField()
 
     @extend_schema_field(AccountHealthSerializer)

@@ -2,7 +2,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
-from telegram.records import CHAT_TYPES, ChatRef
+from telegram.records import CHAT_TYPES, USER, ChatRef
 
 phone_validator = RegexValidator(
     r"^\+[1-9]\d{6,14}$", "Enter the phone number in international format, e.g. +15550000001."
@@ -66,13 +66,16 @@ class TelegramAccount(models.Model):
 
 
 class Chat(models.Model):
-    """A channel, supergroup or group that at least one account can see."""
+    """A channel, supergroup or group that at least one account can see; or, of type `user`, a person an account
+    has a private chat with (their user id, their name as the title): something to send to, never a reminder
+    target or a source."""
 
-    TYPE_CHOICES = [(value, value.title()) for value in CHAT_TYPES]
+    TYPE_CHOICES = [(value, "Person" if value == USER else value.title()) for value in CHAT_TYPES]
 
     telegram_id = models.BigIntegerField(unique=True)
     title = models.CharField(max_length=255)
     type = models.CharField(max_length=20, choices=TYPE_CHOICES)
+    username = models.CharField(max_length=100, blank=True, help_text="A person's @username, when they have one.")
     is_forum = models.BooleanField(default=False)
     slow_mode_seconds = models.PositiveIntegerField(default=0)
     accounts = models.ManyToManyField(TelegramAccount, through="AccountChat", related_name="chats")
@@ -83,6 +86,15 @@ class Chat(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def is_person(self) -> bool:
+        return self.type == USER
+
+    @property
+    def label(self) -> str:
+        """How pickers name it: a person by their name and @username when known."""
+        return f"{self.title} (@{self.username})" if self.username else self.title
 
 
 class ChatTopic(models.Model):

@@ -17,11 +17,14 @@ from accounts.models import (
     TelegramAccount,
 )
 from accounts.pace import account_bucket
+from telegram.records import USER
 
 
 def account_list(*, auth_state: str | None = None, is_premium: bool | None = None) -> QuerySet[TelegramAccount]:
-    """Accounts with `chats_known` (how many chats the last refresh stored)."""
-    accounts = TelegramAccount.objects.annotate(chats_known=Count("chat_links")).order_by("phone")
+    """Accounts with `chats_known` (how many channels and groups the last refresh stored; people not counted)."""
+    accounts = TelegramAccount.objects.annotate(
+        chats_known=Count("chat_links", filter=~Q(chat_links__chat__type=USER))
+    ).order_by("phone")
     if auth_state:
         accounts = accounts.filter(auth_state=auth_state)
     if is_premium is not None:

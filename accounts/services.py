@@ -1,6 +1,7 @@
 """Telegram accounts: login (code, then 2FA password when asked), premium, chats."""
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,7 +27,9 @@ from telegram.errors import (
     TelegramError,
 )
 from telegram.gateway import TelegramGateway, open_gateway
-from telegram.records import GENERAL_TOPIC_ID, TOPICS_PAGE, AccountInfo, ChatInfo, TopicInfo
+from telegram.records import GENERAL_TOPIC_ID, TOPICS_PAGE, USER, AccountInfo, ChatInfo, TopicInfo
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -170,24 +173,38 @@ def _topics_store(chat: Chat, topics: list[TopicInfo]) -> None:
         ChatTopic.objects.update_or_create(chat=chat, topic_id=topic_id, defaults={"title": title[:255]})
 
 
-def account_refresh_chats(*, account: TelegramAccount) -> int:
-    """Store the channels and groups this account is in, and the topics of the forums it can post in;
-    returns how many chats."""
+@dataclass(frozen=True)
+class ChatsFound:
+    chats: int  # channels and groups
+    people: int  # people with a private chat
+
+
+def account_refresh_chats(*, account: TelegramAccount) -> ChatsFound:
+    """Store the channels and groups this account is in, the people it has a private chat with, and the topics
+    of the forums it can post in."""
     chats, topics = account_gateway_call(account=account, action=_chats_and_topics)
     now = timezone.now()
     with transaction.atomic():
-        seen = []
+        seen, people = [], 0
+        known = {chat.telegram_id: chat.type for chat in Chat.objects.filter(telegram_id__in=[c.id for c in chats])}
         for info in chats:
+            if info.id in known and (known[info.id] == USER) != (info.type == USER):
+                # Telegram numbers people and chats apart, so the two may share an id: the one known first (a source
+                # or a reminder target perhaps) is kept, never turned into the other.
+                logger.warning("%s: %s has the id of a known chat (%s); not stored", account, info.title, info.id)
+                continue
             chat, _ = Chat.objects.update_or_create(
                 telegram_id=info.id,
                 defaults={
                     "title": info.title,
                     "type": info.type,
+                    "username": info.username,
                     "is_forum": info.forum,
                     "slow_mode_seconds": info.slow_mode_seconds,
                     "updated_at": now,
                 },
             )
+            people += info.type == USER
             AccountChat.objects.update_or_create(
                 account=account,
                 chat=chat,
@@ -200,7 +217,7 @@ def account_refresh_chats(*, account: TelegramAccount) -> int:
         account.chats_refreshed_at = now
         account.save(update_fields=["chats_refreshed_at"])
         chats_refreshed.send(sender=TelegramAccount, account=account)
-    return len(chats)
+    return ChatsFound(chats=len(seen) - people, people=people)
 
 
 def account_gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway], Awaitable[T]]) -> T:

@@ -156,7 +156,8 @@ def account_refresh_chats(request, pk: int):
     except services.OPERATOR_ERRORS as exc:
         notice, notice_is_error = error_text(exc), True
     else:
-        notice, notice_is_error = f"Found {found} chat{'' if found == 1 else 's'}.", False
+        people = f" and {found.people} {'person' if found.people == 1 else 'people'}" if found.people else ""
+        notice, notice_is_error = f"Found {found.chats} chat{'' if found.chats == 1 else 's'}{people}.", False
     if not request.htmx:
         messages.add_message(request, messages.ERROR if notice_is_error else messages.SUCCESS, f"{account}: {notice}")
         return redirect("accounts:list")

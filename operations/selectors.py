@@ -15,6 +15,7 @@ from ingestion import selectors as ingestion_selectors
 from ingestion.models import PENDING_REASONS, Channel, SkippedPackage, SkipReason
 from operations.metrics import StateCount, accounts_by_state
 from reminders.models import RESUMABLE, ReminderRun
+from telegram.records import USER
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def dashboard_summary() -> DashboardSummary:
         accounts_by_state=by_state,
         accounts_premium=TelegramAccount.objects.filter(is_premium=True).count(),
         # A chat no account sees any more (dropped by a refresh) is not known.
-        chats_known=Chat.objects.filter(account_links__isnull=False).distinct().count(),
+        chats_known=Chat.objects.filter(account_links__isnull=False).exclude(type=USER).distinct().count(),
     )
 
 

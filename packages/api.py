@@ -253,7 +253,9 @@ class PackageSendPartSerializer(serializers.ModelSerializer):
 
 
 class PackageSendSerializer(serializers.ModelSerializer):
-    chat = serializers.IntegerField(source="chat.telegram_id", help_text="Telegram chat id of the chat sent to.")
+    chat = serializers.IntegerField(
+        source="chat.telegram_id", help_text="Telegram id of the chat sent to, or the user id of the person."
+    )
     chat_title = serializers.CharField(source="chat.title")
     parts = PackageSendPartSerializer(many=True, read_only=True, help_text="Each destination message copied.")
 
@@ -281,9 +283,16 @@ class PackageSendSerializer(serializers.ModelSerializer):
 
 
 class PackageSendInSerializer(serializers.Serializer):
-    chat = id_field(help_text="Telegram chat id of a chat the account may post in.")
+    chat = id_field(
+        help_text="Telegram id of a chat the account may post in, or the user id of a person it has a private chat "
+        "with (people are stored with its chats when they are refreshed). A person has no topics."
+    )
     topic_id = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=TOPIC_ID_MAX, help_text="Forum topic; empty: none."
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=TOPIC_ID_MAX,
+        help_text="Forum topic; empty: none (a person has no topics).",
     )
     account = serializers.PrimaryKeyRelatedField(
         queryset=TelegramAccount.objects.filter(auth_state=AuthState.AUTHENTICATED),
@@ -295,7 +304,7 @@ class PackageSendInSerializer(serializers.Serializer):
     def validate_chat(self, value: int) -> Chat:
         chat = Chat.objects.filter(telegram_id=value).first()
         if chat is None:
-            raise serializers.ValidationError(f"Chat {value} is unknown; refresh the account's chats.")
+            raise serializers.ValidationError(f"Chat or person {value} is unknown; refresh the account's chats.")
         return chat
 
 
@@ -378,7 +387,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
 
     @extend_schema(
-        summary="Send to Telegram: copy the package's destination messages to a chat",
+        summary="Send to Telegram: copy the package's destination messages to a chat or a person",
         description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
         request=PackageSendInSerializer,
         responses={202: PackageSendSerializer, **ERRORS},
@@ -498,7 +507,7 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return Response(DissolveResultSerializer({"message": message, "packages": count}).data)
 
     @extend_schema(
-        summary="Send to Telegram: copy every package of the collection, in order, to a chat (one send)",
+        summary="Send to Telegram: copy every package of the collection, in order, to a chat or a person (one send)",
         description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
         request=PackageSendInSerializer,
         responses={202: PackageSendSerializer, **ERRORS},

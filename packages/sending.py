@@ -1,13 +1,13 @@
-"""Send to Telegram: a package's destination messages copied to a chat an operator picks.
+"""Send to Telegram: a package's destination messages copied to a chat, or a person, an operator picks.
 
 `package_send_create` checks the choice, picks (or checks) the account — one that reads every destination
-chat involved and may post in the chosen chat — and writes the send with one part per destination message,
-each with its random_id fixed before anything goes out. `package_send_execute` (a worker on `fanout`) takes
-the account's send lock (one sending run per account: reminder runs and sends alike), claims the send,
-opens the account's gateway (its session lease) and copies part after part, each paced by the account's
-shared budget (`core.ratelimit`), each marked sent as soon as Telegram answers. A send stopped part-way goes
-on at its first unsent part; the part in flight when a worker died goes again with the same random_id, and
-Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
+chat involved and may post in the chosen chat (for a person: has a private chat with them) — and writes the
+send with one part per destination message, each with its random_id fixed before anything goes out.
+`package_send_execute` (a worker on `fanout`) takes the account's send lock (one sending run per account:
+reminder runs and sends alike), claims the send, opens the account's gateway (its session lease) and copies
+part after part, each paced by the account's shared budget (`core.ratelimit`), each marked sent as soon as
+Telegram answers. A send stopped part-way goes on at its first unsent part; the part in flight when a worker
+died goes again with the same random_id, and Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
 """
 
 import asyncio
@@ -18,7 +18,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Case, Count, Q, When
 from django.urls import reverse
 from django.utils import timezone
 
@@ -34,7 +34,7 @@ from core.runs import run_claim, run_finish, run_heartbeat, run_take_over, run_t
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.gateway import open_gateway
-from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX, ChatRef
+from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX, USER, ChatRef
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,8 @@ def db(function):
 
 
 def _senders(*, from_chats: set[int], chat: Chat):
-    """Logged-in, switched-on accounts that read every chat of `from_chats` (pks) and may post in `chat`."""
+    """Logged-in, switched-on accounts that read every chat of `from_chats` (pks) and may post in `chat` (a
+    person: have a private chat with them)."""
     accounts = TelegramAccount.objects.filter(is_active=True, auth_state=AuthState.AUTHENTICATED).filter(
         chat_links__chat=chat, chat_links__can_post=True
     )
@@ -60,7 +61,7 @@ def _senders(*, from_chats: set[int], chat: Chat):
 
 def package_send_choices(*, destination_ids) -> list[tuple[TelegramAccount, list[Chat]]]:
     """For the Send form: each account that reads every destination chat of `destination_ids` (pks), with the
-    chats it may post in."""
+    chats it may post in and the people it has a private chat with (chats first, each by name)."""
     if not destination_ids:
         return []
     choices = []
@@ -68,7 +69,9 @@ def package_send_choices(*, destination_ids) -> list[tuple[TelegramAccount, list
     for chat_pk in set(destination_ids):
         readers = readers.filter(pk__in=AccountChat.objects.filter(chat_id=chat_pk).values("account_id"))
     for account in readers.order_by("phone"):
-        chats = Chat.objects.filter(account_links__account=account, account_links__can_post=True).order_by("title")
+        chats = Chat.objects.filter(account_links__account=account, account_links__can_post=True).order_by(
+            Case(When(type=USER, then=1), default=0), "title", "pk"
+        )
         chats = list(chats)
         if chats:
             choices.append((account, chats))
@@ -96,6 +99,10 @@ def package_send_create(
                 "send it after that."
             )
     if topic_id is not None:
+        if chat.is_person:
+            raise ValidationError(
+                {"topic_id": f"“{chat.title}” is a person: a private chat has no topics; leave the topic empty."}
+            )
         if not 1 <= topic_id <= TOPIC_ID_MAX:
             raise ValidationError({"topic_id": f"A topic id is between 1 and {TOPIC_ID_MAX}."})
         if not chat.is_forum:
@@ -106,12 +113,14 @@ def package_send_create(
     if account is None:
         account = senders.first()
         if account is None:
+            can = "has a private chat with" if chat.is_person else "may post in"
             raise ValidationError(
-                {"chat": f"No logged-in account both reads the destination and may post in “{chat.title}”."}
+                {"chat": f"No logged-in account both reads the destination and {can} “{chat.title}”."}
             )
     elif not senders.filter(pk=account.pk).exists():
+        must = "have a private chat with" if chat.is_person else "may post in"
         raise ValidationError(
-            {"account": f"{account} cannot do this: it must read the destination and may post in “{chat.title}”."}
+            {"account": f"{account} cannot do this: it must read the destination and {must} “{chat.title}”."}
         )
     with transaction.atomic():
         locks.advisory_xact_lock(namespace=locks.PACKAGE_SEND, name=f"{chat.pk}")
@@ -235,8 +244,9 @@ class _Copier:
         refs = {link.chat_id: link.ref for link in links}
         missing = [chat_id for chat_id in chats if chat_id not in refs]
         if missing:
-            title = Chat.objects.filter(pk=missing[0]).values_list("title", flat=True).first()
-            raise _Stop(f"{self.account} is no longer in “{title}”; refresh its chats and send again.")
+            gone = Chat.objects.filter(pk=missing[0]).first()
+            where = f"no longer has a private chat with “{gone}”" if gone.is_person else f"is no longer in “{gone}”"
+            raise _Stop(f"{self.account} {where}; refresh its chats and send again.")
         return parts, refs
 
     def _part_done(self, part: PackageSendPart, *, message_id: int | None = None, error: str = "") -> None:

@@ -300,22 +300,28 @@ def collection_edit(request, pk: int):
 # Send to Telegram -------------------------------------------------------------------------------------------------
 
 
-def _send_options(*destination_ids: int) -> list[tuple[TelegramAccount, list[tuple[str, str]]]]:
-    """Per account that reads every destination chat involved: (value, label) of each chat, and each forum
-    topic, it may post in."""
+def _send_options(*destination_ids: int) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The Send form's option groups: per account that reads every destination chat involved, (value, label) of
+    each chat, and each forum topic, it may post in; then, apart, the people it has a private chat with."""
     options = []
     for account, chats in sending.package_send_choices(destination_ids=destination_ids):
         by_chat: dict[int, list[ChatTopic]] = {}
         for topic in ChatTopic.objects.filter(chat__in=[chat for chat in chats if chat.is_forum]):
             by_chat.setdefault(topic.chat_id, []).append(topic)
-        choices = []
+        choices, people = [], []
         for chat in chats:
+            if chat.is_person:
+                people.append((f"{account.pk}:{chat.pk}:", chat.label))
+                continue
             choices.append((f"{account.pk}:{chat.pk}:", chat.title))
             choices += [
                 (f"{account.pk}:{chat.pk}:{topic.topic_id}", f"{chat.title} / {topic.title}")
                 for topic in by_chat.get(chat.pk, [])
             ]
-        options.append((account, choices))
+        if choices:
+            options.append((f"through {account}", choices))
+        if people:
+            options.append((f"People, through {account}", people))
     return options
 
 
@@ -335,11 +341,11 @@ def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int
     account_id, _, rest = target.partition(":")
     chat_id, _, topic_id = rest.partition(":")
     if not (_an_id(account_id) and _an_id(chat_id) and (topic_id == "" or _an_id(topic_id))):
-        return target, None, None, None, "Pick the chat to send to."
+        return target, None, None, None, "Pick the chat or the person to send to."
     account = TelegramAccount.objects.filter(pk=account_id).first()
     chat = Chat.objects.filter(pk=chat_id).first()
     if account is None or chat is None:
-        return target, None, None, None, "That account or chat is gone; pick again."
+        return target, None, None, None, "That account, chat or person is gone; pick again."
     return target, account, chat, int(topic_id) if topic_id else None, ""
 
 

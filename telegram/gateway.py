@@ -67,7 +67,8 @@ class TelegramGateway(Protocol):
     async def get_me(self) -> AccountInfo: ...
 
     async def list_chats(self) -> list[ChatInfo]:
-        """Channels, supergroups and groups the account is in."""
+        """Channels, supergroups and groups the account is in, and the people it has a private chat with
+        (type USER, id = their user id; not bots, deleted accounts, Telegram's service accounts or itself)."""
 
     # Reading
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:

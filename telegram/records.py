@@ -16,7 +16,8 @@ TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
 GROUP = "group"
-CHAT_TYPES = (CHANNEL, SUPERGROUP, GROUP)
+USER = "user"  # a person the account has a private chat with: the chat's id is the person's user id
+CHAT_TYPES = (CHANNEL, SUPERGROUP, GROUP, USER)
 GENERAL_TOPIC_ID = 1
 
 
@@ -53,6 +54,7 @@ class ChatInfo:
     forum: bool = False
     slow_mode_seconds: int = 0
     can_post: bool = False
+    username: str = ""  # a person's @username, when they have one
 
     @property
     def ref(self) -> ChatRef:

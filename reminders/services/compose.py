@@ -227,7 +227,10 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             error("targets", item_error("targets", index, f"“{chat.title}” is listed twice."))
         seen.add(key)
         link = links.get(chat.pk)
-        if link is None:
+        if chat.is_person:
+            # a private chat is for Send to Telegram; reminders go to groups
+            error("targets", item_error("targets", index, f"“{chat.title}” is a person, not a group; pick a group."))
+        elif link is None:
             error(
                 "targets",
                 item_error(

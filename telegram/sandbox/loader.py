@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
+from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES, USER
 from telegram.sandbox import world as store
 from telegram.sandbox.faults import FaultError, fault_parse
 from telegram.sandbox.world import (
@@ -78,7 +78,8 @@ def _accounts(data: dict) -> list[dict]:
     return accounts
 
 
-def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
+def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
+    """One chat of the world file; `users` maps each account's phone to its user id."""
     if not isinstance(spec, dict):
         raise WorldError(f"chat {spec!r} must be an object")
     chat_id = _int(spec.get("id"), "chat 'id'", minimum=1)
@@ -92,11 +93,13 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
     members = list(spec.get("members") or [])
     admins = list(spec.get("admins") or [])
     for phone in members + admins:
-        if phone not in phones:
+        if phone not in users:
             raise WorldError(f"{where}: {phone!r} is not one of the world's accounts")
     role = spec.get("role")
     if role is not None and not isinstance(role, str):
         raise WorldError(f'{where}: \'role\' must be a string such as "source" or "destination"')
+    if chat_type == USER:
+        _person_check(spec, where, users)
     forum = bool(spec.get("forum", False))
     topics, closed = {}, set()
     # Only forums have topics in Telegram: a non-forum chat's topics (and its messages' topics) are ignored.
@@ -109,7 +112,8 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
         topics.setdefault(GENERAL_TOPIC_ID, "General")
     return {
         "id": chat_id,
-        "title": str(spec.get("title") or where),
+        "title": str(spec.get("title") or (f"Person {chat_id}" if chat_type == USER else where)),
+        "username": str(spec.get("username") or ""),
         "type": chat_type,
         "forum": forum,
         "slow_mode_seconds": _int(spec.get("slow_mode_seconds", 0), f"{where}: 'slow_mode_seconds'"),
@@ -120,6 +124,25 @@ def _chat(spec, phones: set[str], seen_ids: set[int]) -> dict:
         "closed_topics": closed,
         "messages": spec.get("messages") or [],
     }
+
+
+def _person_check(spec: dict, where: str, users: dict[str, int]) -> None:
+    """A person ('type': 'user') is someone outside the world's accounts; `members` are the accounts that have
+    a private chat with them."""
+    owner = next((phone for phone, user_id in users.items() if user_id == spec["id"]), None)
+    if owner is not None:
+        raise WorldError(
+            f"{where}: {spec['id']} is the user id of account {owner}; a person ('type': 'user') is "
+            "someone outside the world's accounts, give them another id"
+        )
+    if spec.get("admins"):
+        raise WorldError(
+            f"{where}: a person has no admins; list the accounts that have a private chat with them in 'members'"
+        )
+    if spec.get("role") is not None:
+        raise WorldError(f"{where}: a person cannot be a source or the destination; leave 'role' out")
+    if spec.get("forum"):
+        raise WorldError(f"{where}: a private chat with a person has no topics; leave 'forum' out")
 
 
 def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
@@ -202,7 +225,8 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             meta[key] = _int(value, f"quirks.{key}", minimum=1 if default else 0)
     accounts = _accounts(data)
     chat_ids: set[int] = set()
-    chats = [_chat(spec, {account["phone"] for account in accounts}, chat_ids) for spec in data.get("chats") or []]
+    users = {account["phone"]: account["user_id"] for account in accounts}
+    chats = [_chat(spec, users, chat_ids) for spec in data.get("chats") or []]
     try:
         faults = [fault_parse(spec) for spec in data.get("faults") or []]
     except FaultError as exc:
@@ -233,7 +257,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             for chat in chats:
                 conn.execute(
                     "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
-                    " :role)",
+                    " :role, :username)",
                     chat,
                 )
                 conn.executemany(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from telethon.tl import types
 
-from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
+from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER
 from telegram.sandbox import world
 from telegram.sandbox.content import PICTURE_SIZE
 from telegram.sandbox.world import BASE_DATE, DC_ADDRESSES, DC_PORT
@@ -51,9 +51,21 @@ def user(account: dict, *, is_self: bool) -> types.User:
     )
 
 
-def peer(chat: dict) -> types.PeerChannel | types.PeerChat:
+def person(chat: dict, *, phone: str) -> types.User:
+    """A person (a `user` chat of the world) as the account `phone` sees them: its own access hash."""
+    return types.User(
+        id=chat["id"],
+        access_hash=access_hash("user", phone, chat["id"]),
+        first_name=chat["title"],
+        username=chat["username"] or None,
+    )
+
+
+def peer(chat: dict) -> types.PeerChannel | types.PeerChat | types.PeerUser:
     if chat["type"] == GROUP:
         return types.PeerChat(chat_id=chat["id"])
+    if chat["type"] == USER:
+        return types.PeerUser(user_id=chat["id"])
     return types.PeerChannel(channel_id=chat["id"])
 
 
@@ -148,14 +160,13 @@ def message(chat: dict, row: dict, *, phone: str, dc_id: int, document_row: dict
 
 def chat_created(chat: dict) -> types.MessageService:
     """The first message of every chat, so an empty chat still has a last message to show."""
-    return types.MessageService(
-        id=1,
-        peer_id=peer(chat),
-        date=BASE_DATE,
-        action=types.MessageActionChannelCreate(title=chat["title"])
-        if chat["type"] != GROUP
-        else types.MessageActionChatCreate(title=chat["title"], users=[]),
-    )
+    if chat["type"] == GROUP:
+        action = types.MessageActionChatCreate(title=chat["title"], users=[])
+    elif chat["type"] == USER:
+        action = types.MessageActionEmpty()  # a private chat begins with nothing to announce
+    else:
+        action = types.MessageActionChannelCreate(title=chat["title"])
+    return types.MessageService(id=1, peer_id=peer(chat), date=BASE_DATE, action=action)
 
 
 def topic(chat: dict, row: dict) -> types.ForumTopic:
@@ -189,7 +200,7 @@ def dialog(chat: dict, top_message: int) -> types.Dialog:
         unread_reactions_count=0,
         unread_poll_votes_count=0,
         notify_settings=NOTIFY,
-        pts=top_message if chat["type"] != GROUP else None,
+        pts=top_message if chat["type"] not in (GROUP, USER) else None,  # only channels count their own pts
     )
 
 

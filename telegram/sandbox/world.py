@@ -24,7 +24,7 @@ from pathlib import Path
 from telethon.crypto import AuthKey
 from telethon.sessions import StringSession
 
-from telegram.records import GENERAL_TOPIC_ID, GROUP
+from telegram.records import GENERAL_TOPIC_ID, GROUP, USER
 from telegram.sandbox import content
 from telegram.sandbox.faults import FaultError, fault_parse
 
@@ -56,7 +56,8 @@ SCHEMA = (
     "CREATE TABLE flood_waits (phone TEXT PRIMARY KEY, count INTEGER NOT NULL)",
     """CREATE TABLE chats (
         id INTEGER PRIMARY KEY, title TEXT NOT NULL, type TEXT NOT NULL, forum INTEGER NOT NULL,
-        slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT)""",
+        slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT,
+        username TEXT NOT NULL DEFAULT '')""",
     """CREATE TABLE chat_members (
         chat_id INTEGER NOT NULL, phone TEXT NOT NULL, admin INTEGER NOT NULL, PRIMARY KEY (chat_id, phone))""",
     """CREATE TABLE topics (
@@ -150,13 +151,14 @@ def clock() -> float:
 
 
 def chat_access_hash(*, phone: str, chat_id: int, type: str) -> int:
-    """Deterministic per (account, chat), as Telegram's access hashes are per account.
+    """Deterministic per (account, chat), as Telegram's access hashes are per account (tl.access_hash).
 
-    Basic groups have none in Telegram (they are addressed by id alone): 0.
+    Basic groups have none in Telegram (they are addressed by id alone): 0. A person's is a user's hash.
     """
     if type == GROUP:
         return 0
-    return int.from_bytes(hashlib.sha256(f"chat:{phone}:{chat_id}".encode()).digest()[:8], "big", signed=True)
+    kind = "user" if type == USER else "chat"
+    return int.from_bytes(hashlib.sha256(f"{kind}:{phone}:{chat_id}".encode()).digest()[:8], "big", signed=True)
 
 
 def _process_started(pid: int) -> str:

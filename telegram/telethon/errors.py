@@ -74,6 +74,11 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
             errors.PeerIdInvalidError,
             errors.ChatIdInvalidError,
             errors.UserNotParticipantError,
+            # a person: unknown to this account, deleted, blocked by them or blocking them
+            errors.UserIdInvalidError,
+            errors.InputUserDeactivatedError,
+            errors.UserIsBlockedError,
+            errors.YouBlockedUserError,
         ),
         TargetForbidden,
     ),

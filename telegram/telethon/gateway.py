@@ -1,8 +1,9 @@
 """The real gateway: Telethon 1.45 over MTProto, one client per account per task.
 
 Ids are Telegram's own: a channel or supergroup is its positive `channel_id` (not the -100… "marked"
-form of Bot API and `telethon.utils.get_peer_id`), a basic group its positive `chat_id`; `ChatRef.type`
-says which input peer to build. Chats are addressed by stored (id, access_hash), never resolved by name.
+form of Bot API and `telethon.utils.get_peer_id`), a basic group its positive `chat_id`, a person (a private
+chat) their `user_id`; `ChatRef.type` says which input peer to build. Chats are addressed by stored
+(id, access_hash), never resolved by name.
 
 Why this size: one adapter of the TelegramGateway protocol, a method per call, each with its error mapping.
 """
@@ -33,6 +34,7 @@ from telegram.records import (
     SUPERGROUP,
     TOPICS_PAGE,
     UPLOAD_MAX_BYTES,
+    USER,
     AccountInfo,
     ChatInfo,
     ChatRef,
@@ -48,6 +50,7 @@ from telegram.telethon.client import StashcastClient
 from telegram.telethon.errors import mapped_errors, maps_errors
 
 PHOTO_MIME_TYPES = ("image/jpeg", "image/png")  # what Telegram accepts as a photo; other images go as documents
+SERVICE_NOTIFICATIONS_USER_ID = 777000  # "Telegram", who sends login codes: in every account's dialogs, no person
 
 
 class TelethonGateway:
@@ -261,6 +264,18 @@ class TelethonGateway:
                         or not _banned(entity.default_banned_rights),
                     )
                 )
+            elif isinstance(entity, types.User) and _a_person(entity):
+                chats.append(
+                    ChatInfo(
+                        id=entity.id,
+                        access_hash=entity.access_hash or 0,
+                        title=" ".join(part for part in (entity.first_name, entity.last_name) if part)
+                        or f"User {entity.id}",
+                        type=USER,
+                        can_post=True,
+                        username=entity.username or "",
+                    )
+                )
         return chats
 
     async def _channel_info(self, channel: types.Channel) -> ChatInfo:
@@ -435,8 +450,8 @@ class TelethonGateway:
         found: dict[int, DocumentMessage | None] = dict.fromkeys(ids)
         for start in range(0, len(ids), HISTORY_PAGE):
             message_ids = [types.InputMessageID(message_id) for message_id in ids[start : start + HISTORY_PAGE]]
-            if chat.type == GROUP:
-                # Basic groups share the account's message box: ids are unique to one chat there.
+            if chat.type in (GROUP, USER):
+                # Basic groups and private chats share the account's message box: ids are unique to one chat there.
                 result = await self._client(functions.messages.GetMessagesRequest(id=message_ids))
             else:
                 result = await self._client(
@@ -606,6 +621,8 @@ class TelethonGateway:
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:
     if chat.type == GROUP:
         return types.InputPeerChat(chat_id=chat.id)
+    if chat.type == USER:
+        return types.InputPeerUser(user_id=chat.id, access_hash=chat.access_hash)
     return types.InputPeerChannel(channel_id=chat.id, access_hash=chat.access_hash)
 
 
@@ -618,7 +635,15 @@ def _peer_chat_id(peer: types.TypePeer) -> int | None:
         return peer.channel_id
     if isinstance(peer, types.PeerChat):
         return peer.chat_id
+    if isinstance(peer, types.PeerUser):
+        return peer.user_id
     return None
+
+
+def _a_person(user: types.User) -> bool:
+    """A private chat worth sending to: not a bot, a deleted account, the account itself (Saved Messages) or
+    Telegram's own service accounts."""
+    return not (user.bot or user.deleted or user.is_self or user.support or user.id == SERVICE_NOTIFICATIONS_USER_ID)
 
 
 def _banned(rights: types.ChatBannedRights | None) -> bool:

@@ -50,7 +50,7 @@ def test_rotation_end_to_end_old_key_still_opens_until_removed(world, settings):
     for account in TelegramAccount.objects.exclude(session_sealed=""):
         assert account.session_sealed != sealed_with_a[account.phone]
         assert unseal(account.session_sealed) == sessions[account.phone]
-    assert services.account_refresh_chats(account=TelegramAccount.objects.get(phone=READER)) == 3
+    assert services.account_refresh_chats(account=TelegramAccount.objects.get(phone=READER)).chats == 3
     with pytest.raises(SealBroken):
         unseal(sealed_with_a[READER])
 

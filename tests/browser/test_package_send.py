@@ -1,6 +1,6 @@
 """Send to Telegram, and the catalog audit on the Operations page, in Chromium with a real Celery worker:
 search → the package with its preview → pick another preview → send to a chat → the chat holds the parts;
-its collection sent the same way; then an audit."""
+its collection sent to a person the account has a private chat with; then an audit."""
 
 import pytest
 from playwright.sync_api import expect
@@ -36,6 +36,8 @@ MESSAGES = [
     {"id": 12, "reply_to": 11, "document": {"name": "castle-gate.zip", "archive": [{"path": "gate.stl", "size": 900}]}},
 ]
 FRIENDS_CHAT = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [READER, WRITER]}
+DANA = 7001
+DANA_PERSON = {"id": DANA, "title": "Dana", "type": "user", "username": "dana_prints", "members": [WRITER]}
 
 
 def test_send_a_package_to_a_chat_and_audit_the_catalog(
@@ -43,7 +45,7 @@ def test_send_a_package_to_a_chat_and_audit_the_catalog(
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.INGEST_STAGING_DIR = tmp_path / "staging"
-    data = world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000})
+    data = world(messages=MESSAGES, more_chats=[FRIENDS_CHAT, DANA_PERSON], limits={"upload_max_bytes": 100_000})
     off_the_page_thread(lambda: ingest_world(data))
     assert off_the_page_thread(run_cycle).ingested == 2
     shot = Shots(page, artifacts, "package-send")
@@ -71,13 +73,20 @@ def test_send_a_package_to_a_chat_and_audit_the_catalog(
         shot("sent")
         assert _names_in(FRIENDS) == walls, "the chat holds the package's parts, in order"
 
-        # Its collection (castle-gate replies to it; named after the words the two share) goes as one send.
+        # Its collection (castle-gate replies to it; named after the words the two share) goes as one send, to
+        # Dana, whom the writer has a private chat with: people have their own group in the picker.
         page.get_by_role("link", name="castle", exact=True).click()
-        page.get_by_label("Chat").select_option(label="Friends")
+        picker = page.get_by_label("Chat")
+        expect(picker.locator("optgroup[label='People, through Writer'] option")).to_have_text(["Dana (@dana_prints)"])
+        picker.evaluate("select => select.size = select.options.length + 3")  # drawn open, for the screenshot
+        shot("collection-people")
+        picker.select_option(label="Dana (@dana_prints)")
         page.get_by_role("button", name="Send").click()
+        expect(page.get_by_text(f"Sending {len(walls) + 1} parts to Dana.")).to_be_visible()
         expect(page.locator("#package-sends")).to_contain_text("Success", timeout=30_000)
         shot("collection-sent")
-        assert _names_in(FRIENDS) == [*walls, *walls, "castle-gate.zip"]
+        assert _names_in(DANA) == [*walls, "castle-gate.zip"], "Dana holds the collection's parts, in order"
+        assert _names_in(FRIENDS) == walls
 
         page.goto(f"{live_server.url}/operations/")
         page.get_by_role("button", name="Audit now").click()

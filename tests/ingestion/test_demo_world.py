@@ -13,6 +13,7 @@ from ingestion.models import SkippedPackage, SkipReason
 from ingestion.services import catalog_rebuild_from_destination, ingestion_cycle_start, skipped_package_retry
 from packages import sending
 from packages.models import Collection, MetadataStatus, Package
+from telegram.sandbox.world import World
 from tests.ingestion.conftest import run_cycle
 
 pytestmark = pytest.mark.django_db
@@ -87,6 +88,10 @@ def test_the_demo_sends_a_package_audits_and_rebuilds_from_its_destination():
     wyvern = Package.objects.get(file_name="wyvern.7z")
     send = sending.package_send_create(packages=[wyvern], chat=Chat.objects.get(title="Operators' Inbox"))
     assert sending.package_send_execute(send_id=send.pk) == "success"
+    to_dana = sending.package_send_create(packages=[wyvern], chat=Chat.objects.get(username="dana_prints"))
+    assert sending.package_send_execute(send_id=to_dana.pk) == "success"
+    dana = World(settings.SANDBOX_PATH).chat_dump(to_dana.chat.telegram_id)["messages"]
+    assert [m["document"]["name"] for m in dana if m["document"]] == wyvern.dest_part_names, "Dana holds the parts"
     audit = catalog_audit_run()
     assert (audit.missing, audit.orphans, audit.error) == ([], [], "")
     assert {row["title"] for row in audit.coverage} >= {"STL Vault", "Print Drops"}

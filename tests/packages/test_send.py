@@ -271,7 +271,7 @@ def test_a_refused_send_shows_why_and_keeps_the_pick(ingested, admin_client):
     assert "must read the destination" in answer.content.decode()
     assert not PackageSend.objects.exists()
     bad = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": "nonsense"})
-    assert bad.status_code == 400 and "Pick the chat to send to." in bad.content.decode()
+    assert bad.status_code == 400 and "Pick the chat or the person to send to." in bad.content.decode()
     writer_target = f"{TelegramAccount.objects.get(phone=WRITER).pk}:{friends.pk}:"
     admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})
     again = admin_client.post(reverse("packages:send", args=[dragon.pk]), {"target": writer_target})

@@ -233,7 +233,7 @@ def test_upload_limits_fall_back_to_telegrams_when_the_app_config_has_none():
 # Chats
 
 
-def test_list_chats_keeps_channels_supergroups_and_groups():
+def test_list_chats_keeps_channels_supergroups_groups_and_people():
     client = StandInClient()
     client.dialogs = [
         dialog(channel(1, broadcast=True, creator=True)),
@@ -247,6 +247,12 @@ def test_list_chats_keeps_channels_supergroups_and_groups():
         dialog(basic_group(9, default_banned_rights=types.ChatBannedRights(None, send_messages=True))),
         dialog(basic_group(10, deactivated=True)),
         dialog(types.User(id=11, first_name="Someone", access_hash=1)),
+        dialog(types.User(id=12, first_name="Dana", last_name="Prints", username="dana_prints", access_hash=2)),
+        dialog(types.User(id=13, first_name="Helper", bot=True, access_hash=3)),
+        dialog(types.User(id=14, deleted=True, access_hash=4)),
+        dialog(types.User(id=4242, is_self=True, first_name="Reader", access_hash=5)),  # Saved Messages
+        dialog(types.User(id=777000, first_name="Telegram", access_hash=6)),  # login codes
+        dialog(types.User(id=15, first_name="Support", support=True, access_hash=7)),
     ]
     full_channel = types.ChannelFull(
         id=7, about="", read_inbox_max_id=0, read_outbox_max_id=0, unread_count=0, chat_photo=types.PhotoEmpty(0),
@@ -270,7 +276,31 @@ def test_list_chats_keeps_channels_supergroups_and_groups():
         ChatInfo(id=7, access_hash=35, title="Chat 7", type="supergroup", slow_mode_seconds=30, can_post=True),
         ChatInfo(id=8, access_hash=0, title="Group 8", type="group", can_post=True),
         ChatInfo(id=9, access_hash=0, title="Group 9", type="group", can_post=False),
+        ChatInfo(id=11, access_hash=1, title="Someone", type="user", can_post=True),
+        ChatInfo(id=12, access_hash=2, title="Dana Prints", type="user", can_post=True, username="dana_prints"),
     ]
+
+
+def test_a_person_is_addressed_by_their_user_id_and_access_hash():
+    client = StandInClient()
+    sent = types.UpdateShortSentMessage(id=5, pts=1, pts_count=1, date=DATE)
+    client.answer(functions.messages.ForwardMessagesRequest, sent)
+    client.answer(
+        functions.messages.GetMessagesRequest, types.messages.Messages(messages=[], topics=[], chats=[], users=[])
+    )
+    person = ChatRef(id=12, access_hash=2, type="user")
+
+    async def use(gateway):
+        copied = await gateway.copy_message(CHANNEL, 30, person, random_id=9)
+        return copied, await gateway.get_messages(person, [5])
+
+    copied, found = run(client, use)
+
+    [forward] = client.requests_of(functions.messages.ForwardMessagesRequest)
+    assert forward.to_peer == types.InputPeerUser(user_id=12, access_hash=2)
+    assert copied == SentMessage(chat_id=12, id=5, random_id=9, date=DATE)
+    # a private chat lives in the account's message box, as basic groups do: no channels.getMessages
+    assert client.requests_of(functions.messages.GetMessagesRequest) and found == {5: None}
 
 
 def test_last_message_ids_of_250_chats_take_3_requests():

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from telethon.tl import types
 
-from telegram.records import CHANNEL, GROUP
+from telegram.records import CHANNEL, GROUP, USER
 from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.world import World
@@ -40,6 +40,8 @@ def peer_chat_id(peer) -> int | None:
         return peer.channel_id
     if isinstance(peer, types.InputPeerChat | types.PeerChat):
         return peer.chat_id
+    if isinstance(peer, types.InputPeerUser | types.InputUser | types.PeerUser):
+        return peer.user_id
     return None
 
 
@@ -50,15 +52,26 @@ def file_reference_target(location) -> tuple[int, int]:
 
 
 def chat(call: Call, peer) -> tuple[dict, bool]:
-    """The chat a request names, and whether the account is its admin; Telegram's errors when the account
-    cannot see it (not a member, or another account's access hash)."""
+    """The chat (or person) a request names, and whether the account is its admin; Telegram's errors when the
+    account cannot see it (not a member, no private chat with that person, or another account's access hash)."""
     account = call.me()
     chat_id = peer_chat_id(peer)
     row = call.world.chat(chat_id) if chat_id else None
+    if isinstance(peer, types.InputPeerUser | types.InputUser):
+        # Telegram knows a person to an account by the access hash it gave that account, and answers alike
+        # for a wrong hash and for someone the account has never met.
+        if (
+            row is None
+            or row["type"] != USER
+            or peer.access_hash != tl.access_hash("user", account["phone"], chat_id)
+            or call.world.membership(chat_id, account["phone"]) is None
+        ):
+            raise RpcAnswer(400, "PEER_ID_INVALID")
+        return row, False
     if isinstance(peer, types.InputPeerChat):
         if row is None or row["type"] != GROUP:
             raise RpcAnswer(400, "CHAT_ID_INVALID")
-    elif row is None or row["type"] == GROUP:
+    elif row is None or row["type"] in (GROUP, USER):
         raise RpcAnswer(400, "CHANNEL_INVALID" if chat_id else "PEER_ID_INVALID")
     elif peer.access_hash != tl.access_hash("chat", account["phone"], chat_id):
         raise RpcAnswer(400, "CHANNEL_INVALID")
@@ -81,10 +94,13 @@ def reference_fresh(call: Call, reference: bytes) -> tuple[int, int]:
 
 
 def entities(call: Call, chat_rows: list[dict], senders: set[str | None] = frozenset()) -> tuple[list, list]:
-    """The (chats, users) lists Telegram sends along with messages: every chat named, every sender."""
+    """The (chats, users) lists Telegram sends along with messages: every chat (and person) named, every sender."""
     phone = call.key["phone"]
     chats = [
-        tl.chat_entity(row, phone=phone, admin=call.world.membership(row["id"], phone) == "admin") for row in chat_rows
+        tl.chat_entity(row, phone=phone, admin=call.world.membership(row["id"], phone) == "admin")
+        for row in chat_rows
+        if row["type"] != USER
     ]
+    people = [tl.person(row, phone=phone) for row in chat_rows if row["type"] == USER]
     users = [tl.user(account, is_self=account["phone"] == phone) for account in call.world.accounts()]
-    return chats, [user for user in users if user.is_self or f"+{user.phone}" in senders]
+    return chats, [user for user in users if user.is_self or f"+{user.phone}" in senders] + people

@@ -4,7 +4,7 @@ import hashlib
 
 from telethon.tl import functions, types
 
-from telegram.records import GROUP
+from telegram.records import GROUP, USER
 from telegram.sandbox import tl
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, chat, entities
@@ -51,6 +51,8 @@ def tl_peer_id(peer) -> int | None:
         return peer.channel_id
     if isinstance(peer, types.InputPeerChat):
         return peer.chat_id
+    if isinstance(peer, types.InputPeerUser):
+        return peer.user_id
     return None
 
 
@@ -159,7 +161,7 @@ def search(call: Call):
         ]
     chats, users = entities(call, [row], {message["sender"] for message in found})
     messages = [_message(call, row, message) for message in found]
-    if row["type"] == GROUP:
+    if row["type"] in (GROUP, USER):
         return types.messages.MessagesSlice(count=total, messages=messages, topics=[], chats=chats, users=users)
     return types.messages.ChannelMessages(pts=1, count=total, messages=messages, topics=[], chats=chats, users=users)
 
@@ -186,9 +188,9 @@ def get_channel_messages(call: Call):
 
 
 def get_messages(call: Call):
-    # Basic groups share the account's message box: every group of the account answers for its ids.
+    # Basic groups and private chats share the account's message box: every one of them answers for its ids.
     phone = call.me()["phone"]
-    groups = [row for row in call.world.account_chats(phone) if row["type"] == GROUP]
+    groups = [row for row in call.world.account_chats(phone) if row["type"] in (GROUP, USER)]
     ids = {item.id for item in call.request.id if isinstance(item, types.InputMessageID)}
     messages = [
         _message(call, group, message)

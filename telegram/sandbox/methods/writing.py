@@ -3,7 +3,7 @@ may post where."""
 
 from telethon.tl import functions, types
 
-from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP
+from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER
 from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
@@ -90,7 +90,7 @@ def _updates(call: Call, me: dict, chat_row: dict, posted: list[tuple[int, int]]
         )
         new = (
             types.UpdateNewMessage(message=message, pts=message_id, pts_count=1)
-            if chat_row["type"] == GROUP
+            if chat_row["type"] in (GROUP, USER)
             else types.UpdateNewChannelMessage(message=message, pts=message_id, pts_count=1)
         )
         updates += [types.UpdateMessageID(id=message_id, random_id=random_id), new]

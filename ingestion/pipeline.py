@@ -2,7 +2,8 @@
 
 This module scans (what changed, which sets are whole, which are new) and drives each set through the
 stages: fetching (`fetching.py`), uploading (`uploading.py`), recording and indexing (services of
-`ingestion` and `packages`, no Telegram). The shared records and `db` are in `cycle.py`.
+`ingestion` and `packages`, no Telegram), the posted photo as its preview (`previewing.py`). The shared
+records and `db` are in `cycle.py`.
 
 Why this size: scanning and driving a set are one loop over the cycle's records; the stages are elsewhere.
 """
@@ -15,7 +16,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from asgiref.sync import async_to_sync
@@ -44,9 +45,9 @@ from ingestion.cycle import (
 )
 from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
+from ingestion.previewing import PreviewStage
 from ingestion.selectors import Writer
 from ingestion.uploading import UploadStage
-from packages import previews
 from packages import services as package_services
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
@@ -57,7 +58,6 @@ from telegram.errors import (
     NotFound,
     SessionInUse,
     TargetForbidden,
-    TelegramError,
     TransientError,
 )
 from telegram.gateway import TelegramGateway, open_gateway
@@ -66,10 +66,8 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-PHOTO_PAGES_MAX = 20  # photos read for previews per chat and cycle: 2,000 at most
 
-
-class IngestionCycle(FetchStage, UploadStage):
+class IngestionCycle(FetchStage, UploadStage, PreviewStage):
     def __init__(self, *, run: IngestionRun, on_progress: Callable[[IngestionRun], None] | None = None):
         self.run = run
         self.account = run.account
@@ -327,10 +325,6 @@ class IngestionCycle(FetchStage, UploadStage):
                 )
             return
         await self._scan_forum(reader, channel_map, ref, writer, last_id)
-
-    def _photos_wanted_since(self, ref: ChatRef, messages: list[DocumentMessage]) -> None:
-        if messages:
-            self.photos_since[ref.id] = min(message.date for message in messages)
 
     async def _scan_forum(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id) -> None:
         """One channel-wide scan from the lowest enabled topic watermark; each message goes to its topic."""
@@ -639,59 +633,6 @@ class IngestionCycle(FetchStage, UploadStage):
         await db(notifications.notifications_resolve_uploads)()
         self.progress.add(ingested=1)
         return Outcome(kind="ingested", package=package)
-
-    async def _photos_near(self, reader: TelegramGateway, target: ScanTarget, first: DocumentMessage):
-        """The photos posted within the window of an archive, in its topic. The chat's photos since the scan's
-        oldest new document (less the window) are read once per cycle, channel-wide, a hundred a request, and
-        only when a package is actually made."""
-        chat_id = target.ref.id
-        if chat_id not in self.photos:
-            since = min(self.photos_since.get(chat_id, first.date), first.date) - timedelta(seconds=self.photo_window)
-            photos, offset_id = [], 0
-            for _ in range(PHOTO_PAGES_MAX):
-                page = await self._call(
-                    lambda offset_id=offset_id: reader.search_photos(target.ref, min_date=since, offset_id=offset_id)
-                )
-                photos += page.messages
-                if page.next_offset_id is None:
-                    break
-                offset_id = page.next_offset_id
-            self.photos[chat_id] = photos
-        window = timedelta(seconds=self.photo_window)
-        return [
-            photo
-            for photo in self.photos[chat_id]
-            if abs(photo.date - first.date) <= window
-            and (target.topic is None or (photo.topic_id or GENERAL_TOPIC_ID) == target.topic_id)
-        ]
-
-    async def _photo_preview(
-        self, reader: TelegramGateway, target: ScanTarget, items: list[DocumentMessage], package: Package
-    ) -> None:
-        """The photo posted with the archive becomes its preview (one small download). A package without one
-        keeps the image from inside its archive; a failure here fails nothing."""
-        first = items[0]
-        try:
-            photos = await self._photos_near(reader, target, first)
-            photo = previews.photo_for_archive(
-                file_name=package.file_name,
-                caption=first.text,
-                grouped_id=first.grouped_id,
-                posted_at=first.date,
-                photos=photos,
-            )
-            if photo is None:
-                return
-            data = bytearray()
-            async for chunk in reader.iter_download(target.ref, photo.photo):
-                data += chunk
-                if len(data) > previews.PHOTO_MAX_BYTES:
-                    return
-            await db(previews.preview_from_photo)(package=package, message_id=photo.id, data=bytes(data))
-        except (AuthRequired, AccountRestricted):
-            raise
-        except (TelegramError, OSError) as exc:
-            logger.warning("No photo preview for %s in %s: %s", package.file_name, target.label, exc)
 
 
 def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:

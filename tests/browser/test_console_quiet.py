@@ -1,6 +1,6 @@
 """In Chromium, with data on every page: the console of every page of the console is quiet (no CSP violation,
-no htmx complaint, no 404), found by walking the URL conf as an operator; the dashboard's attention list →
-Resume → the notification resolves; a channel's Ingest now → its run's page."""
+no htmx complaint, no 404), found by walking the URL conf as an operator and as a viewer; the dashboard's
+attention list → Resume → the notification resolves; a channel's Ingest now → its run's page."""
 
 import re
 
@@ -148,15 +148,8 @@ class ConsoleWatch:
             self.problems.append(f"{response.status} {response.url}")
 
 
-def test_every_page_has_a_quiet_console(
-    live_server, transactional_db, console_world, django_user_model, page, artifacts
-):
-    log_in_as_operator(page, live_server.url, django_user_model)
-    client = Client()
-    client.force_login(django_user_model.objects.get(username="operator"))
-    pages = off_the_page_thread(lambda: console_pages(client, console_world))
-    assert set(pages) >= MUST_VISIT, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
-
+def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, pill: bool) -> dict[str, list[str]]:
+    """Open every page; what the console, the page and the network complained of, by path."""
     watch = ConsoleWatch(page)
     heard = {}
     for name, path in sorted(pages.items()):
@@ -166,17 +159,53 @@ def test_every_page_has_a_quiet_console(
         if name == "dashboard":
             page.locator(".bell-button").click()  # the bell's panel loads on open
             expect(page.locator(".bell-panel-body")).not_to_contain_text("Loading…")
-        pill = page.locator("form [hx-post$='/reminders/eta/']")
-        if pill.count():
+        eta = page.locator("form [hx-post$='/reminders/eta/']")
+        if pill and eta.count():
             # Any change to a reminder's form asks for its ETA pill again (a request from inside the form).
             with page.expect_response(lambda response: "/reminders/eta/" in response.url):
-                pill.first.evaluate("pill => pill.closest('form').dispatchEvent(new Event('change', {bubbles: true}))")
+                eta.first.evaluate("pill => pill.closest('form').dispatchEvent(new Event('change', {bubbles: true}))")
         page.wait_for_timeout(300)
         top(page)
-        page.screenshot(path=artifacts / f"console-{name.replace(':', '-')}.png", full_page=True)
+        page.screenshot(path=artifacts / f"console-{role}-{name.replace(':', '-')}.png", full_page=True)
         if watch.problems:
             heard[path] = list(watch.problems)
-    assert not heard, heard
+    return heard
+
+
+def test_every_page_has_a_quiet_console(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    log_in_as_operator(page, live_server.url, django_user_model)
+    client = Client()
+    client.force_login(django_user_model.objects.get(username="operator"))
+    pages = off_the_page_thread(lambda: console_pages(client, console_world))
+    assert set(pages) >= MUST_VISIT, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
+
+    assert not _walk(page, live_server, pages, artifacts, role="operator", pill=True)
+
+
+def test_every_page_a_viewer_opens_has_a_quiet_console_and_no_change_buttons(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    viewer = off_the_page_thread(lambda: django_user_model.objects.create_user(username="viewer", password="v1ew-pass"))
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Username").fill("viewer")
+    page.get_by_label("Password").fill("v1ew-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    client = Client()
+    client.force_login(viewer)
+    pages = off_the_page_thread(lambda: console_pages(client, console_world))
+    assert set(pages) >= MUST_VISIT - {"reminders:compose"}, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
+
+    assert not _walk(page, live_server, pages, artifacts, role="viewer", pill=False)
+    page.goto(f"{live_server.url}/")
+    expect(page.get_by_role("button", name=re.compile(r"^Resume run"))).to_have_count(0)
+    page.goto(f"{live_server.url}/accounts/")
+    expect(page.get_by_role("link", name="Add account")).to_have_count(0)
+    page.goto(f"{live_server.url}/packages/")
+    expect(page.get_by_role("button", name=re.compile(r"^Edit"))).to_have_count(0)
+    expect(page.get_by_role("checkbox", name=re.compile(r"^Choose "))).to_have_count(0)
 
 
 def test_resume_from_the_attention_list_resolves_the_notification(

@@ -212,3 +212,25 @@ def test_a_search_matching_more_than_the_cap_says_so_and_still_pages(admin_clien
     second = admin_client.get(reverse("packages:list"), {"q": "dragon", "page": 2}, **HTMX).content.decode()
     assert "dragon 2.zip" in second and "dragon 1.zip" in second
     assert "1 package matches “dragon 2”" in results(admin_client, "dragon 2")
+
+
+def test_a_viewer_sees_packages_without_edit_tick_or_send_controls(client, django_user_model, ingested):
+    client.force_login(django_user_model.objects.create_user("viewer", password="x-pass-123"))
+    package = Package.objects.order_by("pk").first()
+
+    listing = client.get(reverse("packages:list")).content.decode()
+    detail = client.get(reverse("packages:detail", args=[package.pk])).content.decode()
+
+    assert package.file_name in listing and 'id="package-bulk"' not in listing and 'name="packages"' not in listing
+    assert ">Edit</button>" not in listing and ">Edit</button>" not in detail
+    assert "Operators send; you can follow the sends below." in detail and 'class="send-form"' not in detail
+
+
+def test_an_operator_sees_the_edit_tick_and_send_controls(admin_client, ingested):
+    package = Package.objects.order_by("pk").first()
+
+    listing = admin_client.get(reverse("packages:list")).content.decode()
+    detail = admin_client.get(reverse("packages:detail", args=[package.pk])).content.decode()
+
+    assert 'id="package-bulk"' in listing and 'name="packages"' in listing and ">Edit</button>" in listing
+    assert ">Edit</button>" in detail and "Operators send" not in detail

@@ -203,6 +203,8 @@ def test_every_page_a_viewer_opens_has_a_quiet_console_and_no_change_buttons(
     expect(page.get_by_role("button", name=re.compile(r"^Resume run"))).to_have_count(0)
     page.goto(f"{live_server.url}/accounts/")
     expect(page.get_by_role("link", name="Add account")).to_have_count(0)
+    page.goto(f"{live_server.url}/reminders/new/")
+    expect(page.locator("main")).to_contain_text("Only operators write and change reminders; ask one to do this.")
     page.goto(f"{live_server.url}/packages/")
     expect(page.get_by_role("button", name=re.compile(r"^Edit"))).to_have_count(0)
     expect(page.get_by_role("checkbox", name=re.compile(r"^Choose "))).to_have_count(0)

@@ -165,6 +165,9 @@ def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, pil
             with page.expect_response(lambda response: "/reminders/eta/" in response.url):
                 eta.first.evaluate("pill => pill.closest('form').dispatchEvent(new Event('change', {bubbles: true}))")
         page.wait_for_timeout(300)
+        shown = page.inner_text("body")
+        if "{#" in shown or "{%" in shown or "{{" in shown:
+            watch.problems.append("template syntax shown as text")
         top(page)
         page.screenshot(path=artifacts / f"console-{role}-{name.replace(':', '-')}.png", full_page=True)
         if watch.problems:

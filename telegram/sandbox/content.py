@@ -6,6 +6,7 @@ bytes, built byte-identically every time, so the same archive posted twice has o
 content hash.
 """
 
+import functools
 import hashlib
 import io
 import mimetypes
@@ -36,12 +37,22 @@ def seeded_read(*, seed: str | int, size: int, offset: int = 0, length: int | No
     end = size if length is None else min(size, offset + length)
     if offset >= end:
         return b""
+    first, last = offset // BLOCK, (end - 1) // BLOCK
+    if first == last:
+        start = first * BLOCK
+        return _seeded_block(seed, first, min(BLOCK, size - start))[offset - start : end - start]
     out = bytearray()
-    for block in range(offset // BLOCK, (end - 1) // BLOCK + 1):
+    for block in range(first, last + 1):
         start = block * BLOCK
-        data = random.Random(f"{seed}:{block}").randbytes(min(BLOCK, size - start))
+        data = _seeded_block(seed, block, min(BLOCK, size - start))
         out += data[max(offset - start, 0) : end - start]
     return bytes(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _seeded_block(seed: str | int, block: int, length: int) -> bytes:
+    # Kept a while: a client reads a block in several requests (Telegram's parts are at most 512 KiB).
+    return random.Random(f"{seed}:{block}").randbytes(length)
 
 
 def archive_kind(name: str) -> str | None:

@@ -1,9 +1,22 @@
 """The TelegramClient every gateway uses, real or sandboxed."""
 
-from telethon import TelegramClient, functions
+import asyncio
+
+from telethon import TelegramClient, errors, functions
 from telethon.crypto import AuthKey
 from telethon.network import MTProtoSender
 from telethon.tl.alltlobjects import LAYER
+
+# Telegram's internal errors, which Telethon's request loop tries again in place after a pause.
+INTERNAL_ERROR_PAUSE_SECONDS = 2
+INTERNAL_ERRORS = (
+    errors.ServerError,
+    errors.RpcCallFailError,
+    errors.RpcMcgetFailError,
+    errors.InterdcCallErrorError,
+    errors.InterdcCallRichErrorError,
+    errors.TimedOutError,
+)
 
 
 class StashcastClient(TelegramClient):
@@ -13,6 +26,20 @@ class StashcastClient(TelegramClient):
     async def _call(self, sender, request, ordered=False, flood_sleep_threshold=None):
         self.requests_sent += len(request) if isinstance(request, list) else 1
         return await super()._call(sender, request, ordered=ordered, flood_sleep_threshold=flood_sleep_threshold)
+
+    async def call_file_part(self, sender, request):
+        """A file part's request (upload.getFile, upload.save*FilePart) straight to its connection. Telegram
+        never subscribes a connection to updates for file queries, so Telethon's invokeWithoutUpdates wrapper
+        is left off: it serializes each 512 KiB part once more. Internal errors are tried again as Telethon
+        does; a FloodWait is the caller's."""
+        for attempt in range(1, self._request_retries + 1):
+            self.requests_sent += 1
+            try:
+                return await sender.send(request)
+            except INTERNAL_ERRORS:
+                if attempt == self._request_retries:
+                    raise
+                await asyncio.sleep(INTERNAL_ERROR_PAUSE_SECONDS)
 
     async def _on_login(self, user):
         # Telethon would also fetch the update state (GetState + GetDifference) on every connect; these

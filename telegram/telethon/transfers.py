@@ -79,7 +79,7 @@ async def download(
     async def fetch(index: int) -> memoryview:
         request = GetFile(location, offset=index * PART_SIZE, limit=PART_SIZE)
         async with pool.parts:
-            return (await client._call(senders[index % len(senders)], request)).bytes
+            return (await client.call_file_part(senders[index % len(senders)], request)).bytes
 
     requested = first_part
     try:
@@ -146,7 +146,7 @@ async def resave(client, pool: SenderPool, path: str, uploaded, index: int) -> N
 def _part_saver(client, pool: SenderPool, senders: list, *, part_count: int) -> Callable:
     async def save(index: int, request) -> None:
         async with pool.parts:
-            saved = await client._call(senders[index % len(senders)], request)
+            saved = await client.call_file_part(senders[index % len(senders)], request)
         if not saved:
             raise TransientError(f"Telegram did not keep part {index} of {part_count}.")
 

@@ -298,7 +298,7 @@ def test_get_messages_of_a_basic_group_ignores_the_accounts_other_groups(sandbox
     assert world.stats()["calls"][READER]["messages.getMessages"] == 1
 
 
-async def download(gateway, chat, document, offset=0) -> list[bytes]:
+async def download(gateway, chat, document, offset=0) -> list[memoryview]:
     return [chunk async for chunk in gateway.iter_download(chat, document, offset=offset)]
 
 
@@ -345,7 +345,7 @@ def test_a_reference_that_expires_mid_download_resumes_from_the_bytes_held(sandb
         message = (await gateway.get_messages(chat, [2]))[2]
         return await download(gateway, chat, message.document, offset=len(received[0]))
 
-    assert received[0] + b"".join(sandbox_run(world, READER, resume)) == world.message_bytes(7, 2)
+    assert b"".join([received[0], *sandbox_run(world, READER, resume)]) == world.message_bytes(7, 2)
 
 
 def test_a_download_of_a_deleted_message_is_not_possible(sandbox, sandbox_run):

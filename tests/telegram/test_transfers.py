@@ -8,9 +8,13 @@ import time
 from contextlib import aclosing
 
 import pytest
+from telethon import errors, functions, types
+from telethon.sessions import StringSession
 
 from telegram.errors import TransientError
 from telegram.records import PART_SIZE
+from telegram.telethon import client as client_module
+from telegram.telethon.client import StashcastClient
 from tests.telegram.helpers import ref
 
 READER, WRITER = "+15550000001", "+15550000002"
@@ -192,3 +196,65 @@ def test_a_part_telegram_lost_is_sent_again_when_it_asks(sandbox, sandbox_run, s
     parts = size // PART_SIZE
     assert world.stats()["calls"][WRITER][method] == parts + 1, "the lost part went once more, nothing else"
     assert world.stats()["calls"][WRITER]["messages.sendMedia"] == 2
+
+
+class PartConnection:
+    """A connection whose answers are given: the sandbox server never answers with Telegram's internal errors."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.sent = []
+
+    def send(self, request):
+        self.sent.append(request)
+        answer = self.answers.pop(0)
+
+        async def reply():
+            if isinstance(answer, BaseException):
+                raise answer
+            return answer
+
+        return asyncio.ensure_future(reply())
+
+
+def file_part_call(connection: PartConnection, request=None):
+    client = StashcastClient(StringSession(), 1, "hash", request_retries=2)
+    request = request or functions.upload.SaveBigFilePartRequest(file_id=1, file_part=0, file_total_parts=1, bytes=b"x")
+
+    async def call():
+        try:
+            return await client.call_file_part(connection, request)
+        finally:
+            connection.requests_sent = client.requests_sent
+
+    return asyncio.run(call())
+
+
+def test_a_file_part_goes_to_its_connection_as_itself_and_is_counted():
+    connection = PartConnection(True)
+    request = functions.upload.GetFileRequest(types.InputDocumentFileLocation(1, 2, b"", ""), 0, PART_SIZE)
+
+    assert file_part_call(connection, request) is True
+    assert connection.sent == [request], "no invokeWithoutUpdates around it: file queries never subscribe to updates"
+    assert connection.requests_sent == 1
+
+
+def test_telegram_internal_errors_on_a_part_are_tried_again_once(monkeypatch):
+    monkeypatch.setattr(client_module, "INTERNAL_ERROR_PAUSE_SECONDS", 0)
+    recovers = PartConnection(errors.RpcCallFailError(request=None), True)
+    keeps_failing = PartConnection(
+        errors.ServerError(request=None, message="NO_WORKERS_RUNNING", code=-500), errors.RpcCallFailError(request=None)
+    )
+
+    assert file_part_call(recovers) is True
+    with pytest.raises(errors.RpcCallFailError):
+        file_part_call(keeps_failing)
+    assert (recovers.requests_sent, keeps_failing.requests_sent) == (2, 2)
+
+
+def test_a_flood_wait_on_a_part_is_left_to_the_caller():
+    connection = PartConnection(errors.FloodWaitError(request=None, capture=30), True)
+
+    with pytest.raises(errors.FloodWaitError):
+        file_part_call(connection)
+    assert len(connection.sent) == 1

@@ -371,12 +371,48 @@ class TelethonGateway:
         # Paged as Telethon's own iterator pages: Telegram does not honour min_id/max_id near the top of
         # history, and some chats answer short pages mid-history, so ids are checked here, and only an
         # empty page, a whole answer (not a slice) or reaching min_id ends the search.
-        result = await self._client(
+        result = await self._search(chat, types.InputMessagesFilterDocument(), offset_id=offset_id, topic_id=topic_id)
+        forum = _is_forum(result, chat)
+        page = [
+            message
+            for message in result.messages
+            if isinstance(message, types.Message) and message.id > min_id and (not offset_id or message.id < offset_id)
+        ]
+        lowest = min((message.id for message in result.messages), default=0)
+        done = _last_search_page(result, offset_id=offset_id) or lowest <= min_id + 1
+        return DocumentPage(
+            messages=[_document_message(chat, message, forum) for message in page],
+            next_offset_id=None if done else lowest,
+        )
+
+    @maps_errors
+    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
+        result = await self._search(chat, types.InputMessagesFilterPhotos(), offset_id=offset_id, min_date=min_date)
+        forum = _is_forum(result, chat)
+        page = [
+            message
+            for message in result.messages
+            if isinstance(message, types.Message)
+            and isinstance(message.media, types.MessageMediaPhoto)
+            and (not offset_id or message.id < offset_id)
+        ]
+        # Dates go down as ids do: a page that reached min_date is the last too.
+        done = _last_search_page(result, offset_id=offset_id) or any(m.date < min_date for m in result.messages)
+        return DocumentPage(
+            messages=[_document_message(chat, message, forum) for message in page if message.date >= min_date],
+            next_offset_id=None if done else min(message.id for message in result.messages),
+        )
+
+    async def _search(
+        self, chat: ChatRef, message_filter, *, offset_id: int, min_date: datetime | None = None, topic_id=None
+    ):
+        """One page of messages.search in a chat (or one topic of a forum), newest first below offset_id."""
+        return await self._client(
             functions.messages.SearchRequest(
                 peer=_input_peer(chat),
                 q="",
-                filter=types.InputMessagesFilterDocument(),
-                min_date=None,
+                filter=message_filter,
+                min_date=min_date,
                 max_date=None,
                 offset_id=offset_id,
                 add_offset=0,
@@ -386,63 +422,6 @@ class TelethonGateway:
                 hash=0,
                 top_msg_id=topic_id,
             )
-        )
-        forum = _is_forum(result, chat)
-        page = [
-            message
-            for message in result.messages
-            if isinstance(message, types.Message) and message.id > min_id and (not offset_id or message.id < offset_id)
-        ]
-        lowest = min((message.id for message in result.messages), default=0)
-        # A first page holding every match (Telegram's count, when it says it is exact) needs no second look.
-        whole = (
-            not offset_id
-            and not getattr(result, "inexact", False)
-            and len(result.messages) >= getattr(result, "count", 0)
-        )
-        done = not result.messages or whole or isinstance(result, types.messages.Messages) or lowest <= min_id + 1
-        return DocumentPage(
-            messages=[_document_message(chat, message, forum) for message in page],
-            next_offset_id=None if done else lowest,
-        )
-
-    @maps_errors
-    async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
-        result = await self._client(
-            functions.messages.SearchRequest(
-                peer=_input_peer(chat),
-                q="",
-                filter=types.InputMessagesFilterPhotos(),
-                min_date=min_date,
-                max_date=None,
-                offset_id=offset_id,
-                add_offset=0,
-                limit=HISTORY_PAGE,
-                max_id=0,
-                min_id=0,
-                hash=0,
-            )
-        )
-        forum = _is_forum(result, chat)
-        page = [
-            message
-            for message in result.messages
-            if isinstance(message, types.Message)
-            and isinstance(message.media, types.MessageMediaPhoto)
-            and (not offset_id or message.id < offset_id)
-        ]
-        # Dates go down as ids do: a page that reached min_date, an empty one, or a first page holding every
-        # match (Telegram's count, when exact) is the last.
-        whole = (
-            not offset_id
-            and not getattr(result, "inexact", False)
-            and len(result.messages) >= getattr(result, "count", 0)
-        )
-        done = not result.messages or whole or isinstance(result, types.messages.Messages)
-        done = done or any(message.date < min_date for message in result.messages)
-        return DocumentPage(
-            messages=[_document_message(chat, message, forum) for message in page if message.date >= min_date],
-            next_offset_id=None if done else min(message.id for message in result.messages),
         )
 
     @maps_errors
@@ -616,6 +595,15 @@ class TelethonGateway:
             return SentMessage(chat_id=chat.id, id=None, random_id=random_id, duplicate=True)
         message_id, date = _sent_id_and_date(result, random_id)
         return SentMessage(chat_id=chat.id, id=message_id, random_id=random_id, date=date)
+
+
+def _last_search_page(result, *, offset_id: int) -> bool:
+    """Whether a messages.search page ends the search: an empty page, a whole answer (not a slice), or a first
+    page holding every match (Telegram's count, when it says it is exact)."""
+    whole = (
+        not offset_id and not getattr(result, "inexact", False) and len(result.messages) >= getattr(result, "count", 0)
+    )
+    return not result.messages or whole or isinstance(result, types.messages.Messages)
 
 
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:

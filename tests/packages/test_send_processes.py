@@ -1,13 +1,8 @@
 """Sends in real OS processes: duplicate deliveries post each part once, and one account's sends share its pace."""
 
-import json
-import subprocess
-import sys
-import time
 from datetime import datetime
 
 import pytest
-from django.conf import settings
 
 from accounts.models import Chat
 from packages import sending
@@ -15,7 +10,7 @@ from packages.models import Package
 from tests.core.test_ratelimit import assert_paced
 from tests.ingestion.conftest import READER, WRITER, run_cycle, world
 from tests.ingestion.test_pipeline import dump
-from tests.reminders.test_processes import BURST, PER_MINUTE, worker_env
+from tests.reminders.test_processes import BURST, PER_MINUTE, race_in_processes
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -26,29 +21,6 @@ CHATS = {5001: "Friends", 5002: "Club"}
 def folders(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
-def _in_processes(tmp_path, *groups: list[int]) -> list[dict]:
-    go_file = tmp_path / "go"
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.packages.send_worker", str(go_file), *map(str, ids)],
-            cwd=settings.BASE_DIR,
-            env=worker_env(tmp_path),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for ids in groups
-    ]
-    time.sleep(2)  # every process has set Django up and waits for the go
-    go_file.touch()
-    reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err[-3000:]
-        reports.append(json.loads(out.strip().splitlines()[-1]))
-    return reports
 
 
 def test_duplicate_deliveries_post_each_part_once_at_the_accounts_shared_pace(ingest_world, tmp_path):
@@ -63,7 +35,7 @@ def test_duplicate_deliveries_post_each_part_once_at_the_accounts_shared_pace(in
     )
 
     # Each send delivered twice, to processes racing for it.
-    reports = _in_processes(tmp_path, [one.pk, two.pk], [one.pk], [two.pk])
+    reports = race_in_processes(tmp_path, "tests.packages.send_worker", [one.pk, two.pk], [one.pk], [two.pk])
 
     endings = [ending for report in reports for ending in report.values()]
     assert sorted(endings, key=str) == sorted(["success", "success", None, None], key=str)

@@ -51,19 +51,19 @@ def worker_env(tmp_path, **extra) -> dict:
     }
 
 
-def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
-    """One OS process per list of runs, all starting at once; their reports."""
+def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> list[dict]:
+    """One OS process of `worker_module` per list of ids, all starting at once; their reports."""
     go_file = tmp_path / "go"
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.reminders.fanout_worker", str(go_file), *(str(run.pk) for run in runs)],
+            [sys.executable, "-m", worker_module, str(go_file), *map(str, ids)],
             cwd=settings.BASE_DIR,
             env=worker_env(tmp_path),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for runs in run_groups
+        for ids in id_groups
     ]
     time.sleep(2)  # every process has set Django up and waits for the go
     go_file.touch()
@@ -73,6 +73,12 @@ def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
         assert worker.returncode == 0, err[-3000:]
         reports.append(json.loads(out.strip().splitlines()[-1]))
     return reports
+
+
+def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
+    return race_in_processes(
+        tmp_path, "tests.reminders.fanout_worker", *([run.pk for run in runs] for runs in run_groups)
+    )
 
 
 def send_times(world, groups: range, phone: str = SENDER) -> list[float]:

@@ -50,7 +50,7 @@ def _dialog(request, name: str, **context) -> HttpResponse:
     if request.htmx:
         return render(request, f"{PAGE}#{name}", context)
     accounts = selectors.accounts_with_health(selectors.account_list())
-    return render(request, PAGE, {"accounts": accounts, "dialog": name, **context})
+    return render(request, PAGE, {"accounts": accounts, "dialog": name, **_logins_context(), **context})
 
 
 def _after_login_step(request, account: TelegramAccount, *, added: bool = False) -> HttpResponse:

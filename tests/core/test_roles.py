@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from accounts.models import TelegramAccount
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
 from tests.ingestion.conftest import run_cycle, world
 
@@ -130,3 +131,20 @@ def test_create_login_makes_operators_and_viewers(capsys):
     assert users.get(username="alice").groups.filter(name=OPERATORS_GROUP).exists()
     assert not users.get(username="bob").groups.exists()
     assert "Operator login created: alice / " in capsys.readouterr().out
+
+
+def test_a_viewer_opening_a_login_dialog_is_told_who_can_log_accounts_in(people):
+    account = TelegramAccount.objects.first()
+    for url in ("/accounts/add/", f"/accounts/{account.pk}/code/", f"/accounts/{account.pk}/password/"):
+        for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+            seen = people["viewer"].get(url, **headers).content.decode()
+            assert "Only operators add Telegram accounts and log them in" in seen, url
+            assert 'method="post"' not in seen.split('id="dialog-slot"')[-1], f"{url}: no form to send"
+        assert "Only operators" not in people["operator"].get(url).content.decode()
+        assert f'action="{url}"' in people["operator"].get(url).content.decode()
+
+
+def test_a_login_dialog_opened_by_its_address_shows_the_whole_accounts_page(people):
+    page = people["operator"].get("/accounts/add/").content.decode()
+    assert "Add a Telegram account" in page and "Console logins" in page
+    assert "After 5 failed logins" in page and ">viewer<" in page, "the logins table is filled as on the list"

@@ -114,30 +114,36 @@ class SandboxSender:
     def key_id(self) -> str:
         return str(self.auth_key.key_id)
 
-    async def _travel(self, size: int) -> None:
-        """Half a round trip, after `size` bytes have passed this connection's link (one at a time)."""
+    def _link_delay(self, size: int) -> float:
+        """Seconds until `size` bytes sent now have passed this connection's link (one at a time), plus half a
+        round trip."""
         now = time.monotonic()
         self._link_free_at = max(now, self._link_free_at) + (size / self._rate if self._rate else 0)
-        delay = self._link_free_at - now + self._rtt / 2
+        return self._link_free_at - now + self._rtt / 2
+
+    async def _travel(self, size: int) -> None:
+        delay = self._link_delay(size)
         if delay > 0:
             await asyncio.sleep(delay)
 
-    async def _invoke(self, request):
-        await self._travel(len(bytes(request)))
+    def _answer(self, request) -> tuple[bytes, float]:
+        """Telegram's side of a request: its answer as the bytes that come back, and how long the account's
+        bandwidth holds them. Raises RpcAnswer for Telegram's errors."""
         if self._server is None:
             raise ConnectionError("The connection was closed while the request was in flight")
+        result, wait = self._server.answer(
+            unwrap(request), key_id=self.key_id, dc_id=self._dc_id, phone=self._phone, connecting=self.connecting
+        )
+        return serialize(result), wait
+
+    async def _invoke(self, request):
+        # What the client does on a real wire is this coroutine's: serializing the request, reading the answer.
+        await self._travel(len(bytes(request)))
         try:
-            result, wait = self._server.answer(
-                unwrap(request),
-                key_id=self.key_id,
-                dc_id=self._dc_id,
-                phone=self._phone,
-                connecting=self.connecting,
-            )
+            data, wait = self._answer(request)
         except RpcAnswer as answer:
             await self._travel(0)
             raise rpc_message_to_error(types.RpcError(answer.code, answer.message), request) from None
-        data = serialize(result)
         if wait > 0:
             await asyncio.sleep(wait)
         await self._travel(len(data))

@@ -528,13 +528,17 @@ def test_a_second_run_on_a_busy_account_waits(fanout_world):
     reminder = make_reminder()
     run = reminder_fire(reminder=reminder)
 
+    key = locks.lock_key(locks.FANOUT_ACCOUNT, str(account().pk))
     other = connections.create_connection("default")
     try:
         with other.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [locks.lock_key(locks.FANOUT_ACCOUNT, str(account().pk))])
+            cursor.execute("SELECT pg_advisory_lock(%s)", [key])
         assert fanout.reminder_run_execute(run_id=run.pk) == fanout.BUSY
         run.refresh_from_db()
         assert run.status == RunStatus.QUEUED, "it stays queued for the task's retry"
+        with other.cursor() as cursor:
+            # Released here: a closed connection's server process lets its locks go a moment later.
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
     finally:
         other.close()
     assert execute(run).status == RunStatus.SUCCESS

@@ -105,8 +105,10 @@ class SandboxSender:
         if not self.is_connected():
             raise ConnectionError("Cannot send requests while disconnected")
         if isinstance(request, list):
-            return [self.send(item) for item in request]
-        return asyncio.ensure_future(self._invoke(request))
+            return [asyncio.ensure_future(self._invoke(item)) for item in request]
+        # Awaited at once by whoever sends (Telethon's request loop, the transfers), as MTProtoSender's future
+        # is: a coroutine needs no task of its own.
+        return self._invoke(request)
 
     # The wire
 

@@ -76,8 +76,10 @@ async def download(
     senders = await pool.senders(dc_id, parts_in_flight)
     in_flight: dict[int, asyncio.Future] = {}
 
+    head = GetFile.head_for(location)
+
     async def fetch(index: int) -> memoryview:
-        request = GetFile(location, offset=index * PART_SIZE, limit=PART_SIZE)
+        request = GetFile(location, offset=index * PART_SIZE, limit=PART_SIZE, head=head)
         async with pool.parts:
             return (await client.call_file_part(senders[index % len(senders)], request)).bytes
 
@@ -178,30 +180,62 @@ def _parts(path: str):
         block.close()
 
 
+# upload.file's storage.FileType: constructors without fields.
+FILE_TYPES = {
+    cls.CONSTRUCTOR_ID: cls
+    for cls in (
+        types.storage.FileUnknown,
+        types.storage.FilePartial,
+        types.storage.FileJpeg,
+        types.storage.FileGif,
+        types.storage.FilePng,
+        types.storage.FilePdf,
+        types.storage.FileMp3,
+        types.storage.FileMov,
+        types.storage.FileMp4,
+        types.storage.FileWebp,
+    )
+}
+OFFSET_AND_LIMIT = struct.Struct("<qi")  # how upload.getFile ends
+FILE_HEAD = struct.Struct("<IIiB")  # upload.file, its type, mtime, and the first byte of its bytes' length
+
+
 class GetFile(functions.upload.GetFileRequest):
-    """upload.getFile whose answer's bytes are a view of the message they came in rather than a copy: a part
-    is hashed and staged from there (Telethon's reader would copy each 512 KiB once more)."""
+    """upload.getFile for one part of a file read part after part. Every part's request begins the same (the
+    file's location, serialized once: `head_for`); the answer's bytes are a view of the message they came in
+    rather than a copy: a part is hashed and staged from there (Telethon's reader would copy each 512 KiB once
+    more)."""
+
+    def __init__(self, location, *, offset: int, limit: int, head: bytes):
+        super().__init__(location, offset=offset, limit=limit)
+        self._head = head
+
+    @staticmethod
+    def head_for(location) -> bytes:
+        """What every part's request of the file at `location` begins with: all but its offset and limit."""
+        return bytes(functions.upload.GetFileRequest(location, offset=0, limit=0))[: -OFFSET_AND_LIMIT.size]
+
+    def _bytes(self) -> bytes:
+        return self._head + OFFSET_AND_LIMIT.pack(self.offset, self.limit)
 
     @staticmethod
     def read_result(reader):
-        start = reader.tell_position()
-        if reader.read_int(signed=False) != types.upload.File.CONSTRUCTOR_ID:
-            reader.set_position(start)
+        stream, start = reader.stream, reader.tell_position()
+        constructor, file_type, mtime, length = FILE_HEAD.unpack_from(stream, start)
+        if constructor != types.upload.File.CONSTRUCTOR_ID or file_type not in FILE_TYPES:
             return reader.tgread_object()
-        file_type = reader.tgread_object()
-        mtime = reader.read_int()
-        length = reader.read_byte()
+        position = start + FILE_HEAD.size
         if length == 254:
-            length = int.from_bytes(reader.read(3), "little")
+            length = int.from_bytes(stream[position : position + 3], "little")
+            position += 3
             padding = -length % 4
         else:
             padding = -(length + 1) % 4
-        position = reader.tell_position()
-        if position + length > len(reader.stream):
+        if position + length > len(stream):
             raise BufferError(f"upload.file announced {length} bytes, fewer came")
         reader.set_position(position + length + padding)
-        data = memoryview(reader.stream)[position : position + length]
-        return types.upload.File(type=file_type, mtime=mtime, bytes=data)
+        data = memoryview(stream)[position : position + length]
+        return types.upload.File(type=FILE_TYPES[file_type](), mtime=mtime, bytes=data)
 
 
 def _tl_bytes(length: int) -> tuple[bytes, bytes]:

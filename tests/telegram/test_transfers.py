@@ -9,12 +9,14 @@ from contextlib import aclosing
 
 import pytest
 from telethon import errors, functions, types
+from telethon.extensions import BinaryReader
 from telethon.sessions import StringSession
 
 from telegram.errors import TransientError
 from telegram.records import PART_SIZE
 from telegram.telethon import client as client_module
 from telegram.telethon.client import StashcastClient
+from telegram.telethon.transfers import GetFile
 from tests.telegram.helpers import ref
 
 READER, WRITER = "+15550000001", "+15550000002"
@@ -258,3 +260,31 @@ def test_a_flood_wait_on_a_part_is_left_to_the_caller():
     with pytest.raises(errors.FloodWaitError):
         file_part_call(connection)
     assert len(connection.sent) == 1
+
+
+@pytest.mark.parametrize("size", [0, 3, 253, 254, PART_SIZE])
+def test_a_part_is_read_from_its_answer_as_telegram_wrote_it(size):
+    answer = types.upload.File(
+        type=types.storage.FileJpeg(), mtime=1700000000, bytes=bytes(range(256)) * (size // 256) + bytes(size % 256)
+    )
+    with BinaryReader(bytes(answer) + b"next") as reader:
+        read = GetFile.read_result(reader)
+        assert reader.read(4) == b"next", "the reader stands after the answer, padding included"
+    assert isinstance(read.bytes, memoryview) and bytes(read.bytes) == answer.bytes
+    assert (type(read.type), read.mtime) == (types.storage.FileJpeg, 1700000000)
+
+
+def test_an_answer_that_is_not_the_file_is_read_as_telethon_reads_it():
+    redirect = types.upload.FileCdnRedirect(
+        dc_id=2, file_token=b"t", encryption_key=b"k" * 32, encryption_iv=b"i" * 16, file_hashes=[]
+    )
+    with BinaryReader(bytes(redirect)) as reader:
+        assert GetFile.read_result(reader) == redirect
+
+
+def test_every_part_request_of_a_file_is_its_location_and_its_own_offset():
+    location = types.InputDocumentFileLocation(id=5, access_hash=6, file_reference=b"ref", thumb_size="")
+    head = GetFile.head_for(location)
+    for offset in (0, PART_SIZE, 7 * PART_SIZE):
+        own = bytes(functions.upload.GetFileRequest(location, offset=offset, limit=PART_SIZE))
+        assert bytes(GetFile(location, offset=offset, limit=PART_SIZE, head=head)) == own

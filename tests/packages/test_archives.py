@@ -65,20 +65,31 @@ def test_7z_with_encrypted_headers_needs_a_password(tmp_path):
         list_archive(SEVEN_ZIP, [path])
 
 
+VOLS = [("vols/bigfile.txt", 205000), ("vols/smallfile.txt", 2050)]
+SUBDIRS = [
+    ("sub/dir1/file1.txt", 6),
+    ("sub/dir2/file2.txt", 6),
+    ("sub/with space/long fn.txt", 8),
+    ("sub/üȵĩöḋè/file.txt", 5),
+]
+
+
 @pytest.mark.parametrize(
     ("volumes", "expected"),
     [
-        (["rar3-vols.part1.rar", "rar3-vols.part2.rar", "rar3-vols.part3.rar"], 2),
-        (["rar5-vols.part1.rar", "rar5-vols.part2.rar", "rar5-vols.part3.rar"], 2),
-        (["rar3-old.rar", "rar3-old.r00", "rar3-old.r01"], 2),
-        (["rar5-subdirs.rar"], 3),
-        (["unicode.rar"], 2),
+        (["rar3-vols.part1.rar", "rar3-vols.part2.rar", "rar3-vols.part3.rar"], VOLS),
+        (["rar5-vols.part1.rar", "rar5-vols.part2.rar", "rar5-vols.part3.rar"], VOLS),
+        (["rar3-old.rar", "rar3-old.r00", "rar3-old.r01"], VOLS),
+        (["rar3-subdirs.rar"], SUBDIRS),
+        (["rar5-subdirs.rar"], SUBDIRS),
+        (["rar5-solid.rar"], [("stest1.txt", 2048), ("stest2.txt", 2048)]),
+        (["unicode.rar"], [("уииоотивл.txt", 2), ("𝐀𝐁𝐁𝐂.txt", 2)]),
     ],
 )
 def test_rar_listing_from_the_first_volume(volumes, expected):
+    """Files only (folders are not entries), each with its full path and uncompressed size."""
     entries = list_archive(RAR, [RAR_FIXTURES / name for name in volumes])
-    assert len(entries) >= expected
-    assert all(entry.size >= 0 for entry in entries)
+    assert sorted((entry.path, entry.size) for entry in entries) == expected
 
 
 def test_rar_with_encrypted_headers_needs_a_password():

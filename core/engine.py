@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 BUSY = "busy"  # another run holds the account, or another process its session: the task tries again later
+# The database away (a restart, a dropped connection): an outage, never the fault of the item being worked on.
+OUTAGES = (OperationalError, InterfaceError)
 
 # Held locks whose connection no longer holds them (1-based positions in the arrays given).
 _LOCKS_GONE = """
@@ -216,7 +218,7 @@ class RunEngine:
                 if isinstance(self.heartbeat.lost, WorkLost):
                     raise self.heartbeat.lost from None
                 raise
-            except (OperationalError, InterfaceError) as exc:
+            except OUTAGES as exc:
                 # The connection that holds the account's lock broke: the lock went with it.
                 raise WorkLost(f"The database connection of this run broke ({exc}); its lock went with it.") from exc
             finally:

@@ -87,17 +87,6 @@ def run_claim_next(*, model: type[ClaimableRun], **filters) -> ClaimableRun | No
     return model.from_db(connection.alias, [field.attname for field in model._meta.concrete_fields], row)
 
 
-def run_heartbeat(*, run: ClaimableRun) -> bool:
-    """Prove this worker still holds the run; False means it was reaped: stop."""
-    now = timezone.now()
-    alive = (
-        type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id).update(heartbeat_at=now)
-    )
-    if alive:
-        run.heartbeat_at = now
-    return bool(alive)
-
-
 def run_holds(*, run: ClaimableRun) -> bool:
     """Whether this worker still holds the run (the operator has not paused or canceled it, nobody took it)."""
     return type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id).exists()

@@ -29,6 +29,7 @@ from core.crypto import unseal
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
 from core.models import RunStatus
 from core.runs import run_finish
+from core.storage import storage_describe, storage_outage
 from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
 from ingestion.cycle import (
@@ -497,6 +498,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                 raise SetFailed(SkipReason.DISK_FULL, f"The staging disk is full ({exc}).") from exc
             raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
         except Exception as exc:
+            if storage_outage(exc):
+                # Not the archive's fault: no attempt is charged to the set, the watermark stays below it.
+                raise CycleInterrupted(
+                    f"Interrupted by an outage: {storage_describe()} did not answer ({exc.__class__.__name__}) "
+                    f"while keeping {archive_set.file_name}; it is taken again next cycle."
+                ) from exc
             logger.exception("Unexpected error while ingesting %s in %s", archive_set.file_name, target.label)
             raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
 

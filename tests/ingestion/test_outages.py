@@ -73,3 +73,29 @@ def test_a_postgres_restart_mid_upload_stops_the_cycle_and_nothing_is_lost_or_do
     sessions = loaded.stats()["sessions"]
     assert sessions[READER]["duplicated"] == 0 and sessions[WRITER]["duplicated"] == 0
     assert set(TelegramAccount.objects.values_list("auth_state", flat=True)) == {"authenticated"}
+
+
+@pytest.mark.django_db
+def test_an_object_store_outage_is_not_charged_to_the_archive(ingest_world, settings, object_store, tmp_path):
+    from config.storage import default_storage_for
+    from ingestion.models import AccountChannelMap, SkippedPackage
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS = 0
+    loaded = ingest_world(world(messages=MESSAGES[1:]))
+    working = settings.STORAGES["default"]
+    settings.STORAGES = {**settings.STORAGES, "default": default_storage_for("s3+http://key:secret@127.0.0.1:9/down")}
+
+    for _ in range(settings.INGEST_MAX_SKIP_ATTEMPTS + 1):  # the store stays down for more cycles than the cap
+        run = pipeline.ingestion_run_execute(run=_cycle())
+        assert run == RunStatus.PARTIAL
+    last = IngestionRun.objects.latest("pk")
+    assert last.error.startswith("Interrupted by an outage:"), last.error
+    assert not SkippedPackage.objects.exists(), "no attempt is charged to the archive"
+    watermark = AccountChannelMap.objects.get(account__phone=READER).last_processed_message_id
+    assert watermark < 12, "the watermark waits below the set"
+
+    settings.STORAGES = {**settings.STORAGES, "default": working}
+    assert pipeline.ingestion_run_execute(run=_cycle()) == RunStatus.SUCCESS
+    assert [m["document"]["name"] for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]] == ["after.zip"]

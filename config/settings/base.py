@@ -289,6 +289,8 @@ INGEST_SCAN_HISTORY_DAYS = envint("INGEST_SCAN_HISTORY_DAYS", 14, minimum=1)
 CELERY_BEAT_SCHEDULE["channel-scans-purge"] = {"task": "ingestion.tasks.channel_scans_purge", "schedule": 86400.0}
 # An unfinished download is kept this long for the next attempt to resume (a killed worker's, a failed set's).
 INGEST_PARTIAL_KEEP_HOURS = envint("INGEST_PARTIAL_KEEP_HOURS", 24, minimum=0)
+# Every worker sweeps its own host's staging at start and this often (ingestion.recovery.staging_sweep_keep).
+INGEST_STAGING_SWEEP_SECONDS = envint("INGEST_STAGING_SWEEP_SECONDS", 3600, minimum=1)
 # Previews: a photo posted this close to an archive (same topic, caption naming it) shows it; else the first
 # of this many images inside the archive, each made a thumbnail in the listing child (the others: the picker).
 PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS = envint("PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS", 600, minimum=0)

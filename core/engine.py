@@ -55,6 +55,15 @@ ORDER BY h.n
 """
 
 
+_shutting_down = threading.Event()
+
+
+def engine_shutdown_request() -> None:
+    """The worker is shutting down warmly (SIGTERM): every engine of this process hands its run back at its next
+    safe point (the part on the wire finishes), instead of leaving it to the reaper's wait."""
+    _shutting_down.set()
+
+
 class WorkInterrupted(Exception):
     """The run cannot go on in this worker; the message says why, in the operator's words."""
 
@@ -228,8 +237,11 @@ class RunEngine:
             return async_to_sync(guarded)()
 
     def check(self) -> None:
-        """Before a Telegram request: stop if the claim, a lock or a lease was lost, or the operator stopped it."""
+        """Before a Telegram request: stop if the claim, a lock or a lease was lost, the operator stopped the run,
+        or the worker is shutting down."""
         self.heartbeat.check()
+        if _shutting_down.is_set():
+            raise WorkLost("The worker is shutting down (a deploy or a restart).")
 
     async def guard(self) -> None:
         """Before each message sent: `check`, and ask the database whether the run is still this worker's, so an

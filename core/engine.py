@@ -254,18 +254,20 @@ class RunEngine:
         self.heartbeat.progressed()
 
     def hand_back(self, lost: WorkLost) -> bool:
-        """Queue the run again at once (not after the reaper's wait), saying why; False when it is not ours any more
-        or the database is still away (the reaper queues it again then)."""
-        try:
-            if orm_connection.connection is not None and not orm_connection.is_usable():
-                orm_connection.close()  # the database restarted under it: the next query opens a new one
-            return run_hand_back(run=self.run, error=f"Interrupted: {lost} Queued again.")
-        except DatabaseError as exc:
-            logger.error(
-                "%s #%s could not be queued again (%s); the reaper will.", type(self.run).__name__, self.run.pk, exc
-            )
-            orm_connection.close()
-            return False
+        """Queue the run again at once (not after the reaper's wait), saying why; False when it is not ours any more.
+        A database still coming back is waited for, up to the stale threshold (then the reaper queues it)."""
+        deadline = time.monotonic() + settings.WORK_STALE_AFTER_SECONDS
+        while True:
+            try:
+                if orm_connection.connection is not None and not orm_connection.is_usable():
+                    orm_connection.close()  # the database restarted under it: the next query opens a new one
+                return run_hand_back(run=self.run, error=f"Interrupted: {lost} Queued again.")
+            except DatabaseError as exc:
+                orm_connection.close()
+                if time.monotonic() >= deadline:
+                    logger.error("%s could not be queued again (%s); the reaper will.", self.heartbeat.label, exc)
+                    return False
+                time.sleep(1)
 
 
 def run_engine_start(

@@ -132,3 +132,34 @@ def test_a_halted_bucket_ends_the_send_with_the_reason(huge):
     assert _copies(huge) == []
     send.refresh_from_db()
     assert send.status == RunStatus.FAILED and "send again" in send.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_flood_wait_does_not_get_a_live_send_reaped(huge, settings):
+    from core.runs import runs_reap_stale
+
+    settings.WORK_STALE_AFTER_SECONDS = 3
+    settings.WORK_HEARTBEAT_SECONDS = 1
+    huge.fault_add({"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 5, "after": 1})
+    send = _send()
+    done = threading.Event()
+    reaped = []
+
+    def reaper():  # beat's reaper, every half second instead of every minute
+        while not done.is_set():
+            reaped.extend(runs_reap_stale()["packages.PackageSend"].requeued)
+            time.sleep(0.5)
+        connection.close()
+
+    watcher = threading.Thread(target=reaper)
+    watcher.start()
+    try:
+        ending = sending.package_send_execute(send_id=send.pk)
+    finally:
+        done.set()
+        watcher.join()
+
+    assert reaped == [], "the heartbeat went on through Telegram's wait"
+    assert ending == RunStatus.SUCCESS
+    assert sorted(_copies(huge)) == sorted(Package.objects.get(file_name="huge.zip").dest_part_names)
+    assert PackageSend.objects.get(pk=send.pk).requeue_count == 0

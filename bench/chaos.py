@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from bench.harness import bench_django
 
@@ -131,8 +132,8 @@ def flush_and_restart_redis() -> None:
     from config.devstack import EmbeddedRedis, Stack
 
     redis.Redis.from_url(settings.REDIS_URL).flushall()
-    stack = Stack.from_env()
-    server = EmbeddedRedis(stack.var / "redis", stack.redis_port)
+    port = urlsplit(settings.REDIS_URL).port  # the one every process was given, whatever STASHCAST_REDIS_PORT says
+    server = EmbeddedRedis(Stack.from_env().var / "redis", port)
     server.stop()
     server.start()
 
@@ -303,7 +304,7 @@ def main() -> None:
                     [sys.executable, "-m", "bench.chaos", "--only", label]
                     + ["--sets", str(args.sets), "--groups", str(args.groups), "--fault-every", str(args.fault_every)]
                     + ["--seed", str(args.seed), "--timeout", str(args.timeout)],
-                    capture_output=True,
+                    stdout=subprocess.PIPE,
                     text=True,
                 )
                 print(out.stdout, end="", flush=True)

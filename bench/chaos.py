@@ -22,6 +22,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from datetime import datetime, timedelta
@@ -95,9 +96,16 @@ class Workers:
             )
         )
 
+    def alive(self) -> list[subprocess.Popen]:
+        return [proc for proc in self.procs if proc.poll() is None]
+
+    def keep(self, count: int) -> None:
+        """As a supervisor (compose's restart policy) would: a worker that exited is started again."""
+        for _ in range(count - len(self.alive())):
+            self.start()
+
     def replace_one(self, sig: int) -> None:
-        alive = [proc for proc in self.procs if proc.poll() is None]
-        victim = random.choice(alive)
+        victim = random.choice(self.alive())
         os.killpg(victim.pid, signal.SIGKILL) if sig == signal.SIGKILL else os.kill(victim.pid, sig)
         self.start()
 
@@ -254,7 +262,9 @@ def one_run(label: str, *, sets: int, groups: int, seed: int, fault_every: float
     with app.connection_for_write() as conn:
         for queue in ("ingest", "default", "fanout"):
             conn.default_channel.client.delete(queue)
-    workers = Workers(work, env)
+    logs = Path(tempfile.gettempdir()) / f"stashcast-chaos-workers-{label}"  # kept: why a worker stopped
+    logs.mkdir(exist_ok=True)
+    workers = Workers(logs, env)
     for _ in range(2):
         workers.start()
     rng = random.Random(seed)
@@ -265,6 +275,7 @@ def one_run(label: str, *, sets: int, groups: int, seed: int, fault_every: float
     try:
         while not all_over(runs) and time.monotonic() - started < timeout:
             time.sleep(2)
+            workers.keep(2)
             play_beat()
             if fault_every and time.monotonic() >= next_fault:
                 fault = rng.choice(["postgres", "redis", "sigkill", "sigterm"])

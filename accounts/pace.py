@@ -29,8 +29,18 @@ class AccountNotResting(OperatorError):
 
 
 def account_bucket(*, account: TelegramAccount) -> TokenBucket:
-    """The account's shared send bucket, starting from the recorded pace when Redis holds none."""
-    return account_send_bucket(account_id=account.pk, start_per_minute=account.send_budget_per_minute)
+    """The account's shared send bucket, starting from the recorded pace, rest and stop when Redis holds none."""
+    return account_send_bucket(
+        account_id=account.pk, start_per_minute=account.send_budget_per_minute, start_halt=_halt_until(account)
+    )
+
+
+def account_send_check(*, account: TelegramAccount, bucket: TokenBucket) -> str:
+    """Before each message: why the account may not send (its rest or stop, as the database keeps them: Redis may
+    have forgotten them), or "". The bucket learns the recorded pace and halt, should Redis have lost its own."""
+    account.refresh_from_db(fields=["sending_stopped", "resting_until", "rest_reason", "send_budget_per_minute"])
+    bucket.remember(start_per_minute=account.send_budget_per_minute, halt=_halt_until(account))
+    return account_send_problem(account=account)
 
 
 def account_pace_record(

@@ -1,7 +1,8 @@
 import os
+import signal
 
 from celery import Celery
-from celery.signals import setup_logging
+from celery.signals import setup_logging, task_prerun, worker_shutting_down
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
@@ -18,3 +19,35 @@ def _use_django_logging(**kwargs):
     from django.conf import settings
 
     dictConfig(settings.LOGGING)
+
+
+def _shutdown_requested(signum, frame):
+    from core.engine import engine_shutdown_request
+
+    engine_shutdown_request()
+
+
+@task_prerun.connect
+def _warm_shutdown_in_pool_processes(**kwargs):
+    # A pool process told to stop (by the worker below, or a SIGTERM to the whole process group) lets the part on
+    # the wire finish, then hands its run back at once: queued again, for another worker to take up. Set before
+    # each task: billiard puts its own handler (exit at once) in place after the process starts.
+    from billiard.process import current_process
+
+    if current_process().name == "MainProcess":
+        return  # the solo or threads pool: the worker's own warm shutdown tells the runs (below)
+    if signal.getsignal(signal.SIGTERM) is not _shutdown_requested:
+        signal.signal(signal.SIGTERM, _shutdown_requested)
+
+
+@worker_shutting_down.connect
+def _warm_shutdown_tells_the_runs(sig, how, exitcode, **kwargs):
+    if how != "Warm":
+        return
+    from billiard.process import active_children
+
+    from core.engine import engine_shutdown_request
+
+    engine_shutdown_request()  # tasks running in this process (the solo and threads pools)
+    for child in active_children():
+        os.kill(child.pid, signal.SIGTERM)

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import psycopg
 from django.db import connections
 
-from core.locks import lock_key
+from core.locks import held_lock_forget, held_lock_register, lock_key
 
 SESSION = "telegram-session"
 
@@ -41,7 +41,8 @@ class SessionLease:
         return bool((await cursor.fetchone())[0])
 
 
-def _connection_params() -> dict:
+def connection_params() -> dict:
+    """The default database's connection settings, for a psycopg connection of its own."""
     params = connections["default"].get_connection_params()
     params.pop("cursor_factory", None)
     params.pop("context", None)
@@ -54,7 +55,7 @@ async def session_lease(name: str, *, wait_seconds: float):
     """Hold the lease of session `name` (an account's phone) inside the block; SessionBusy after waiting
     `wait_seconds` for it."""
     key = lock_key(SESSION, name)
-    connection = await psycopg.AsyncConnection.connect(**_connection_params(), autocommit=True)
+    connection = await psycopg.AsyncConnection.connect(**connection_params(), autocommit=True)
     try:
         if wait_seconds <= 0:
             cursor = await connection.execute("SELECT pg_try_advisory_lock(%s)", [key])
@@ -69,6 +70,8 @@ async def session_lease(name: str, *, wait_seconds: float):
                 raise SessionBusy(
                     f"Telegram session {name} stayed in use by another process for {wait_seconds:g} s."
                 ) from None
+        held_lock_register(key=key, backend_pid=connection.info.backend_pid, what=f"the session lease of {name}")
         yield SessionLease(connection, key)
     finally:
+        held_lock_forget(key=key)
         await connection.close()  # the lock goes with the connection

@@ -5,10 +5,14 @@ never collide by construction of the name (and only by a 2**-64 chance of hash).
 """
 
 import hashlib
+import logging
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
-from django.db import connections
+from django.db import DatabaseError, connections
+
+logger = logging.getLogger(__name__)
 
 ACCOUNT = "account"
 CONTENT_HASH = "content-hash"
@@ -21,6 +25,52 @@ NOTIFICATION = "notification"
 def lock_key(namespace: str, name: str) -> int:
     digest = hashlib.blake2b(f"{namespace}\x00{name}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+@dataclass(frozen=True)
+class HeldLock:
+    """A session-level advisory lock this process holds: which backend holds it, and what it guards."""
+
+    key: int
+    backend_pid: int
+    what: str
+
+
+# Every session lock (and lease) this process holds right now, so the run engine's heartbeat can check that
+# none went with its connection (a database restart drops them all). Registered after taking, forgotten before
+# releasing: a lock listed here is always held, unless it was lost.
+_held: dict[int, HeldLock] = {}
+
+
+def held_lock_register(*, key: int, backend_pid: int, what: str) -> None:
+    _held[key] = HeldLock(key=key, backend_pid=backend_pid, what=what)
+
+
+def held_lock_forget(*, key: int) -> None:
+    _held.pop(key, None)
+
+
+def held_locks() -> list[HeldLock]:
+    return list(_held.values())
+
+
+def _backend_pid(using: str) -> int:
+    return connections[using].connection.info.backend_pid
+
+
+def _register(namespace: str, name: str, using: str) -> None:
+    held_lock_register(
+        key=lock_key(namespace, name), backend_pid=_backend_pid(using), what=f"the {namespace} lock {name}"
+    )
+
+
+def _release(namespace: str, name: str, using: str) -> None:
+    held_lock_forget(key=lock_key(namespace, name))
+    try:
+        advisory_unlock(namespace=namespace, name=name, using=using)
+    except DatabaseError as exc:
+        # Its connection is gone, and the lock with it: nothing left to release.
+        logger.warning("The %s lock %s went with its database connection: %s", namespace, name, exc)
 
 
 def _scalar(sql: str, key: int, using: str) -> bool:
@@ -61,11 +111,13 @@ def advisory_lock(*, namespace: str, name: str, using: str = "default"):
     close_old_connections().
     """
     acquired = advisory_lock_try(namespace=namespace, name=name, using=using)
+    if acquired:
+        _register(namespace, name, using)
     try:
         yield acquired
     finally:
         if acquired:
-            advisory_unlock(namespace=namespace, name=name, using=using)
+            _release(namespace, name, using)
 
 
 @asynccontextmanager
@@ -74,11 +126,13 @@ async def async_advisory_lock(*, namespace: str, name: str, using: str = "defaul
     acquired = await sync_to_async(advisory_lock_try, thread_sensitive=True)(
         namespace=namespace, name=name, using=using
     )
+    if acquired:
+        await sync_to_async(_register, thread_sensitive=True)(namespace, name, using)
     try:
         yield acquired
     finally:
         if acquired:
-            await sync_to_async(advisory_unlock, thread_sensitive=True)(namespace=namespace, name=name, using=using)
+            await sync_to_async(_release, thread_sensitive=True)(namespace, name, using)
 
 
 def held_lock_count(*, using: str = "default") -> int:

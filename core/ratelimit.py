@@ -12,6 +12,7 @@ and every taker in every process learns it at its next token.
 """
 
 import asyncio
+import time
 from dataclasses import dataclass
 from functools import cache
 
@@ -21,7 +22,8 @@ from django.conf import settings
 KEY_PREFIX = "stashcast:ratelimit:"
 
 # KEYS[1] the bucket. ARGV: capacity, ceiling (tokens/s), raise_every, raise_step (tokens/s), memory (s),
-# start rate (tokens/s, when the bucket has none), mode, then the mode's arguments.
+# start rate (tokens/s, when the bucket has none), start halt (epoch, when the bucket has none), mode, then the
+# mode's arguments.
 # State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
 # (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0),
 # `ceiling` (the one it was last used under).
@@ -29,7 +31,7 @@ KEY_PREFIX = "stashcast:ratelimit:"
 _SCRIPT = """
 local capacity, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2])
 local raise_every, raise_step = tonumber(ARGV[3]), tonumber(ARGV[4])
-local memory, start, mode = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local memory, start, start_halt, mode = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
 local clock = redis.call("TIME")
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local state = redis.call("HMGET", KEYS[1], "tokens", "at", "rate", "cap", "clean", "halt", "ceiling")
@@ -42,7 +44,7 @@ local rate = math.min(ceiling, stored_rate)
 local before = rate
 local cap = math.min(ceiling, stored_cap)
 local clean = tonumber(state[5]) or 0
-local halt = tonumber(state[6]) or 0
+local halt = tonumber(state[6]) or start_halt
 local tokens = tonumber(state[1]) or capacity
 local at = tonumber(state[2]) or now
 if now > at then
@@ -63,22 +65,22 @@ if mode == "take" then
     end
   end
 elseif mode == "pause" then
-  at = math.max(at, now + tonumber(ARGV[8]))
+  at = math.max(at, now + tonumber(ARGV[9]))
   tokens = math.min(tokens, 0)
 elseif mode == "lower" then
   -- ARGV: factor, floor (tokens/s), pause seconds, share of the drawing rate clean sending may climb back to.
   -- Answers to sends reserved before the last lowering arrive while its pause runs: they lower nothing more.
   local paused = at > now
   if not paused then
-    local floor = tonumber(ARGV[9])
-    cap = math.max(floor, rate * tonumber(ARGV[11]))
-    rate = math.max(floor, rate * tonumber(ARGV[8]))
+    local floor = tonumber(ARGV[10])
+    cap = math.max(floor, rate * tonumber(ARGV[12]))
+    rate = math.max(floor, rate * tonumber(ARGV[9]))
     clean, changed = 0, 1
   end
-  at = math.max(at, now + tonumber(ARGV[10]))
+  at = math.max(at, now + tonumber(ARGV[11]))
   tokens = math.min(tokens, 0)
 elseif mode == "halt" then
-  halt = tonumber(ARGV[8])
+  halt = tonumber(ARGV[9])
 end
 redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at), "rate", tostring(rate),
   "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt), "ceiling", tostring(ceiling))
@@ -91,6 +93,10 @@ return {status, tostring(wait), tostring(rate), changed, tostring(halt), tostrin
 @cache
 def _script(url: str):
     return redis.Redis.from_url(url).register_script(_SCRIPT)
+
+
+class BucketUnavailable(Exception):
+    """Redis did not answer for REDIS_PATIENCE_SECONDS: nothing can be paced, so nothing is sent."""
 
 
 class BucketHalted(Exception):
@@ -117,7 +123,8 @@ class TokenBucket:
     """`capacity` tokens at most, refilled at `per_minute` / 60 a second (the ceiling of an adaptive pace).
 
     With `raise_every`, a lowered pace climbs back by `raise_step_per_minute` every that many clean takes.
-    `start_per_minute` is the pace of a bucket Redis does not hold (yet, or any more).
+    `start_per_minute` is the pace of a bucket Redis does not hold (yet, or any more), and `start_halt` its
+    halt: what the database remembers, so a flushed or restarted Redis forgets neither (`remember`).
     """
 
     def __init__(
@@ -130,6 +137,7 @@ class TokenBucket:
         raise_step_per_minute: float = 0,
         memory_seconds: float = 86400,
         start_per_minute: float | None = None,
+        start_halt: float = 0,
     ):
         if per_minute <= 0:
             raise ValueError(f"A rate must be above 0 per minute, got {per_minute}.")
@@ -141,11 +149,25 @@ class TokenBucket:
         self.raise_every = raise_every
         self.raise_step = raise_step_per_minute / 60
         self.memory_seconds = memory_seconds
-        start = per_minute if start_per_minute is None else start_per_minute
+        self.remember(start_per_minute=start_per_minute, halt=start_halt)
+
+    def remember(self, *, start_per_minute: float | None, halt: float) -> None:
+        """The pace (None: the ceiling) and halt the database keeps: where the bucket starts again if Redis has
+        forgotten it."""
+        start = self.rate * 60 if start_per_minute is None else start_per_minute
         self.start = min(self.rate, max(start / 60, 1e-6))
+        self.start_halt = halt
 
     def _call(self, mode: str, *args: float) -> Pace:
-        fixed = [self.capacity, self.rate, self.raise_every, self.raise_step, self.memory_seconds, self.start]
+        fixed = [
+            self.capacity,
+            self.rate,
+            self.raise_every,
+            self.raise_step,
+            self.memory_seconds,
+            self.start,
+            self.start_halt,
+        ]
         status, wait, rate, changed, halt, cap, before = _script(settings.REDIS_URL)(
             keys=[self.key], args=[*fixed, mode, *args]
         )
@@ -182,14 +204,27 @@ class TokenBucket:
         return self._call("state")
 
     async def acquire(self) -> Pace:
-        """Take one token, waiting until it is due."""
-        pace = await asyncio.to_thread(self.take)
+        """Take one token, waiting until it is due. Redis not answering (a restart, a blip) is waited out for up to
+        REDIS_PATIENCE_SECONDS, then BucketUnavailable: a send is never made unpaced."""
+        deadline = time.monotonic() + settings.REDIS_PATIENCE_SECONDS
+        while True:
+            try:
+                pace = await asyncio.to_thread(self.take)
+                break
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if time.monotonic() >= deadline:
+                    raise BucketUnavailable(
+                        f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s: {exc}"
+                    ) from exc
+                await asyncio.sleep(1)
         if pace.wait > 0:
             await asyncio.sleep(pace.wait)
         return pace
 
 
-def account_send_bucket(*, account_id: int, start_per_minute: float | None = None) -> TokenBucket:
+def account_send_bucket(
+    *, account_id: int, start_per_minute: float | None = None, start_halt: float = 0
+) -> TokenBucket:
     """The send budget of one Telegram account: every message of every run and worker takes from it.
 
     Its ceiling is REMINDER_MAX_SEND_PER_MINUTE; the pace under it adapts (REMINDER_PACE_*)."""
@@ -202,4 +237,5 @@ def account_send_bucket(*, account_id: int, start_per_minute: float | None = Non
         raise_step_per_minute=ceiling * settings.REMINDER_PACE_RAISE_STEP,
         memory_seconds=settings.REMINDER_PACE_MEMORY_HOURS * 3600,
         start_per_minute=start_per_minute,
+        start_halt=start_halt,
     )

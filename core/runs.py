@@ -87,15 +87,30 @@ def run_claim_next(*, model: type[ClaimableRun], **filters) -> ClaimableRun | No
     return model.from_db(connection.alias, [field.attname for field in model._meta.concrete_fields], row)
 
 
-def run_heartbeat(*, run: ClaimableRun) -> bool:
-    """Prove this worker still holds the run; False means it was reaped: stop."""
-    now = timezone.now()
-    alive = (
-        type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id).update(heartbeat_at=now)
+def run_holds(*, run: ClaimableRun) -> bool:
+    """Whether this worker still holds the run (the operator has not paused or canceled it, nobody took it)."""
+    return type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id).exists()
+
+
+def run_hand_back(*, run: ClaimableRun, error: str = "", enqueue: bool = True) -> bool:
+    """Give a run this worker holds back to the queue (and send its task again, unless the caller's task retries
+    itself); False when it is not ours any more. Without an error nothing happened to the run (its session was
+    busy elsewhere); with one, the work stopped part-way (a lost lock, a warm shutdown) and the run says why."""
+    fields = {"error": error} if error else {}
+    handed = (
+        type(run)
+        .objects.filter(pk=run.pk, status=RunStatus.RUNNING, worker_id=run.worker_id)
+        .update(status=RunStatus.QUEUED, worker_id="", **fields)
     )
-    if alive:
-        run.heartbeat_at = now
-    return bool(alive)
+    if not handed:
+        return False
+    run.status, run.worker_id = RunStatus.QUEUED, ""
+    if error:
+        logger.warning("%s #%s handed back to the queue: %s", type(run).__name__, run.pk, error)
+    kind = _KINDS.get(type(run)._meta.label)
+    if enqueue and kind is not None:
+        transaction.on_commit(lambda: kind.enqueue(run.pk))
+    return True
 
 
 def run_finish(*, run: ClaimableRun, status: str, error: str = "", **fields) -> bool:

@@ -11,6 +11,14 @@ class StorageUnusable(Exception):
     """The storage cannot be written or read back; the message says where and why."""
 
 
+def storage_outage(exc: BaseException) -> bool:
+    """Whether an error is the object store being away (down, unreachable, overloaded), not a fault of what was
+    being stored: a connection or timeout error, or a 5xx answer."""
+    if isinstance(exc, ClientError):
+        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
+    return isinstance(exc, BotoCoreError)
+
+
 def storage_describe() -> str:
     bucket = getattr(default_storage, "bucket_name", None)
     if bucket is None:

@@ -19,7 +19,6 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.utils import timezone
 
@@ -27,8 +26,10 @@ from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
 from core import locks
 from core.crypto import unseal
+from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
 from core.models import RunStatus
-from core.runs import run_finish, run_heartbeat
+from core.runs import run_finish
+from core.storage import storage_describe, storage_outage
 from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
 from ingestion.cycle import (
@@ -67,15 +68,14 @@ from telegram.retry import TransientRetries
 logger = logging.getLogger(__name__)
 
 
-class IngestionCycle(FetchStage, UploadStage, PreviewStage):
+class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
     def __init__(self, *, run: IngestionRun, on_progress: Callable[[IngestionRun], None] | None = None):
-        self.run = run
+        super().__init__(run=run)
         self.account = run.account
         self.progress = Progress(run=run)
         self.on_progress = on_progress
         self.staging = Path(settings.INGEST_STAGING_DIR) / f"run-{run.pk}"
         self.gateways: dict[int, TelegramGateway] = {}
-        self.lost_claim = False
         self.waiting_until: float | None = None  # when the earliest set waiting for volumes settles
         self.prefetching: dict[int, asyncio.Task] = {}  # sets downloading while the set before them uploads
         self.up_next: tuple[TelegramGateway, ScanTarget, ArchiveSet] | None = None  # what may download early
@@ -92,7 +92,15 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
                 self._finish(RunStatus.FAILED, "Another ingestion run is already working for this account.")
                 return RunStatus.FAILED
             try:
-                status, error = async_to_sync(self._cycle)()
+                status, error = self.drive(self._cycle)
+            except WorkLost as lost:
+                # Its lock or claim went (a database restart): nothing more goes to Telegram from here; the run
+                # is queued again at once, and what was decided stays decided.
+                self.hand_back(lost)
+                return RunStatus.QUEUED
+            except WorkStopped as stopped:
+                logger.info("Ingestion run %s: %s", self.run.pk, stopped)
+                return RunStatus.QUEUED
             except (AuthRequired, AccountRestricted) as exc:
                 account_mark_unusable(account=self.account, error=exc)
                 notifications.notify_account_unusable(account=self.account)
@@ -103,9 +111,8 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
             finally:
                 shutil.rmtree(self.staging, ignore_errors=True)
             self._flush(force=True)
-            if not self.lost_claim:
-                self._finish(status, error)
-                self._come_back_for_waiting_sets()
+            self._finish(status, error)
+            self._come_back_for_waiting_sets()
             return status
 
     def _come_back_for_waiting_sets(self) -> None:
@@ -129,24 +136,15 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
         IngestionRun.objects.filter(pk=self.run.pk).update(**{name: getattr(self.run, name) for name in names})
         self.progress.dirty.clear()
         self.progress.written_at = time.monotonic()
-        if not run_heartbeat(run=self.run):
-            self.lost_claim = True
+        self.progressed()
 
     async def tick(self, **values) -> None:
+        self.check()
         self.progress.set(**values)
         if self.progress.due():
             await db(self._flush)()
         if self.on_progress is not None:
             self.on_progress(self.run)
-        if self.lost_claim:
-            raise CycleInterrupted("This run was taken over after its heartbeat went quiet.")
-
-    async def _keep_claim(self) -> None:
-        """Heartbeat on a timer, not on progress: one part's upload can outlast the stale threshold."""
-        while not self.lost_claim:
-            await asyncio.sleep(settings.WORK_HEARTBEAT_SECONDS)
-            if not await db(run_heartbeat)(run=self.run):
-                self.lost_claim = True
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
@@ -157,7 +155,6 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
             maps=[channel_map for channel_map, _ in maps], cycle=cycle, asked=self.run.channel_id is not None
         )
         problems = []
-        keep_claim = asyncio.create_task(self._keep_claim())
         try:
             reader = await self._gateway(self.account)
             # Scanned channels are asked too (same request): their last id is what the scan reaches.
@@ -185,7 +182,7 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
                         await db(self._channel_unreachable)(channel_map, str(exc))
                         problems.append(f"{channel_map.channel.title}: {exc}")
                         log.note(scanning.FAILED, str(exc))
-                    except (CycleInterrupted, AuthRequired, AccountRestricted) as exc:
+                    except (CycleInterrupted, AuthRequired, AccountRestricted, WorkInterrupted, *OUTAGES) as exc:
                         log.note(scanning.FAILED, str(exc))
                         raise
                     except Exception as exc:
@@ -197,8 +194,6 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
         except CycleInterrupted as exc:
             problems.append(str(exc))
         finally:
-            keep_claim.cancel()
-            await asyncio.gather(keep_claim, return_exceptions=True)
             await self._prefetch_drop()
             for gateway in self.gateways.values():
                 await gateway.__aexit__(None, None, None)
@@ -298,6 +293,7 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
         """One Telegram request: short FloodWaits are slept through, then the same request again."""
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         while True:
+            self.check()
             try:
                 return await make_call()
             except FloodWait as exc:
@@ -495,13 +491,19 @@ class IngestionCycle(FetchStage, UploadStage, PreviewStage):
                     "No destination channel with a logged-in writer account; choose one on the Channels page.",
                 )
             return await self._ingest(reader, target, archive_set, writer)
-        except (SetFailed, CycleInterrupted, AuthRequired, AccountRestricted):
-            raise
+        except (SetFailed, CycleInterrupted, AuthRequired, AccountRestricted, WorkInterrupted, *OUTAGES):
+            raise  # an outage (the database away) is not the set's fault
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 raise SetFailed(SkipReason.DISK_FULL, f"The staging disk is full ({exc}).") from exc
             raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
         except Exception as exc:
+            if storage_outage(exc):
+                # Not the archive's fault: no attempt is charged to the set, the watermark stays below it.
+                raise CycleInterrupted(
+                    f"Interrupted by an outage: {storage_describe()} did not answer ({exc.__class__.__name__}) "
+                    f"while keeping {archive_set.file_name}; it is taken again next cycle."
+                ) from exc
             logger.exception("Unexpected error while ingesting %s in %s", archive_set.file_name, target.label)
             raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
 

@@ -3,12 +3,13 @@
 import asyncio
 import logging
 import shutil
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState
@@ -42,14 +43,33 @@ def ingestion_recover() -> dict:
     )
     backfilled = stubs_backfill()
     requeued = packages_check_destination()
-    swept = staging_sweep()
     return {
         "requeued_runs": reaped.requeued,
         "failed_runs": reaped.failed,
         "backfilled": backfilled,
         "reuploads": requeued,
-        "staging_swept": swept,
     }
+
+
+def staging_sweep_keep(*, every_seconds: float) -> threading.Thread:
+    """Sweep this host's staging now, then every `every_seconds`, on a thread of the worker process: staging is
+    the host's own disk, so no task on a shared queue can sweep it (a host may take only `ingest` and `fanout`)."""
+
+    def sweep_forever() -> None:
+        while True:
+            try:
+                swept = staging_sweep()
+                if swept:
+                    logger.info("Swept %d leftovers from the staging folder %s", swept, settings.INGEST_STAGING_DIR)
+            except Exception:
+                logger.exception("Sweeping the staging folder %s failed", settings.INGEST_STAGING_DIR)
+            finally:
+                connection.close()  # this thread's own: not kept open for an hour
+            time.sleep(every_seconds)
+
+    thread = threading.Thread(target=sweep_forever, name="staging sweep", daemon=True)
+    thread.start()
+    return thread
 
 
 def staging_sweep() -> int:

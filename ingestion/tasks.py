@@ -39,7 +39,9 @@ def ingestion_recover() -> dict:
 
 @worker_ready.connect
 def _recover_at_start(sender, **kwargs):
-    # A worker that starts recovers what a crash left, then looks for new archives right away.
+    # A worker that starts sweeps its host's staging (then hourly), recovers what a crash left, then looks for
+    # new archives right away.
+    recovery.staging_sweep_keep(every_seconds=settings.INGEST_STAGING_SWEEP_SECONDS)
     ingestion_recover.delay()
     ingestion_cycle_start.delay()
 

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import secrets
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -22,15 +22,17 @@ from django.db.models import Case, Count, Q, When
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts import pace
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
 from accounts.services import account_mark_unusable
 from core import locks
 from core.crypto import unseal
+from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
 from core.models import RunStatus
 from core.notifications import notification_raise
-from core.ratelimit import account_send_bucket
-from core.runs import run_claim, run_finish, run_heartbeat, run_take_over, run_task_send
+from core.ratelimit import BucketHalted, BucketUnavailable
+from core.runs import run_finish, run_hand_back, run_task_send
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.gateway import open_gateway
@@ -39,7 +41,7 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-BUSY = "busy"  # another sending run holds the account; the task tries again later
+PEER_FLOOD = "PEER_FLOOD"
 TASK = "packages.tasks.package_send_execute"
 SEND_FAILED = "package_send_failed"
 
@@ -174,49 +176,51 @@ def package_send_enqueue(send_id: int, countdown: int = 0) -> None:
 
 def package_send_execute(*, send_id: int) -> str | None:
     """Copy a queued send's parts; its ending status, BUSY when its account is busy, None when nothing to do."""
-    account_id = PackageSend.objects.filter(pk=send_id).values_list("account_id", flat=True).first()
-    if account_id is None:
-        return None
-    with locks.advisory_lock(namespace=locks.FANOUT_ACCOUNT, name=str(account_id)) as acquired:
-        if not acquired:
-            return BUSY
-        send = run_claim(model=PackageSend, run_id=send_id) or run_take_over(model=PackageSend, run_id=send_id)
-        if send is None:
-            return None
-        return _Copier(send).execute()
+    return run_engine_start(model=PackageSend, run_id=send_id, engine=_Copier)
 
 
 class _Stop(Exception):
     """The whole send stops with this message."""
 
 
-class _Copier:
-    def __init__(self, send: PackageSend):
-        self.send = send
-        self.account = send.account
-        self.lost_claim = False
+class _Copier(RunEngine):
+    def __init__(self, *, run: PackageSend):
+        super().__init__(run=run)
+        self.send = run
+        self.account = run.account
 
     def execute(self) -> str | None:
         error = ""
         try:
-            async_to_sync(self._main)()
+            self.drive(self._main)
         except SessionInUse:
             # Another process talks as this account (an ingestion cycle): queued again, tried again later.
-            PackageSend.objects.filter(pk=self.send.pk, worker_id=self.send.worker_id).update(
-                status=RunStatus.QUEUED, worker_id=""
-            )
+            run_hand_back(run=self.send, enqueue=False)
             return BUSY
+        except WorkLost as lost:
+            self.hand_back(lost)
+            return None
+        except WorkStopped:
+            self._counts()  # the operator's ending stands; the counters stay true
+            return None
         except _Stop as exc:
             error = str(exc)
-        except (AccountRestricted, AuthRequired) as exc:
-            account_mark_unusable(account=self.account, error=exc)  # its login page says what to do
+        except AccountRestricted as exc:
+            if exc.rpc == PEER_FLOOD:
+                # Telegram thinks the account spams: it rests (every send and run of it stops), it is not banned.
+                reason = f"Telegram answered {PEER_FLOOD} during send #{self.send.pk}"
+                pace.account_rest(account=self.account, reason=reason)
+                error = f"{self.account} rests ({reason}); send again after the rest."
+            else:
+                account_mark_unusable(account=self.account, error=exc)  # its login page says what to do
+                error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
+        except AuthRequired as exc:
+            account_mark_unusable(account=self.account, error=exc)
             error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
         except TelegramError as exc:
             logger.warning("Send #%s stopped: %s", self.send.pk, exc)
             error = f"{exc.rpc}: {exc}" if exc.rpc else str(exc)
         counts = self._counts()
-        if self.lost_claim:
-            return None
         if counts["parts_sent"] == self.send.parts_total:
             status = RunStatus.SUCCESS
         else:
@@ -254,23 +258,36 @@ class _Copier:
             PackageSendPart.objects.filter(pk=part.pk).update(error=error[:2000])
         else:
             PackageSendPart.objects.filter(pk=part.pk).update(sent_message_id=message_id, sent_at=timezone.now())
+            self.progressed()
         self._counts()
-        if not run_heartbeat(run=self.send):
-            self.lost_claim = True
+
+    async def _may_send(self, bucket) -> None:
+        """Before each message: the claim and the operator's word, then the account's rest and stop as the database
+        keeps them (Redis may have forgotten them), then a token (a halted bucket: the account rests or stopped)."""
+        await self.guard()
+        problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+        if problem:
+            raise _Stop(problem)
+        try:
+            await bucket.acquire()
+        except BucketHalted as exc:
+            problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+            raise _Stop(problem or f"Sending is held for {self.account}; send again later.") from exc
+        except BucketUnavailable as exc:
+            raise _Stop(f"{exc}. Nothing more was sent; send again once Redis is back.") from exc
+        self.check()
 
     async def _main(self) -> None:
         parts, refs = await db(self._load)()
         if not parts:
             return
-        bucket = account_send_bucket(account_id=self.account.pk)
+        bucket = pace.account_bucket(account=self.account)
         target = refs[self.send.chat_id]
         async with open_gateway(phone=self.account.phone, session=unseal(self.account.session_sealed)) as gateway:
             for part in parts:
-                if self.lost_claim:
-                    return
                 retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
                 while True:
-                    await bucket.acquire()
+                    await self._may_send(bucket)
                     try:
                         sent = await gateway.copy_message(
                             refs[part.from_chat_id],

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
@@ -39,11 +39,12 @@ from django.utils import timezone
 from accounts import pace
 from accounts.models import AccountChat, PaceEventKind, TelegramAccount
 from accounts.services import account_mark_unusable
-from core import clock, locks
+from core import clock
 from core.crypto import unseal
+from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
-from core.ratelimit import BucketHalted, Pace
-from core.runs import run_claim, run_finish, run_heartbeat, run_take_over
+from core.ratelimit import BucketHalted, BucketUnavailable, Pace
+from core.runs import run_finish, run_hand_back
 from reminders import services
 from reminders.models import MediaFile, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
 from telegram.errors import (
@@ -62,7 +63,6 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-BUSY = "busy"  # another run holds the account, or another process its session; the task tries again later
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
 
@@ -73,6 +73,7 @@ MEDIA = "media"
 ERROR = "error"
 RESTING = "resting"  # the account rests or its sending was stopped: the bucket is halted
 ERRORS = "errors"  # too many recent groups failed
+OUTAGE = "outage"  # Redis (the shared budget) did not answer: nothing can be paced
 
 
 def db(function):
@@ -96,21 +97,12 @@ class Part:
 
 def reminder_run_execute(*, run_id: int) -> str | None:
     """Send a queued run; its ending status, BUSY when its account is busy, None when there is nothing to do."""
-    account_id = ReminderRun.objects.filter(pk=run_id).values_list("account_id", flat=True).first()
-    if account_id is None:
-        return None
-    with locks.advisory_lock(namespace=locks.FANOUT_ACCOUNT, name=str(account_id)) as acquired:
-        if not acquired:
-            return BUSY
-        run = run_claim(model=ReminderRun, run_id=run_id) or run_take_over(model=ReminderRun, run_id=run_id)
-        if run is None:
-            return None  # another delivery already finished it, or it is paused or canceled
-        return Fanout(run=run).execute()
+    return run_engine_start(model=ReminderRun, run_id=run_id, engine=Fanout)
 
 
-class Fanout:
+class Fanout(RunEngine):
     def __init__(self, *, run: ReminderRun):
-        self.run = run
+        super().__init__(run=run)
         self.reminder = run.reminder
         self.account = run.account
         self.stop_reason = ""
@@ -132,15 +124,17 @@ class Fanout:
         error = ""
         logger.info("Reminder run #%s: sending for %s", self.run.pk, self.account)
         try:
-            async_to_sync(self._main)()
+            self.drive(self._main)
         except SessionInUse:
             # Another process kept talking as this account past REMINDER_SESSION_WAIT_SECONDS (a long upload of
             # an ingestion cycle): nothing was sent, so the run is queued again and tried again later.
-            ReminderRun.objects.filter(pk=self.run.pk, worker_id=self.run.worker_id).update(
-                status=RunStatus.QUEUED, worker_id=""
-            )
+            run_hand_back(run=self.run, enqueue=False)
             logger.info("Reminder run #%s: %s is busy with another process; queued again", self.run.pk, self.account)
             return BUSY
+        except WorkLost as lost:
+            # Its lock or claim went (a database restart): the next worker goes on at each group's next part.
+            self.hand_back(lost)
+            return None
         except Exception as exc:
             logger.exception("Reminder run #%s failed", self.run.pk)
             self._stop(ERROR, exc)
@@ -180,6 +174,9 @@ class Fanout:
             summary = services.summary_account_resting(run=run, account=account, counts=counts, partly=partly)
             cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
             return RunStatus.PAUSED, summary, cause
+        if self.stop_reason == OUTAGE:
+            summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
+            return RunStatus.PAUSED, summary, ""
         if self.stop_reason == ERRORS:
             reasons = Counter(error for error in self.recent if error)
             summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)
@@ -213,7 +210,7 @@ class Fanout:
     @property
     def _aborting(self) -> bool:
         """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
-        return self.stop_reason in {ACCOUNT, MEDIA, RESTING}
+        return self.stop_reason in {ACCOUNT, MEDIA, RESTING, OUTAGE}
 
     # Database steps (sync, called through db()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
@@ -242,8 +239,8 @@ class Fanout:
         )
         sends, self.tallied = self.messages_sent - self.tallied, self.messages_sent
         pace.account_sends_tally(account=self.account, sends=sends)
-        if not run_heartbeat(run=self.run):
-            self.lost_claim = True
+        if sends:
+            self.progressed()
 
     def _target_start(self, target: ReminderRunTarget) -> bool:
         """False when the target was canceled meanwhile, or the run is no longer this worker's (the operator
@@ -286,6 +283,19 @@ class Fanout:
         if status in (TargetStatus.SENT, TargetStatus.FAILED):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
 
+    def _target_left(self, target: ReminderRunTarget) -> None:
+        """A group stopped part-way goes on at its next part when the run resumes; when the operator canceled the
+        run meanwhile, it is skipped as the canceled groups are (its parts already sent are counted)."""
+        status = ReminderRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        if self.lost_claim and status not in (RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.QUEUED):
+            ReminderRunTarget.objects.filter(pk=target.pk).update(
+                status=TargetStatus.SKIPPED,
+                error=f"{services.CANCELED} after {target.parts_sent} of {len(self.parts)} parts",
+                finished_at=timezone.now(),
+            )
+            return
+        self._target_end(target, TargetStatus.PENDING)
+
     def _count_outcome(self, error: str) -> None:
         """More than the allowed share of the last groups failed: stop burning through the list."""
         self.recent.append(error)
@@ -309,7 +319,7 @@ class Fanout:
             wait_seconds=settings.REMINDER_SESSION_WAIT_SECONDS,
         ) as gateway:
             self.gateway = gateway
-            heartbeat = asyncio.create_task(self._heartbeat())
+            progress = asyncio.create_task(self._keep_progress())
             try:
                 async with asyncio.TaskGroup() as group:
                     for _ in range(min(settings.REMINDER_GROUP_CONCURRENCY, len(queue))):
@@ -317,10 +327,11 @@ class Fanout:
             except BaseExceptionGroup as errors:
                 raise errors.exceptions[0] from None
             finally:
-                heartbeat.cancel()
-                await asyncio.gather(heartbeat, return_exceptions=True)
+                progress.cancel()
+                await asyncio.gather(progress, return_exceptions=True)
 
-    async def _heartbeat(self) -> None:
+    async def _keep_progress(self) -> None:
+        """The counters the pages show; the claim is proved by the engine's heartbeat, not here."""
         while True:
             await asyncio.sleep(settings.REMINDER_PROGRESS_EVERY_SECONDS)
             await db(self._flush)()
@@ -352,7 +363,7 @@ class Fanout:
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
                     await db(self._part_sent)(target, index)
         except _LeavePending:
-            await db(self._target_end)(target, TargetStatus.PENDING)
+            await db(self._target_left)(target)
             return
         except _TargetFailed as exc:
             await db(self._target_end)(target, TargetStatus.FAILED, str(exc))
@@ -369,13 +380,27 @@ class Fanout:
         await asyncio.sleep(delay)
 
     async def _paced(self) -> None:
-        """Wait for a token of the account's budget, and for any FloodWait the account is serving. A halted
-        bucket (the account rests, or its sending was stopped) stops the run, whichever process halted it."""
+        """Before each message: the operator's Pause or Cancel and the account's rest or stop (as the database
+        keeps them: Redis may have forgotten), then a token of the account's budget, and any FloodWait the account
+        is serving. A halted bucket (the account rests, or its sending was stopped) stops the run, whichever
+        process halted it; Redis away for longer than REDIS_PATIENCE_SECONDS pauses it."""
+        try:
+            await self.guard()
+        except WorkStopped as exc:
+            self.lost_claim = True
+            raise _LeavePending from exc
+        if await db(pace.account_send_check)(account=self.account, bucket=self.bucket):
+            self._stop(RESTING)
+            raise _LeavePending
         try:
             now = await self.bucket.acquire()
         except BucketHalted as exc:
             self._stop(RESTING)
             raise _LeavePending from exc
+        except BucketUnavailable as exc:
+            self._stop(OUTAGE, exc)
+            raise _LeavePending from exc
+        self.check()
         if now.changed:
             reason = "Clean sending raised the pace"
             await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)

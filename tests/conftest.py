@@ -1,5 +1,7 @@
 import asyncio
 import copy
+import os
+import subprocess
 
 import pytest
 
@@ -160,3 +162,29 @@ def object_store(settings):
     settings.STORAGE_URL = url
     settings.STORAGES = {**settings.STORAGES, "default": default_storage_for(url)}
     return url
+
+
+@pytest.fixture
+def postgres_restart():
+    """Restart the test stack's embedded PostgreSQL at once, as a crash would (`pg_ctl restart -m immediate`):
+    every connection goes, and every advisory lock and lease with it. Tests using it need transaction=True."""
+    from django.db import connection
+
+    from config.devstack import PG_OS_USER, Stack, _pg_bin
+
+    data = Stack.from_env().var / "postgres"
+    if not (data / "postmaster.pid").exists():
+        pytest.skip("needs the embedded PostgreSQL of `config.devstack test`")
+
+    def restart() -> None:
+        subprocess.run(
+            [str(_pg_bin() / "pg_ctl"), "-D", str(data), "-l", str(data.parent / "postgres.log")]
+            + ["-m", "immediate", "-w", "-t", "60", "restart"],
+            user=PG_OS_USER if os.geteuid() == 0 else None,
+            check=True,
+            capture_output=True,
+        )
+
+    yield restart
+    if connection.connection is not None and not connection.is_usable():
+        connection.close()

@@ -207,9 +207,18 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # Work claiming
-WORK_HEARTBEAT_SECONDS = envint("WORK_HEARTBEAT_SECONDS", 15, minimum=1)
 WORK_STALE_AFTER_SECONDS = envint("WORK_STALE_AFTER_SECONDS", 300, minimum=5)
+# Beats on a thread of its own (core.engine); a third of the threshold leaves a live run two beats of slack.
+WORK_HEARTBEAT_SECONDS = envint("WORK_HEARTBEAT_SECONDS", max(1, WORK_STALE_AFTER_SECONDS // 3), minimum=1)
+if WORK_HEARTBEAT_SECONDS * 2 > WORK_STALE_AFTER_SECONDS:
+    raise ImproperlyConfigured(
+        f"WORK_HEARTBEAT_SECONDS={WORK_HEARTBEAT_SECONDS} is not well below WORK_STALE_AFTER_SECONDS="
+        f"{WORK_STALE_AFTER_SECONDS}: live runs would be reaped as dead. Use at most half of it (a third is the "
+        "default)."
+    )
 WORK_MAX_REQUEUES = envint("WORK_MAX_REQUEUES", 3, minimum=0)
+# How long a send waits out Redis not answering (a restart) before its run pauses, saying why.
+REDIS_PATIENCE_SECONDS = envint("REDIS_PATIENCE_SECONDS", 60, minimum=1)
 # A run still queued after this long gets its task sent again (the broker may have lost it).
 WORK_RESEND_QUEUED_AFTER_SECONDS = envint("WORK_RESEND_QUEUED_AFTER_SECONDS", 1800, minimum=60)
 
@@ -280,6 +289,8 @@ INGEST_SCAN_HISTORY_DAYS = envint("INGEST_SCAN_HISTORY_DAYS", 14, minimum=1)
 CELERY_BEAT_SCHEDULE["channel-scans-purge"] = {"task": "ingestion.tasks.channel_scans_purge", "schedule": 86400.0}
 # An unfinished download is kept this long for the next attempt to resume (a killed worker's, a failed set's).
 INGEST_PARTIAL_KEEP_HOURS = envint("INGEST_PARTIAL_KEEP_HOURS", 24, minimum=0)
+# Every worker sweeps its own host's staging at start and this often (ingestion.recovery.staging_sweep_keep).
+INGEST_STAGING_SWEEP_SECONDS = envint("INGEST_STAGING_SWEEP_SECONDS", 3600, minimum=1)
 # Previews: a photo posted this close to an archive (same topic, caption naming it) shows it; else the first
 # of this many images inside the archive, each made a thumbnail in the listing child (the others: the picker).
 PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS = envint("PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS", 600, minimum=0)

@@ -111,12 +111,20 @@ def test_production_settings_pass_the_deploy_checks(tmp_path):
         ({"DJANGO_SECURE_SSL_REDIRECT": "sometimes"}, "DJANGO_SECURE_SSL_REDIRECT='sometimes' is not a boolean"),
         ({"STORAGE_URL": "minio:9000/stashcast"}, "STORAGE_URL must start with s3://"),
         ({"STORAGE_URL": "s3+http://key:secret@minio:9000"}, "STORAGE_URL names no bucket"),
+        ({"WORK_STALE_AFTER_SECONDS": "10", "WORK_HEARTBEAT_SECONDS": "15"}, "is not well below"),
+        ({"WORK_STALE_AFTER_SECONDS": "10", "WORK_HEARTBEAT_SECONDS": "6"}, "Use at most half of it"),
     ],
 )
 def test_production_refuses_to_start_misconfigured(tmp_path, overrides, message):
     result = _manage(_production_env(tmp_path, **overrides), "check")
     assert result.returncode != 0
     assert message in result.stderr, result.stderr[-2000:]
+
+
+def test_the_heartbeat_period_follows_the_stale_threshold(tmp_path):
+    env = _production_env(tmp_path, WORK_STALE_AFTER_SECONDS="60")
+    result = _manage(env, "shell", "-c", "from django.conf import settings; print(settings.WORK_HEARTBEAT_SECONDS)")
+    assert result.stdout.split()[-1] == "20", result.stderr[-2000:]
 
 
 # --- Celery ----------------------------------------------------------------------------------------

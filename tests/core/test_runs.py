@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from core.models import RunStatus
-from core.runs import run_claim, run_claim_next, run_finish, run_heartbeat, runs_reap, worker_id
+from core.runs import run_claim, run_claim_next, run_finish, run_holds, runs_reap, worker_id
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db
@@ -30,13 +30,13 @@ def test_claim_next_takes_the_oldest_queued_run():
     assert run_claim_next(model=ProbeRun) is None
 
 
-def test_heartbeat_fails_once_the_run_was_taken_away():
+def test_a_run_taken_away_is_no_longer_held():
     run = run_claim(model=ProbeRun, run_id=ProbeRun.objects.create().pk)
-    assert run_heartbeat(run=run)
+    assert run_holds(run=run)
 
     ProbeRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, worker_id="")
 
-    assert not run_heartbeat(run=run)
+    assert not run_holds(run=run)
     assert not run_finish(run=run, status=RunStatus.SUCCESS)
     assert ProbeRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
 

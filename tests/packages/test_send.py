@@ -323,7 +323,7 @@ def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_wor
     assert len(_documents(FRIENDS)) == 3
 
 
-def test_a_restricted_account_stops_the_send_and_is_marked(ingest_world):
+def test_peer_flood_rests_the_account_and_stops_the_send(ingest_world):
     faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "after": 1, "times": 100}]
     ingest_world(
         world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
@@ -336,5 +336,7 @@ def test_a_restricted_account_stops_the_send_and_is_marked(ingest_world):
     assert _execute(send) == RunStatus.PARTIAL
 
     send.refresh_from_db()
-    assert send.parts_sent == 1 and "PEER_FLOOD" in send.error
-    assert TelegramAccount.objects.get(phone=WRITER).auth_state == "restricted"
+    assert send.parts_sent == 1 and "PEER_FLOOD" in send.error and "rests" in send.error
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    assert writer.is_resting, "PEER_FLOOD rests the account, as fan-out does"
+    assert writer.auth_state == "authenticated", "a rest is not a ban: the login stays"

@@ -1,0 +1,113 @@
+"""The run engine's heartbeat: its own thread and connection, and what it notices."""
+
+import asyncio
+import threading
+import time
+
+import psycopg
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+
+from core import locks
+from core.engine import RunEngine, WorkLost, WorkStopped
+from core.leases import connection_params
+from core.models import RunStatus
+from core.runs import run_claim
+from tests.claimtest.models import ProbeRun
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def quick_heartbeat(settings):
+    settings.WORK_HEARTBEAT_SECONDS = 1
+
+
+def _claimed() -> ProbeRun:
+    return run_claim(model=ProbeRun, run_id=ProbeRun.objects.create().pk)
+
+
+def test_the_heartbeat_beats_while_the_database_thread_is_busy():
+    engine = RunEngine(run=_claimed())
+    before = ProbeRun.objects.get(pk=engine.run.pk).heartbeat_at
+
+    async def work():
+        # A long step on the ORM thread (a volume written to the object store, say) blocks nothing else.
+        await sync_to_async(time.sleep, thread_sensitive=True)(3.5)
+
+    engine.drive(work)
+
+    assert engine.heartbeat.beats >= 2
+    assert ProbeRun.objects.get(pk=engine.run.pk).heartbeat_at > before
+
+
+def test_a_lock_gone_with_its_connection_stops_the_work_at_once():
+    engine = RunEngine(run=_claimed())
+    with locks.advisory_lock(namespace=locks.ACCOUNT, name="engine-test") as acquired:
+        assert acquired
+        pid = connection.connection.info.backend_pid
+        killer = threading.Timer(0.5, _terminate, args=[pid])
+        killer.start()
+        started = time.monotonic()
+        with pytest.raises(WorkLost, match="account lock engine-test went with its database connection"):
+            engine.drive(lambda: asyncio.sleep(60))  # a transfer, a FloodWait: whatever the work awaits
+        killer.join()
+    assert time.monotonic() - started < 3, "noticed within a heartbeat period, not at the end of the work"
+    connection.close()
+    engine.hand_back(engine.heartbeat.lost)
+    run = ProbeRun.objects.get(pk=engine.run.pk)
+    assert run.status == RunStatus.QUEUED and run.worker_id == ""
+    assert run.error.startswith("Interrupted: The account lock engine-test went with its database connection")
+
+
+def _terminate(pid: int) -> None:
+    with psycopg.connect(**connection_params(), autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+def test_a_run_taken_over_elsewhere_stops_its_old_worker():
+    engine = RunEngine(run=_claimed())
+    ProbeRun.objects.filter(pk=engine.run.pk).update(worker_id="elsewhere-1-1")
+
+    with pytest.raises(WorkLost, match="Worker elsewhere-1-1 took the run over"):
+        engine.drive(lambda: asyncio.sleep(60))
+
+
+def test_the_operators_pause_stops_the_very_next_send():
+    engine = RunEngine(run=_claimed())
+    sent = []
+
+    async def work():
+        for message in range(3):
+            await engine.guard()
+            sent.append(message)
+            if message == 0:
+                await sync_to_async(ProbeRun.objects.filter(pk=engine.run.pk).update)(status=RunStatus.PAUSED)
+
+    with pytest.raises(WorkStopped):
+        engine.drive(work)
+    assert sent == [0]
+
+
+def test_progress_resets_the_requeue_count():
+    run = _claimed()
+    ProbeRun.objects.filter(pk=run.pk).update(requeue_count=2)
+    engine = RunEngine(run=run)
+
+    async def work():
+        engine.progressed()
+        await asyncio.sleep(1.5)
+
+    engine.drive(work)
+
+    assert ProbeRun.objects.get(pk=run.pk).requeue_count == 0
+
+
+def test_a_run_without_progress_keeps_its_requeue_count():
+    run = _claimed()
+    ProbeRun.objects.filter(pk=run.pk).update(requeue_count=2)
+
+    RunEngine(run=run).drive(lambda: asyncio.sleep(1.5))
+
+    assert ProbeRun.objects.get(pk=run.pk).requeue_count == 2

@@ -1,0 +1,141 @@
+"""The fan-out when the ground moves: PostgreSQL restarts, Redis forgets or goes away, the operator cancels."""
+
+import threading
+import time
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+
+from accounts import pace
+from core.models import RunStatus
+from core.ratelimit import KEY_PREFIX
+from reminders import fanout
+from reminders.models import ReminderRunTarget, TargetStatus
+from reminders.services import CANCELED, PartSpec, reminder_fire, reminder_run_cancel
+from tests.reminders.conftest import SENDER, account, execute, group_id, groups_world, make_reminder, posts
+
+THREE_PARTS = [PartSpec(text="One"), PartSpec(text="Two"), PartSpec(text="Three")]
+
+
+def _flush_buckets() -> None:
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.mark.django_db
+def test_cancel_mid_group_sends_not_one_more_part(fanout_world, settings, monkeypatch):
+    settings.REMINDER_GROUP_CONCURRENCY = 1
+    world = fanout_world(groups_world(groups=4))
+    run = reminder_fire(reminder=make_reminder(parts=THREE_PARTS))
+    original = fanout.Fanout._part_sent
+    second = run.targets.order_by("pk")[1]
+
+    def cancel_after_the_seconds_first_part(self, target, index):
+        original(self, target, index)
+        if target.pk == second.pk and index == 0:
+            reminder_run_cancel(run=run)  # the operator, from another request
+
+    monkeypatch.setattr(fanout.Fanout, "_part_sent", cancel_after_the_seconds_first_part)
+
+    assert fanout.reminder_run_execute(run_id=run.pk) is None, "the canceller ended the run, not the worker"
+
+    assert [len(posts(world, group_id(n))) for n in range(4)] == [3, 1, 0, 0], "nothing left after the Cancel"
+    run.refresh_from_db()
+    second.refresh_from_db()
+    assert run.status == RunStatus.PARTIAL and run.messages_sent == 4, "the counters count every message sent"
+    assert second.status == TargetStatus.SKIPPED and second.error == f"{CANCELED} after 1 of 3 parts"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_postgres_restart_stops_the_fanout_and_it_resumes_cleanly(fanout_world, settings, postgres_restart):
+    settings.WORK_HEARTBEAT_SECONDS = 1
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 120  # two a second: the restart lands mid-run
+    settings.REMINDER_SEND_BURST = 1
+    data = groups_world(groups=8)
+    data["quirks"] = {"auth_key_duplicated": True}
+    world = fanout_world(data)
+    run = reminder_fire(reminder=make_reminder(parts=THREE_PARTS[:2]))
+    restarted = {}
+
+    def restart_after_three_messages():
+        while sum(len(posts(world, group_id(n))) for n in range(8)) < 3:
+            time.sleep(0.05)
+        postgres_restart()
+        restarted["at"] = time.monotonic()
+
+    restarter = threading.Thread(target=restart_after_three_messages)
+    restarter.start()
+    assert fanout.reminder_run_execute(run_id=run.pk) is None, "handed back, neither finished nor failed"
+    stopped_at = time.monotonic()
+    restarter.join()
+
+    assert stopped_at - restarted["at"] < 3
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.error.startswith("Interrupted:"), run.error
+    run = execute(run)
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    assert all([m["text"] for m in posts(world, group_id(n))] == ["One", "Two"] for n in range(8)), "each part once"
+    assert world.stats()["sessions"][SENDER]["duplicated"] == 0
+    assert account().auth_state == "authenticated"
+
+
+@pytest.mark.django_db
+def test_a_redis_flush_mid_run_keeps_the_learned_pace(fanout_world, settings, monkeypatch):
+    settings.REMINDER_GROUP_CONCURRENCY = 1
+    fanout_world(groups_world(groups=6))
+    sender = account()
+    ceiling = settings.REMINDER_MAX_SEND_PER_MINUTE
+    run = reminder_fire(reminder=make_reminder())
+    original = fanout.Fanout._target_end
+
+    def learn_then_forget(self, target, status, error="", latency_ms=None):
+        original(self, target, status, error, latency_ms)
+        if target.pk == run.targets.order_by("pk")[1].pk:
+            # Telegram said "too fast" (the pace is recorded), then Redis restarted without its data.
+            lowered = self.bucket.lower(factor=0.5, floor_per_minute=1, pause_seconds=0, recover_to=0.5)
+            pace.account_pace_record(account=self.account, kind="flood_wait", before=ceiling, pace=lowered)
+            _flush_buckets()
+
+    monkeypatch.setattr(fanout.Fanout, "_target_end", learn_then_forget)
+
+    assert execute(run).status == RunStatus.SUCCESS
+
+    assert pace.account_bucket(account=sender).state().per_minute == pytest.approx(ceiling / 2)
+
+
+@pytest.mark.django_db
+def test_a_redis_flush_mid_run_does_not_forget_the_accounts_rest(fanout_world, settings, monkeypatch):
+    settings.REMINDER_GROUP_CONCURRENCY = 1
+    world = fanout_world(groups_world(groups=4))
+    run = reminder_fire(reminder=make_reminder())
+    original = fanout.Fanout._target_end
+
+    def rest_then_forget(self, target, status, error="", latency_ms=None):
+        original(self, target, status, error, latency_ms)
+        if not self.account.is_resting:
+            pace.account_rest(account=self.account, reason="Telegram answered PEER_FLOOD elsewhere")
+            _flush_buckets()  # Redis restarted without its data: the bucket's halt is gone
+
+    monkeypatch.setattr(fanout.Fanout, "_target_end", rest_then_forget)
+
+    run = execute(run)
+
+    assert run.status == RunStatus.PAUSED
+    assert [len(posts(world, group_id(n))) for n in range(4)] == [1, 0, 0, 0], "nothing more while it rests"
+
+
+@pytest.mark.django_db
+def test_redis_away_pauses_the_run_with_the_reason(fanout_world, settings):
+    world = fanout_world(groups_world(groups=3))
+    run = reminder_fire(reminder=make_reminder())
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens there: as a Redis being restarted
+    settings.REDIS_PATIENCE_SECONDS = 1
+
+    run = execute(run)
+
+    assert run.status == RunStatus.PAUSED, "an outage is not the run's failure"
+    assert "Redis" in run.error_summary and all(posts(world, group_id(n)) == [] for n in range(3))
+    assert ReminderRunTarget.objects.filter(run=run, status=TargetStatus.SENDING).count() == 0, "none left in flight"

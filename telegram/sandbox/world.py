@@ -46,7 +46,7 @@ SCHEMA = (
     # A session is an MTProto authorization key (by its id), bound to an account once logged in.
     """CREATE TABLE auth_keys (
         key_id TEXT PRIMARY KEY, dc_id INTEGER NOT NULL, phone TEXT, state TEXT NOT NULL,
-        phone_code_hash TEXT, srp_id INTEGER, srp_b TEXT)""",
+        phone_code_hash TEXT, code_phone TEXT, srp_id INTEGER, srp_b TEXT)""",
     """CREATE TABLE connections (
         id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, phone TEXT NOT NULL, pid INTEGER NOT NULL,
         pid_started TEXT NOT NULL)""",

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Self
 
 from django.views.decorators.debug import sensitive_variables
-from telethon import errors, functions, types
+from telethon import errors, functions, types, utils
 from telethon.password import compute_check
 from telethon.sessions import StringSession
 
@@ -69,6 +69,9 @@ class TelethonGateway:
         account_parts_in_flight: int | None = None,
     ):
         self.phone = phone
+        # Every auth request carries the number as official clients send it, digits only: Telegram answers
+        # PHONE_CODE_EXPIRED to a signIn whose number is spelled otherwise than its sendCode's.
+        self._login_phone = utils.parse_phone(phone) or phone
         self._lease_factory = lease  # session_lease(wait_seconds=...) of this account, or None (tools, tests)
         self._wait_seconds = wait_seconds
         self._lease_block = None
@@ -176,7 +179,7 @@ class TelethonGateway:
     async def send_code(self) -> str:
         # Sent as a plain request: Telethon's send_code_request breaks on the answers below.
         sent = await self._client(
-            functions.auth.SendCodeRequest(self.phone, self._api_id, self._api_hash, types.CodeSettings())
+            functions.auth.SendCodeRequest(self._login_phone, self._api_id, self._api_hash, types.CodeSettings())
         )
         if isinstance(sent, types.auth.SentCodePaymentRequired):
             raise LoginRefused(
@@ -194,7 +197,7 @@ class TelethonGateway:
 
     @maps_errors
     async def sign_in_code(self, *, code: str, phone_code_hash: str) -> AccountInfo:
-        user = await self._client.sign_in(phone=self.phone, code=code, phone_code_hash=phone_code_hash)
+        user = await self._client.sign_in(phone=self._login_phone, code=code, phone_code_hash=phone_code_hash)
         return await self._remember_me(user)
 
     @sensitive_variables("password")

@@ -141,13 +141,14 @@ def map_error(exc: BaseException) -> TelegramError | None:
     seconds = getattr(exc, "seconds", None)
     if isinstance(exc, errors.FloodError) and seconds is not None:
         return FloodWait(seconds, rpc=rpc)
+    # The taxonomy's message, never Telethon's text ("... (caused by SignInRequest)"): a person reads it.
     if isinstance(exc, errors.RPCError) and exc.message in BY_MESSAGE:
-        return BY_MESSAGE[exc.message](str(exc), rpc=rpc)
+        return BY_MESSAGE[exc.message](rpc=rpc)
     for classes, mapped in MAPPING:
         if isinstance(exc, classes):
-            return mapped(str(exc), rpc=rpc)
+            return mapped(rpc=rpc)
     if isinstance(exc, errors.RPCError):
-        return TelegramError(str(exc), rpc=rpc)
+        return TelegramError(f"Telegram refused the request ({rpc}).", rpc=rpc)
     return None
 
 

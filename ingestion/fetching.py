@@ -202,4 +202,13 @@ class FetchStage:
         message = fresh.get(item.id)
         if message is None or message.document is None:
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"Message {item.id} ({item.document.name}) was deleted.")
+        if (message.document.id, message.document.size) != (item.document.id, item.document.size):
+            # An edit put another file under the message: going on at the offset would splice two files. What was
+            # downloaded of the old one goes; the set is held (no attempt counted) and taken again whole.
+            self._partial_path(item.document).unlink(missing_ok=True)
+            raise SetFailed(
+                SkipReason.WAITING_FOR_VOLUMES,
+                f"{item.document.name} was replaced on Telegram (message {item.id} now holds another file); "
+                "the set is taken again whole, from the new file, at the next cycle.",
+            )
         return message.document

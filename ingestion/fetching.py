@@ -24,8 +24,9 @@ from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point,
 from packages import raw_objects
 from packages import selectors as package_selectors
 from packages import services as package_services
+from packages.completeness import SetVerdict, set_verdict
 from packages.detection import ArchiveSet
-from telegram.errors import FileReferenceExpired, FloodWait, TransientError
+from telegram.errors import FileReferenceExpired, FloodWait, NotFound, TargetForbidden, TransientError
 from telegram.gateway import TelegramGateway
 from telegram.records import PART_SIZE, ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
@@ -64,6 +65,27 @@ class FetchStage:
 
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         return await documents_above(reader, ref, min_id=min_id, call=self._call)
+
+    async def _set_verdict(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> SetVerdict:
+        """What the set's volumes say about its being whole, from a few bytes read where they lie; asked once a
+        cycle per set (a set already whole asks nothing: its documents do not change)."""
+        items = archive_set.items
+        key = tuple(item.document.id for item in items)
+        if key in self.set_verdicts:
+            return self.set_verdicts[key]
+
+        async def read(index: int, offset: int, length: int) -> bytes:
+            document = items[index].document
+            return await self._call(lambda: reader.read_range(ref, document, offset=offset, length=length))
+
+        try:
+            verdict = await set_verdict(
+                archive_set=archive_set, sizes=[item.document.size for item in items], read=read
+            )
+        except (FileReferenceExpired, NotFound, TargetForbidden, TransientError) as exc:
+            verdict = SetVerdict(None, f"the volumes could not be read to tell whether the set is whole ({exc})")
+        self.set_verdicts[key] = verdict
+        return verdict
 
     def _check_free_space(self, folder: Path, archive_set: ArchiveSet, writer: Writer) -> None:
         """The set's download, its split parts (a volume above the writer's limit is split on the same disk)

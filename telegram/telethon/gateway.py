@@ -457,20 +457,11 @@ class TelethonGateway:
         if offset >= document.size:
             return  # all bytes held already
         skip = offset % PART_SIZE
-        location = document.location
-        # A photo is read at its largest size (thumb_size names it); a document whole ("").
-        location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
-        file_location = location_class(
-            id=location["id"],
-            access_hash=location["access_hash"],
-            file_reference=bytes.fromhex(location["file_reference"]),
-            thumb_size=location.get("thumb_size", ""),
-        )
         parts = transfers.download(
             self._client,
             self._senders,
-            file_location,
-            dc_id=location["dc_id"],
+            _file_location(document),
+            dc_id=document.location["dc_id"],
             size=document.size,
             first_part=offset // PART_SIZE,
             parts_in_flight=self._parts_in_flight,
@@ -482,6 +473,20 @@ class TelethonGateway:
                         data, skip = data[skip:], 0
                     if data:
                         yield data
+
+    @maps_errors
+    async def read_range(self, chat: ChatRef, document: DocumentInfo, *, offset: int, length: int) -> bytes:
+        offset = max(0, offset)
+        if offset >= document.size or length <= 0:
+            return b""
+        return await transfers.read_range(
+            self._client,
+            self._senders,
+            _file_location(document),
+            dc_id=document.location["dc_id"],
+            offset=offset,
+            length=min(length, document.size - offset),
+        )
 
     # Writing
 
@@ -607,6 +612,18 @@ def _last_search_page(result, *, offset_id: int) -> bool:
         not offset_id and not getattr(result, "inexact", False) and len(result.messages) >= getattr(result, "count", 0)
     )
     return not result.messages or whole or isinstance(result, types.messages.Messages)
+
+
+def _file_location(document: DocumentInfo) -> types.InputDocumentFileLocation | types.InputPhotoFileLocation:
+    # A photo is read at its largest size (thumb_size names it); a document whole ("").
+    location = document.location
+    location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
+    return location_class(
+        id=location["id"],
+        access_hash=location["access_hash"],
+        file_reference=bytes.fromhex(location["file_reference"]),
+        thumb_size=location.get("thumb_size", ""),
+    )
 
 
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:

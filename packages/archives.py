@@ -111,17 +111,19 @@ def list_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume]) ->
     return read_archive(archive_type, volumes).entries
 
 
-def read_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0) -> Listing:
+def read_archive(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0, range_bytes: int = 0
+) -> Listing:
     """The listing, and thumbnails of up to `thumbnails` images inside (the first by path), each read
     bounded in the same child; an image that cannot be read is left out, never the listing. Thumbnails are
-    made of staged volumes only."""
+    made of staged volumes only. Remote volumes are read `range_bytes` at a time (default RANGE_BYTES)."""
     if archive_type == MODEL:
         first = volumes[0]
         size = first.size if isinstance(first, RemoteVolume) else first.stat().st_size
         return Listing([Entry(path=safe_path(first.name)[0], size=size)], [])
     if archive_type not in (ZIP, SEVEN_ZIP, RAR):
         raise ListingError(f"Unknown archive type {archive_type!r}")
-    return _list_in_child(archive_type, volumes, thumbnails)
+    return _list_in_child(archive_type, volumes, thumbnails, range_bytes or RANGE_BYTES)
 
 
 def safe_path(raw: str) -> tuple[str, bool]:
@@ -159,7 +161,9 @@ def _reason(text: str) -> str:
 # -- the parent side ------------------------------------------------------------------------------------------
 
 
-def _list_in_child(archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int) -> Listing:
+def _list_in_child(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int, range_bytes: int
+) -> Listing:
     # The request goes in on stdin: signed links do not belong in a process list.
     request = {
         "type": archive_type,
@@ -171,6 +175,7 @@ def _list_in_child(archive_type: str, volumes: list[Path] | list[RemoteVolume], 
         "max_declared_bytes": MAX_DECLARED_BYTES,
         "memory_bytes": LISTING_MEMORY_BYTES,
         "thumbnails": thumbnails,
+        "range_bytes": range_bytes,
     }
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": python_path}
@@ -230,7 +235,7 @@ def _child_main(request: dict) -> dict:
         for volume in request["volumes"]
     ]
     try:
-        entries = _list(request["type"], volumes, limits)
+        entries = _list(request["type"], volumes, limits, request.get("range_bytes") or RANGE_BYTES)
     except ListingError as exc:
         return {"error": _reason(str(exc)), "needs_password": exc.needs_password}
     except MemoryError:
@@ -356,9 +361,11 @@ def _read_images(archive_type: str, volumes: list[Path], chosen: set[str]):
                         yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
 
 
-def _list(archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: _Limits) -> list[Entry]:
+def _list(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: _Limits, range_bytes: int = 0
+) -> list[Entry]:
     if isinstance(volumes[0], RemoteVolume):
-        return _list_remote(archive_type, volumes, limits)
+        return _list_remote(archive_type, volumes, limits, range_bytes or RANGE_BYTES)
     if archive_type == ZIP:
         return _list_zip(volumes, limits)
     if archive_type == SEVEN_ZIP:
@@ -569,7 +576,7 @@ def _list_rar(volumes: list[Path], limits: _Limits) -> list[Entry]:
         raise ListingError("The first volume of the rar set is missing.") from None
 
 
-def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits) -> list[Entry]:
+def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits, range_bytes: int) -> list[Entry]:
     """The same readers over ranged reads: a volume set is one joined stream (zip's split sets in their
     .z01… .zip order; .001 sets and 7z volumes are plain byte splits, in name order)."""
     if archive_type == ZIP and not volumes[0].name.lower().endswith(".001"):
@@ -577,7 +584,7 @@ def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits
     else:
         volumes = sorted(volumes, key=lambda volume: volume.name)
     with _JoinedVolumes([_RangedReader(volume) for volume in volumes]) as joined:
-        stream = io.BufferedReader(joined, buffer_size=_RANGE_BYTES)
+        stream = io.BufferedReader(joined, buffer_size=range_bytes)
         if archive_type == ZIP:
             return _zip_entries(stream, limits)
         if archive_type == SEVEN_ZIP:
@@ -591,7 +598,7 @@ def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits
         return _list_rar([stream], limits)
 
 
-_RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
+RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
 
 
 class _RangedReader(io.RawIOBase):

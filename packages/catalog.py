@@ -193,6 +193,10 @@ def catalog_listings_restore(
     ref = AccountChat.objects.select_related("chat").get(account=account, chat=chat).ref
 
     def progress(job: ListingJob, read: ListingRead, done: int, total: int) -> None:
+        how = "in full" if read.full_read else "in place"
+        logger.info(
+            "Listing %d/%d, %s: %d bytes read %s", done, total, packages[job.key].file_name, read.bytes_read, how
+        )
         if on_progress is not None:
             on_progress(packages[job.key].file_name, read, done, total)
 

@@ -32,8 +32,10 @@ _LINE = re.compile(
     re.M,
 )
 _SPLIT_SUFFIX = re.compile(r"\.\d{3}$")
-REBUILT_NOTE = "Rebuilt from the destination channel: the file listing was not read again."
-NOT_LISTED_NOTE = "Rebuilt from the destination channel; its listing could not be read there yet: {trouble}"
+# A rebuilt package waiting for its listing says so; the rebuild finds those by this start.
+REBUILT = "Rebuilt from the destination channel"
+REBUILT_NOTE = f"{REBUILT}: its file listing is read next."
+NOT_LISTED_NOTE = REBUILT + "; its listing could not be read there yet: {trouble}"
 
 
 def catalog_line(
@@ -183,7 +185,7 @@ def catalog_listings_restore(
     packages = {
         package.pk: package
         for package in Package.objects.filter(
-            destination_chat=chat, metadata_status=MetadataStatus.UNAVAILABLE, metadata_error__startswith="Rebuilt "
+            destination_chat=chat, metadata_status=MetadataStatus.UNAVAILABLE, metadata_error__startswith=REBUILT
         )
         if all(message_id in by_id for message_id in package.dest_message_ids)
     }

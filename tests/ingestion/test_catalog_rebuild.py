@@ -165,3 +165,27 @@ def test_documents_without_a_line_and_missing_parts_are_reported_not_invented(in
     assert not Package.objects.filter(content_hash=huge.content_hash).exists()
     assert Notification.objects.get(type="catalog_rebuilt").severity == "warning"
     assert {m["document"]["name"] for m in dump(DESTINATION)["messages"] if m["document"]} >= {"stray.zip"}
+
+
+def test_a_listing_telegram_will_not_give_is_reported_and_read_by_the_next_rebuild(ingested, settings):
+    from telegram.sandbox.world import World
+
+    dragon = Package.objects.get(file_name="dragon.zip")
+    listed = sorted(dragon.files.values_list("path", flat=True))
+    Package.objects.all().delete()
+    World(settings.SANDBOX_PATH).fault_add(
+        {"op": "download", "error": "network", "chat": DESTINATION, "message": dragon.dest_message_ids[0]}
+    )
+
+    first = _rebuild()
+
+    dragon = Package.objects.get(file_name="dragon.zip")
+    assert "1 listings not read" in first and "dragon.zip: listing not read (" in first
+    assert dragon.file_count == 0 and dragon.metadata_error.startswith("Rebuilt from the destination channel")
+    assert "Telegram could not be reached" in dragon.metadata_error, "the taxonomy's words"
+
+    second = _rebuild()
+
+    dragon.refresh_from_db()
+    assert "1 listings read in place" in second and "listings not read" not in second
+    assert sorted(dragon.files.values_list("path", flat=True)) == listed

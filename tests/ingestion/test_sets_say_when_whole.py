@@ -28,23 +28,25 @@ def sets_wait_long(settings, tmp_path):
     settings.INGEST_SET_OPEN_MAX_SECONDS = 6 * 3600
 
 
-def seven_zip_split(folder: Path, *, volumes: int) -> list[Path]:
-    """A real 7z archive (Debian's 7z, stored) cut into `volumes` byte-volumes of one size, as `7z -v` cuts."""
+def split_set(folder: Path, *, volumes: int, kind: str = "7z") -> list[Path]:
+    """A real archive made by Debian's 7z (stored: `7z` or `zip` format) cut into `volumes` byte-volumes of one
+    size, as `7z -v` cuts: `set.7z.001`… or `set.zip.001`…"""
     seven = shutil.which("7z") or pytest.fail("`7z` is needed: apt-get install p7zip-full (as .ci/run does)")
     source = folder / "src"
     source.mkdir()
+    archive = folder / f"set.{kind}"
     for extra in range(volumes):
         (source / "body.stl").write_bytes(os.urandom(300_000 + extra))
-        archive = folder / "set.7z"
         archive.unlink(missing_ok=True)
-        subprocess.run([seven, "a", "-mx0", str(archive), "body.stl"], cwd=source, check=True, capture_output=True)
+        command = [seven, "a", f"-t{kind}", "-mx0", str(archive), "body.stl"]
+        subprocess.run(command, cwd=source, check=True, capture_output=True)
         data = archive.read_bytes()
         if len(data) % volumes == 0:
             break
     size = len(data) // volumes
     paths = []
     for index in range(volumes):
-        path = folder / f"set.7z.{index + 1:03d}"
+        path = folder / f"set.{kind}.{index + 1:03d}"
         path.write_bytes(data[index * size : (index + 1) * size])
         paths.append(path)
     return paths
@@ -57,22 +59,23 @@ def post_now(paths: list[Path]) -> None:
         sandbox.message_post(SOURCE, document={"name": path.name, "file": str(path)})
 
 
-def test_a_7z_split_posted_just_now_is_taken_at_once(ingest_world, tmp_path):
+@pytest.mark.parametrize("kind", ["7z", "zip"])
+def test_a_split_set_posted_just_now_is_taken_at_once(ingest_world, tmp_path, kind):
     ingest_world(world(messages=[]))
-    volumes = seven_zip_split(tmp_path, volumes=3)
+    volumes = split_set(tmp_path, volumes=3, kind=kind)
     post_now(volumes)
 
     run = run_cycle()
 
     assert run.ingested == 1, (run.error, list(SkippedPackage.objects.values_list("error_message", flat=True)))
     package = Package.objects.get()
-    assert package.file_name == "set.7z.001" and package.part_count == 3
+    assert package.file_name == f"set.{kind}.001" and package.part_count == 3
     assert list(package.files.values_list("path", flat=True)) == ["body.stl"]
 
 
 def test_a_7z_split_still_open_waits_saying_why_and_is_taken_when_its_volume_comes(ingest_world, tmp_path):
     ingest_world(world(messages=[]))
-    volumes = seven_zip_split(tmp_path, volumes=3)
+    volumes = split_set(tmp_path, volumes=3)
     post_now(volumes[:2])
 
     first = run_cycle()

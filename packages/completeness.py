@@ -4,9 +4,9 @@ A few bytes of the volumes already posted decide it, read where they lie (a rang
 
 - a 7z split (`name.7z.001`…): the start header of the first volume gives the archive's total size
   (32 + next header offset + next header size); the set is whole once its volumes add up to it;
-- a zip split by bytes (`name.zip.001`…): a zip ends with its end of central directory record, which says
-  where the central directory starts and how long it is; the set is whole once the last volume ends with one
-  that fits its place;
+- a zip split by bytes (`name.zip.001`…, its first volume starting as a zip does): a zip ends with its end of
+  central directory record, which says where the central directory starts and how long it is; the set is
+  whole once the last volume ends with one that fits its place;
 - a RAR set (`name.partN.rar`, `name.rNN`, `name.rar.001`…): every RAR volume ends with an end-of-archive
   block whose flag says whether more volumes follow (RAR 4: ENDARC_HEAD, flag 0x0001; RAR 5: end of archive
   header, flag 0x0001); the set is whole when the last volume's says none does;
@@ -29,6 +29,7 @@ SEVEN_ZIP_SIGNATURE = b"7z\xbc\xaf\x27\x1c"
 SEVEN_ZIP_START_HEADER = struct.Struct("<6s2sIQQI")  # signature, version, CRC, next offset, next size, CRC
 ZIP_EOCD = struct.Struct("<4sHHHHIIH")  # signature, disk, cd disk, entries here, entries, cd size, cd offset, comment
 ZIP_EOCD_SIGNATURE = b"PK\x05\x06"
+ZIP_LOCAL_SIGNATURE, ZIP_SPLIT_SIGNATURE = b"PK\x03\x04", b"PK\x07\x08"  # a zip's first bytes
 ZIP64_LOCATOR = struct.Struct("<4sIQI")
 ZIP64_LOCATOR_SIGNATURE = b"PK\x06\x07"
 ZIP64_EOCD = struct.Struct("<4sQHHIIQQQQ")
@@ -58,6 +59,8 @@ async def set_verdict(*, archive_set: ArchiveSet, sizes: list[int], read: Volume
     if archive_set.archive_type == SEVEN_ZIP:
         return _seven_zip(await read(0, 0, SEVEN_ZIP_START_HEADER.size), total=sum(sizes))
     if archive_set.archive_type == ZIP:
+        if not (await read(0, 0, len(ZIP_LOCAL_SIGNATURE))).startswith((ZIP_LOCAL_SIGNATURE, ZIP_SPLIT_SIGNATURE)):
+            return SetVerdict(None, OPAQUE)  # no zip: its missing end says nothing
         tail = min(ZIP_TAIL, sizes[-1])
         return _zip(await read(len(sizes) - 1, sizes[-1] - tail, tail), total=sum(sizes))
     if archive_set.archive_type == RAR:

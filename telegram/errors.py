@@ -7,7 +7,8 @@ class TelegramError(Exception):
     retryable = False
 
     def __init__(self, message: str = "", *, rpc: str = ""):
-        super().__init__(message or self.__class__.__doc__ or self.__class__.__name__)
+        # The class's words without their full stop: callers go on after them ("…: {error}. It is tried again").
+        super().__init__(message or (self.__class__.__doc__ or self.__class__.__name__).rstrip("."))
         self.rpc = rpc  # the underlying Telegram error name, for logs
 
 

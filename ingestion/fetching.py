@@ -78,6 +78,14 @@ class FetchStage:
             document = items[index].document
             return await self._call(lambda: reader.read_range(ref, document, offset=offset, length=length))
 
+        kept = [
+            await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+            for item in items
+        ]
+        if all(kept):
+            # Taken whole by an earlier attempt (an upload that failed): nothing to ask Telegram again.
+            self.set_verdicts[key] = SetVerdict(True, "every volume is kept from an earlier attempt")
+            return self.set_verdicts[key]
         try:
             verdict = await set_verdict(
                 archive_set=archive_set, sizes=[item.document.size for item in items], read=read

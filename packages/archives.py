@@ -38,7 +38,7 @@ import py7zr
 import rarfile
 from py7zr.io import BytesIOFactory
 
-from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP
+from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP, classify
 
 MAX_ENTRIES = 200_000
 # Above this a declared uncompressed size is a zip bomb or a lie: no model archive inflates to a terabyte.
@@ -593,12 +593,42 @@ def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits
                     return _7z_entries(archive, limits)
             except py7zr.exceptions.PasswordRequired:
                 raise PasswordProtected("The 7z archive has encrypted headers; it needs a password.") from None
-        if len(volumes) > 1:
-            raise ListingError("A multi-volume rar set is listed from local copies, not in place.")
+        if len(volumes) > 1 and all(_rar_volume_named(volume) for volume in volumes):
+            return _list_rar_set_remote(volumes, limits, range_bytes)
         return _list_rar([stream], limits)
 
 
 RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
+
+
+def _rar_volume_named(volume: RemoteVolume) -> bool:
+    kind = classify(Path(volume.name).name)
+    return kind is not None and kind.archive_type == RAR and kind.scheme in ("part", "old-rar", "single")
+
+
+def _list_rar_set_remote(volumes: list[RemoteVolume], limits: _Limits, range_bytes: int) -> list[Entry]:
+    """A RAR set read in place. rarfile walks each volume's headers block to block, seeks past the data, and
+    opens the next volume by the name it derives: in this child its `open` answers those names with ranged
+    readers. A volume it asks for that is not in the set fails the listing (rarfile would stop quietly)."""
+    by_name = {Path(volume.name).name: volume for volume in volumes}
+    asked_for_missing = []
+
+    def open_volume(name, mode="rb", buffering=-1):
+        volume = by_name.get(os.path.basename(str(name)))
+        if volume is None:
+            asked_for_missing.append(os.path.basename(str(name)))
+            raise FileNotFoundError(name)
+        return io.BufferedReader(_RangedReader(volume), buffer_size=range_bytes)
+
+    first = min(by_name, key=lambda name: classify(name).order)
+    rarfile.open = open_volume  # rarfile's XFile opens volumes by name with the builtin
+    try:
+        entries = _list_rar([first], limits)
+    finally:
+        del rarfile.open
+    if asked_for_missing:
+        raise ListingError(f"The rar set goes on in {asked_for_missing[0]}, which is not one of its volumes.")
+    return entries
 
 
 class _RangedReader(io.RawIOBase):

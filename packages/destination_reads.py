@@ -3,9 +3,9 @@
 The listing child reads a remote volume by HTTP range requests (`packages.archives.RemoteVolume`); here the
 store is Telegram. For one gateway session a server on the loopback interface answers each range with
 `gateway.read_range` (upload.getFile at that offset), so the child reads a zip's central directory, a 7z's
-end header or a single RAR volume's headers block to block, never the whole file. A volume uploaded as
-several byte-split parts is served as one. A RAR set (rarfile finds its next volumes by name, on a disk) is
-read in full instead, after the others: those are the reads the operator sees counted apart.
+end header or each RAR volume's headers block to block, never the whole file. A volume uploaded as several
+byte-split parts is served as one. A RAR set that cannot be walked in place (its volumes go on under names
+that are not the set's) is queued and read in full after the others: those reads are counted apart.
 """
 
 import asyncio
@@ -53,9 +53,8 @@ class ListingJob:
         return sum(volume.size for volume in self.volumes)
 
     @property
-    def ranged(self) -> bool:
-        """Whether ranged reads can list it: all but a RAR set of several volumes."""
-        return not (self.archive_type == RAR and len(self.volumes) > 1)
+    def rar_set(self) -> bool:
+        return self.archive_type == RAR and len(self.volumes) > 1
 
 
 @dataclass
@@ -158,16 +157,21 @@ async def listings_read(gateway: TelegramGateway, ref: ChatRef, jobs: list[Listi
     """Each job's listing, by ranged reads where they can list it, then the rest by full reads; `on_progress`
     (job, ListingRead, done, total) after each. Runs in the gateway's event loop; the ORM is not touched."""
     results: dict[int, ListingRead] = {}
-    ordered = [job for job in jobs if job.ranged] + [job for job in jobs if not job.ranged]
+    queued: list[ListingJob] = []  # RAR sets whose walk in place failed: read in full after the others
     with _RangeServer(gateway, ref, asyncio.get_running_loop()) as server:
-        for done, job in enumerate(ordered, start=1):
-            if job.ranged:
-                read = await _ranged(server, job)
-            else:
-                read = await _full(gateway, ref, job)
+        for job in jobs:
+            read = await _ranged(server, job)
+            error = read.listing.error if read.listing is not None else None
+            if job.rar_set and error is not None and not error.needs_password:
+                queued.append(job)
+                continue
             results[job.key] = read
             if on_progress is not None:
-                on_progress(job, read, done, len(ordered))
+                on_progress(job, read, len(results), len(jobs))
+    for job in queued:
+        results[job.key] = read = await _full(gateway, ref, job)
+        if on_progress is not None:
+            on_progress(job, read, len(results), len(jobs))
     return results
 
 

@@ -6,7 +6,7 @@ endless parse ends as a ListingError with a reason, never as a dead worker.
 Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
 odd names) ends the same way. A volume in an object store is read in place by
 ranged requests to a signed link (`RemoteVolume`): listing needs the central
-directory or the headers, not the whole file. Entry paths are made safe to store and show; an
+directory or the headers, not the whole file (a RAR set too: rarfile's volumes are opened as ranged readers). Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 
@@ -106,8 +106,8 @@ class Listing:
 
 
 def list_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume]) -> list[Entry]:
-    """Entries of an archive set whose volumes are staged, in order, in one folder (or kept in an object store:
-    zip, 7z and single rar volumes only, as rarfile finds a set's next volume by name)."""
+    """Entries of an archive set whose volumes are staged, in order, in one folder (or read in place by ranged
+    requests: a RAR set there only under its volumes' own names, which rarfile derives one from the other)."""
     return read_archive(archive_type, volumes).entries
 
 

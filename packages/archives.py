@@ -6,7 +6,8 @@ endless parse ends as a ListingError with a reason, never as a dead worker.
 Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
 odd names) ends the same way. A volume in an object store is read in place by
 ranged requests to a signed link (`RemoteVolume`): listing needs the central
-directory or the headers, not the whole file (a RAR set too: rarfile's volumes are opened as ranged readers). Entry paths are made safe to store and show; an
+directory or the headers, not the whole file (a RAR set too: rarfile's volumes
+are opened as ranged readers). Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 

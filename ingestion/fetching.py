@@ -24,8 +24,9 @@ from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point,
 from packages import raw_objects
 from packages import selectors as package_selectors
 from packages import services as package_services
+from packages.completeness import SetVerdict, set_verdict
 from packages.detection import ArchiveSet
-from telegram.errors import FileReferenceExpired, FloodWait, TransientError
+from telegram.errors import FileReferenceExpired, FloodWait, NotFound, TargetForbidden, TransientError
 from telegram.gateway import TelegramGateway
 from telegram.records import PART_SIZE, ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
@@ -64,6 +65,35 @@ class FetchStage:
 
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         return await documents_above(reader, ref, min_id=min_id, call=self._call)
+
+    async def _set_verdict(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> SetVerdict:
+        """What the set's volumes say about its being whole, from a few bytes read where they lie; asked once a
+        cycle per set (a set already whole asks nothing: its documents do not change)."""
+        items = archive_set.items
+        key = tuple(item.document.id for item in items)
+        if key in self.set_verdicts:
+            return self.set_verdicts[key]
+
+        async def read(index: int, offset: int, length: int) -> bytes:
+            document = items[index].document
+            return await self._call(lambda: reader.read_range(ref, document, offset=offset, length=length))
+
+        kept = [
+            await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+            for item in items
+        ]
+        if all(kept):
+            # Taken whole by an earlier attempt (an upload that failed): nothing to ask Telegram again.
+            self.set_verdicts[key] = SetVerdict(True, "every volume is kept from an earlier attempt")
+            return self.set_verdicts[key]
+        try:
+            verdict = await set_verdict(
+                archive_set=archive_set, sizes=[item.document.size for item in items], read=read
+            )
+        except (FileReferenceExpired, NotFound, TargetForbidden, TransientError) as exc:
+            verdict = SetVerdict(None, f"the volumes could not be read to tell whether the set is whole ({exc})")
+        self.set_verdicts[key] = verdict
+        return verdict
 
     def _check_free_space(self, folder: Path, archive_set: ArchiveSet, writer: Writer) -> None:
         """The set's download, its split parts (a volume above the writer's limit is split on the same disk)
@@ -202,4 +232,13 @@ class FetchStage:
         message = fresh.get(item.id)
         if message is None or message.document is None:
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"Message {item.id} ({item.document.name}) was deleted.")
+        if (message.document.id, message.document.size) != (item.document.id, item.document.size):
+            # An edit put another file under the message: going on at the offset would splice two files. What was
+            # downloaded of the old one goes; the set is held (no attempt counted) and taken again whole.
+            self._partial_path(item.document).unlink(missing_ok=True)
+            raise SetFailed(
+                SkipReason.WAITING_FOR_VOLUMES,
+                f"{item.document.name} was replaced on Telegram (message {item.id} now holds another file); "
+                "the set is taken again whole, from the new file, at the next cycle.",
+            )
         return message.document

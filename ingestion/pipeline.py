@@ -50,6 +50,7 @@ from ingestion.previewing import PreviewStage
 from ingestion.selectors import Writer
 from ingestion.uploading import UploadStage
 from packages import services as package_services
+from packages.completeness import SetVerdict
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
 from telegram.errors import (
@@ -77,6 +78,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.staging = Path(settings.INGEST_STAGING_DIR) / f"run-{run.pk}"
         self.gateways: dict[int, TelegramGateway] = {}
         self.waiting_until: float | None = None  # when the earliest set waiting for volumes settles
+        self.set_verdicts: dict[tuple[int, ...], SetVerdict] = {}  # what a set's bytes said, by its documents
         self.prefetching: dict[int, asyncio.Task] = {}  # sets downloading while the set before them uploads
         self.up_next: tuple[TelegramGateway, ScanTarget, ArchiveSet] | None = None  # what may download early
         # Photos of each chat read for previews this cycle, and since when the scan wants them.
@@ -474,7 +476,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         """Take the set, or raise SetFailed with why not; any other surprise becomes the set's SetFailed too,
         so one set's trouble never ends the account's cycle."""
         try:
-            waiting = self._waiting(archive_set)
+            waiting = await self._waiting(reader, target.ref, archive_set)
             if waiting:
                 raise SetFailed(SkipReason.WAITING_FOR_VOLUMES, waiting)
             if archive_set.missing:
@@ -507,27 +509,38 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             logger.exception("Unexpected error while ingesting %s in %s", archive_set.file_name, target.label)
             raise SetFailed(SkipReason.ERROR, f"{exc.__class__.__name__}: {exc}") from exc
 
-    def _waiting(self, archive_set: ArchiveSet) -> str:
-        """Why a volume set is not taken yet (more volumes may be on their way), or "" to take it now."""
+    async def _waiting(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> str:
+        """Why a volume set is not taken yet (more volumes may be on their way), or "" to take it now. What its
+        volumes say of themselves decides (packages.completeness); time only when their bytes cannot tell."""
         if archive_set.volumes[0].scheme in ("single", "model") and not archive_set.missing:
             return ""
         items = archive_set.items
         newest = max(items, key=lambda item: item.date)
         age = time.time() - newest.date.timestamp()
-        settle = settings.INGEST_SET_SETTLE_SECONDS
-        if age < settle:
-            until = newest.date.timestamp() + settle
-        elif set_may_grow(archive_set, sizes=[item.document.size for item in items]) and (
-            age < settings.INGEST_SET_OPEN_MAX_SECONDS
+        verdict = None if archive_set.missing else await self._set_verdict(reader, ref, archive_set)
+        if verdict is not None and verdict.whole:
+            logger.info("%s is whole (%s)", archive_set.file_name, verdict.rule)
+            return ""
+        settle, open_max = settings.INGEST_SET_SETTLE_SECONDS, settings.INGEST_SET_OPEN_MAX_SECONDS
+        if verdict is not None and verdict.whole is False:
+            if age >= open_max:
+                archive_set.missing = f"{verdict.rule}, and none has come for {open_max / 60:.0f} min"
+                return ""
+            until = newest.date.timestamp() + open_max
+            rule = f"{verdict.rule}. It is taken as soon as they are all posted"
+        elif age < settle or (
+            set_may_grow(archive_set, sizes=[item.document.size for item in items]) and age < open_max
         ):
-            until = newest.date.timestamp() + settings.INGEST_SET_OPEN_MAX_SECONDS
+            until = newest.date.timestamp() + (settle if age < settle else open_max)
+            rule = f"the set is taken once no volume has arrived for {(until - newest.date.timestamp()) / 60:.0f} min"
+            if verdict is not None:
+                rule = f"{verdict.rule}, so {rule}"
         else:
             return ""
         self.waiting_until = until if self.waiting_until is None else min(self.waiting_until, until)
         return (
             f"Waiting for more volumes of {archive_set.file_name}: {newest.document.name} was posted "
-            f"{age / 60:.0f} min ago; the set is taken once no volume has arrived for "
-            f"{(until - newest.date.timestamp()) / 60:.0f} min."
+            f"{age / 60:.0f} min ago; {rule}."
         )
 
     def _set_folder(self, ref: ChatRef, archive_set: ArchiveSet) -> Path:
@@ -542,7 +555,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             return
         reader, target, archive_set = up_next
         size = sum(item.document.size for item in archive_set.items)
-        if archive_set.missing or size > settings.INGEST_MAX_PACKAGE_BYTES or self._waiting(archive_set):
+        if size > settings.INGEST_MAX_PACKAGE_BYTES or await self._waiting(reader, target.ref, archive_set):
+            return
+        if archive_set.missing:
             return
         for gateway in self.gateways.values():
             if await gateway.wanted_elsewhere():

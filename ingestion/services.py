@@ -411,13 +411,13 @@ def catalog_task_send(name: str) -> None:
     transaction.on_commit(lambda: signature(f"ingestion.tasks.{name}").apply_async())
 
 
-def catalog_rebuild_from_destination() -> catalog.CatalogRebuild:
+def catalog_rebuild_from_destination(*, on_progress=None) -> catalog.CatalogRebuild:
     """Rebuild or repair the catalog from the destination channel; the packages it adds get the creator and
-    tags a cycle would have given them (topic title, file name, channel category)."""
+    tags a cycle would have given them (topic title, file name, channel category), and their listings."""
     destination = destination_get()
     if destination is None:
         raise OperatorError("No destination channel is set: pick one on the Channels page first.")
-    result = catalog.catalog_rebuild(chat=destination.chat)
+    result = catalog.catalog_rebuild(chat=destination.chat, on_progress=on_progress)
     for package in Package.objects.filter(pk__in=result.created_ids).select_related("source_chat__channel"):
         channel = getattr(package.source_chat, "channel", None) if package.source_chat else None
         topic = (

@@ -6,7 +6,8 @@ endless parse ends as a ListingError with a reason, never as a dead worker.
 Hostile input (not an archive, encrypted headers, absurd entry counts or sizes,
 odd names) ends the same way. A volume in an object store is read in place by
 ranged requests to a signed link (`RemoteVolume`): listing needs the central
-directory or the headers, not the whole file. Entry paths are made safe to store and show; an
+directory or the headers, not the whole file (a RAR set too: rarfile's volumes
+are opened as ranged readers). Entry paths are made safe to store and show; an
 entry that points outside the archive (`../`, an absolute path, a link) is
 listed relative to it and flagged `unsafe`.
 
@@ -38,7 +39,7 @@ import py7zr
 import rarfile
 from py7zr.io import BytesIOFactory
 
-from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP
+from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP, classify
 
 MAX_ENTRIES = 200_000
 # Above this a declared uncompressed size is a zip bomb or a lie: no model archive inflates to a terabyte.
@@ -106,22 +107,24 @@ class Listing:
 
 
 def list_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume]) -> list[Entry]:
-    """Entries of an archive set whose volumes are staged, in order, in one folder (or kept in an object store:
-    zip, 7z and single rar volumes only, as rarfile finds a set's next volume by name)."""
+    """Entries of an archive set whose volumes are staged, in order, in one folder (or read in place by ranged
+    requests: a RAR set there only under its volumes' own names, which rarfile derives one from the other)."""
     return read_archive(archive_type, volumes).entries
 
 
-def read_archive(archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0) -> Listing:
+def read_archive(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0, range_bytes: int = 0
+) -> Listing:
     """The listing, and thumbnails of up to `thumbnails` images inside (the first by path), each read
     bounded in the same child; an image that cannot be read is left out, never the listing. Thumbnails are
-    made of staged volumes only."""
+    made of staged volumes only. Remote volumes are read `range_bytes` at a time (default RANGE_BYTES)."""
     if archive_type == MODEL:
         first = volumes[0]
         size = first.size if isinstance(first, RemoteVolume) else first.stat().st_size
         return Listing([Entry(path=safe_path(first.name)[0], size=size)], [])
     if archive_type not in (ZIP, SEVEN_ZIP, RAR):
         raise ListingError(f"Unknown archive type {archive_type!r}")
-    return _list_in_child(archive_type, volumes, thumbnails)
+    return _list_in_child(archive_type, volumes, thumbnails, range_bytes or RANGE_BYTES)
 
 
 def safe_path(raw: str) -> tuple[str, bool]:
@@ -159,7 +162,9 @@ def _reason(text: str) -> str:
 # -- the parent side ------------------------------------------------------------------------------------------
 
 
-def _list_in_child(archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int) -> Listing:
+def _list_in_child(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int, range_bytes: int
+) -> Listing:
     # The request goes in on stdin: signed links do not belong in a process list.
     request = {
         "type": archive_type,
@@ -171,6 +176,7 @@ def _list_in_child(archive_type: str, volumes: list[Path] | list[RemoteVolume], 
         "max_declared_bytes": MAX_DECLARED_BYTES,
         "memory_bytes": LISTING_MEMORY_BYTES,
         "thumbnails": thumbnails,
+        "range_bytes": range_bytes,
     }
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": python_path}
@@ -230,7 +236,7 @@ def _child_main(request: dict) -> dict:
         for volume in request["volumes"]
     ]
     try:
-        entries = _list(request["type"], volumes, limits)
+        entries = _list(request["type"], volumes, limits, request.get("range_bytes") or RANGE_BYTES)
     except ListingError as exc:
         return {"error": _reason(str(exc)), "needs_password": exc.needs_password}
     except MemoryError:
@@ -356,9 +362,11 @@ def _read_images(archive_type: str, volumes: list[Path], chosen: set[str]):
                         yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
 
 
-def _list(archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: _Limits) -> list[Entry]:
+def _list(
+    archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: _Limits, range_bytes: int = 0
+) -> list[Entry]:
     if isinstance(volumes[0], RemoteVolume):
-        return _list_remote(archive_type, volumes, limits)
+        return _list_remote(archive_type, volumes, limits, range_bytes or RANGE_BYTES)
     if archive_type == ZIP:
         return _list_zip(volumes, limits)
     if archive_type == SEVEN_ZIP:
@@ -569,7 +577,7 @@ def _list_rar(volumes: list[Path], limits: _Limits) -> list[Entry]:
         raise ListingError("The first volume of the rar set is missing.") from None
 
 
-def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits) -> list[Entry]:
+def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits, range_bytes: int) -> list[Entry]:
     """The same readers over ranged reads: a volume set is one joined stream (zip's split sets in their
     .z01… .zip order; .001 sets and 7z volumes are plain byte splits, in name order)."""
     if archive_type == ZIP and not volumes[0].name.lower().endswith(".001"):
@@ -577,7 +585,7 @@ def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits
     else:
         volumes = sorted(volumes, key=lambda volume: volume.name)
     with _JoinedVolumes([_RangedReader(volume) for volume in volumes]) as joined:
-        stream = io.BufferedReader(joined, buffer_size=_RANGE_BYTES)
+        stream = io.BufferedReader(joined, buffer_size=range_bytes)
         if archive_type == ZIP:
             return _zip_entries(stream, limits)
         if archive_type == SEVEN_ZIP:
@@ -586,12 +594,42 @@ def _list_remote(archive_type: str, volumes: list[RemoteVolume], limits: _Limits
                     return _7z_entries(archive, limits)
             except py7zr.exceptions.PasswordRequired:
                 raise PasswordProtected("The 7z archive has encrypted headers; it needs a password.") from None
-        if len(volumes) > 1:
-            raise ListingError("A multi-volume rar set is listed from local copies, not in place.")
+        if len(volumes) > 1 and all(_rar_volume_named(volume) for volume in volumes):
+            return _list_rar_set_remote(volumes, limits, range_bytes)
         return _list_rar([stream], limits)
 
 
-_RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
+RANGE_BYTES = 256 * 1024  # one ranged read: a few headers' worth, not the payload
+
+
+def _rar_volume_named(volume: RemoteVolume) -> bool:
+    kind = classify(Path(volume.name).name)
+    return kind is not None and kind.archive_type == RAR and kind.scheme in ("part", "old-rar", "single")
+
+
+def _list_rar_set_remote(volumes: list[RemoteVolume], limits: _Limits, range_bytes: int) -> list[Entry]:
+    """A RAR set read in place. rarfile walks each volume's headers block to block, seeks past the data, and
+    opens the next volume by the name it derives: in this child its `open` answers those names with ranged
+    readers. A volume it asks for that is not in the set fails the listing (rarfile would stop quietly)."""
+    by_name = {Path(volume.name).name: volume for volume in volumes}
+    asked_for_missing = []
+
+    def open_volume(name, mode="rb", buffering=-1):
+        volume = by_name.get(os.path.basename(str(name)))
+        if volume is None:
+            asked_for_missing.append(os.path.basename(str(name)))
+            raise FileNotFoundError(name)
+        return io.BufferedReader(_RangedReader(volume), buffer_size=range_bytes)
+
+    first = min(by_name, key=lambda name: classify(name).order)
+    rarfile.open = open_volume  # rarfile's XFile opens volumes by name with the builtin
+    try:
+        entries = _list_rar([first], limits)
+    finally:
+        del rarfile.open
+    if asked_for_missing:
+        raise ListingError(f"The rar set goes on in {asked_for_missing[0]}, which is not one of its volumes.")
+    return entries
 
 
 class _RangedReader(io.RawIOBase):

@@ -18,8 +18,9 @@ from accounts.services import account_gateway_call
 from core.errors import OperatorError
 from core.notifications import notification_raise
 from packages import detection
+from packages.destination_reads import DestinationVolume, ListingJob, ListingRead, listings_read
 from packages.models import MetadataStatus, Package
-from packages.services import package_stub_create
+from packages.services import package_metadata_fill, package_stub_create
 from telegram.records import ChatRef, DocumentMessage
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,10 @@ _LINE = re.compile(
     re.M,
 )
 _SPLIT_SUFFIX = re.compile(r"\.\d{3}$")
-REBUILT_NOTE = "Rebuilt from the destination channel: the file listing was not read again."
+# A rebuilt package waiting for its listing says so; the rebuild finds those by this start.
+REBUILT = "Rebuilt from the destination channel"
+REBUILT_NOTE = f"{REBUILT}: its file listing is read next."
+NOT_LISTED_NOTE = REBUILT + "; its listing could not be read there yet: {trouble}"
 
 
 def catalog_line(
@@ -87,12 +91,25 @@ class CatalogRebuild:
     without_line: list[int] = field(default_factory=list)  # message ids of documents that are no package
     incomplete: dict[str, str] = field(default_factory=dict)  # content hash → which parts are missing
     created_ids: list[int] = field(default_factory=list)
+    listed: int = 0  # listings read back in place, by ranged reads
+    ranged_bytes_read: int = 0
+    ranged_bytes_size: int = 0  # the size of the packages listed in place
+    full_reads: list[str] = field(default_factory=list)  # packages read whole to list them (RAR sets)
+    not_listed: dict[str, str] = field(default_factory=dict)  # file name → why its listing was not read
 
     def summary(self) -> str:
         text = (
             f"{self.documents} documents read: {self.created} packages added, {self.repaired} repaired, "
             f"{self.unchanged} already right"
         )
+        if self.listed or self.full_reads:
+            text += f"; {self.listed} listings read in place"
+            if self.ranged_bytes_size:
+                text += f" ({100 * self.ranged_bytes_read / self.ranged_bytes_size:.2f} % of their bytes read)"
+            if self.full_reads:
+                text += f", {len(self.full_reads)} read in full ({', '.join(self.full_reads[:5])})"
+        if self.not_listed:
+            text += f"; {len(self.not_listed)} listings not read"
         if self.incomplete:
             text += f"; {len(self.incomplete)} with parts missing"
         if self.without_line:
@@ -130,10 +147,11 @@ def catalog_documents(*, chat: Chat, account: TelegramAccount | None = None) -> 
     return account_gateway_call(account=account, action=lambda gateway: _documents(gateway, ref))
 
 
-def catalog_rebuild(*, chat: Chat, account: TelegramAccount | None = None) -> CatalogRebuild:
+def catalog_rebuild(*, chat: Chat, account: TelegramAccount | None = None, on_progress=None) -> CatalogRebuild:
     """Read every document of the destination `chat`, add the packages the catalog lacks and repair the
-    destination messages of those it has. Packages are keyed by content hash, so a second rebuild changes
-    nothing."""
+    destination messages of those it has, then read each added package's listing back from its documents
+    (`catalog_listings_restore`). Packages are keyed by content hash, so a second rebuild changes nothing."""
+    account = account or catalog_reader(chat=chat)
     documents = catalog_documents(chat=chat, account=account)
     parts = [part for part in map(catalog_part_read, documents) if part is not None]
     without_line = sorted({message.id for message in documents} - {part.message_id for part in parts})
@@ -151,8 +169,75 @@ def catalog_rebuild(*, chat: Chat, account: TelegramAccount | None = None) -> Ca
         setattr(result, outcome, getattr(result, outcome) + 1)
         if outcome == "created":
             result.created_ids.append(package.pk)
+    catalog_listings_restore(chat=chat, account=account, documents=documents, result=result, on_progress=on_progress)
     logger.info("Catalog rebuild from %s: %s", chat, result.summary())
     return result
+
+
+def catalog_listings_restore(
+    *, chat: Chat, account: TelegramAccount, documents: list[DocumentMessage], result: CatalogRebuild, on_progress
+) -> None:
+    """The listing of every package rebuilt without one, read from its destination documents: by ranged reads
+    where they tell it (a zip's central directory, a 7z's end header, a RAR volume's headers), else in full;
+    `on_progress(file name, ListingRead, done, total)` after each. A package whose bytes Telegram would not
+    give keeps waiting for the next rebuild, with the reason."""
+    by_id = {message.id: message for message in documents}
+    packages = {
+        package.pk: package
+        for package in Package.objects.filter(
+            destination_chat=chat, metadata_status=MetadataStatus.UNAVAILABLE, metadata_error__startswith=REBUILT
+        )
+        if all(message_id in by_id for message_id in package.dest_message_ids)
+    }
+    jobs = [_listing_job(package, by_id) for package in packages.values()]
+    if not jobs:
+        return
+    ref = AccountChat.objects.select_related("chat").get(account=account, chat=chat).ref
+
+    def progress(job: ListingJob, read: ListingRead, done: int, total: int) -> None:
+        how = "in full" if read.full_read else "in place"
+        logger.info(
+            "Listing %d/%d, %s: %d bytes read %s", done, total, packages[job.key].file_name, read.bytes_read, how
+        )
+        if on_progress is not None:
+            on_progress(packages[job.key].file_name, read, done, total)
+
+    reads = account_gateway_call(
+        account=account, action=lambda gateway: listings_read(gateway, ref, jobs, on_progress=progress)
+    )
+    for job in jobs:
+        package, read = packages[job.key], reads[job.key]
+        if read.listing is None:
+            result.not_listed[package.file_name] = read.trouble
+            package.metadata_error = NOT_LISTED_NOTE.format(trouble=read.trouble)
+            package.save(update_fields=["metadata_error"])
+            continue
+        package_metadata_fill(package=package, volume_paths=[], listing=read.listing)
+        if read.full_read:
+            result.full_reads.append(package.file_name)
+        else:
+            result.listed += 1
+            result.ranged_bytes_read += read.bytes_read
+            result.ranged_bytes_size += job.size
+
+
+def _listing_job(package: Package, by_id: dict[int, DocumentMessage]) -> ListingJob:
+    """The package's volumes as its destination documents hold them, in order: consecutive parts from one
+    source message are the byte-split pieces of one volume (as `_volumes` reads them)."""
+    groups: list[list[DocumentMessage]] = []
+    sources: list[int | None] = []
+    for message_id in package.dest_message_ids:
+        message = by_id[message_id]
+        part = catalog_part_read(message)
+        source = part.source_message_id if part else None
+        if groups and sources[-1] == source:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+            sources.append(source)
+    names = package.volume_names if len(package.volume_names) == len(groups) else [m[0].document.name for m in groups]
+    volumes = tuple(DestinationVolume(name=name, parts=tuple(group)) for name, group in zip(names, groups, strict=True))
+    return ListingJob(key=package.pk, archive_type=package.archive_type, volumes=volumes)
 
 
 def _volumes(ordered: list[CatalogPart]) -> list[tuple[str, int, int]]:

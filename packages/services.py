@@ -314,10 +314,13 @@ class Listing:
         return listing_fingerprint(files)
 
 
-def package_listing_read(*, archive_type: str, volume_paths: list) -> Listing:
-    """The listing, and thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside."""
+def package_listing_read(*, archive_type: str, volume_paths: list, range_bytes: int = 0) -> Listing:
+    """The listing, and thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside (of staged volumes);
+    volumes read in place go `range_bytes` at a time."""
     try:
-        read = read_archive(archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES)
+        read = read_archive(
+            archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES, range_bytes=range_bytes
+        )
         return Listing(entries=read.entries, thumbnails=read.thumbnails)
     except ListingError as exc:
         return Listing(entries=[], error=exc)

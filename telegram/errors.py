@@ -2,10 +2,13 @@
 
 
 class TelegramError(Exception):
+    """Telegram refused the request."""
+
     retryable = False
 
     def __init__(self, message: str = "", *, rpc: str = ""):
-        super().__init__(message or self.__class__.__doc__ or self.__class__.__name__)
+        # The class's words without their full stop: callers go on after them ("…: {error}. It is tried again").
+        super().__init__(message or (self.__class__.__doc__ or self.__class__.__name__).rstrip("."))
         self.rpc = rpc  # the underlying Telegram error name, for logs
 
 
@@ -24,29 +27,29 @@ class FloodWait(TelegramError):
 
 
 class AccountRestricted(TelegramError):
-    """The account is limited by Telegram (PEER_FLOOD, banned, deactivated)."""
+    """Telegram has limited this account (a spam limit, a ban or a deactivation)."""
 
 
 class AuthRequired(TelegramError):
-    """The session is no longer valid; the operator must log in again."""
+    """This account's Telegram session is no longer valid; log in again."""
 
 
 class TargetForbidden(TelegramError):
-    """This chat or topic cannot be read or written by the account."""
+    """This account cannot read or post in this chat or topic."""
 
 
 class FileReferenceExpired(TelegramError):
-    """The media handle is too old; re-fetch the message or re-upload."""
+    """Telegram's link to this file has expired; it is fetched again."""
 
     retryable = True
 
 
 class NotFound(TelegramError):
-    """The message or chat is gone."""
+    """The message or chat is gone from Telegram."""
 
 
 class TransientError(TelegramError):
-    """Network trouble, timeouts, RPC_CALL_FAIL: retry with backoff."""
+    """Telegram could not be reached or did not answer in time; it is tried again."""
 
     retryable = True
 
@@ -56,11 +59,11 @@ class SessionInUse(TransientError):
 
 
 class FileTooLarge(TelegramError):
-    """The file is above the account's upload limit."""
+    """The file is above this account's upload limit."""
 
 
 class LoginError(TelegramError):
-    """A login step failed in a way the operator can fix and retry."""
+    """This login step failed; try it again."""
 
     retryable = True
 

@@ -96,6 +96,10 @@ class TelegramGateway(Protocol):
         request each; up to TRANSFER_PARTS_IN_FLIGHT requested at once. Close it (`contextlib.aclosing`) when
         stopping early."""
 
+    async def read_range(self, chat: ChatRef, document: DocumentInfo, *, offset: int, length: int) -> bytes:
+        """`length` bytes of the document from `offset` (fewer at its end), in a few small requests: an archive's
+        header or directory read where it lies."""
+
     # Writing
     async def upload_document(
         self,

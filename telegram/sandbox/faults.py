@@ -6,9 +6,20 @@ counters live in the world database, so every process of a stack shares them.
 """
 
 OPS = ("download", "upload", "send", "history", "connect", "any")
-ERRORS = ("flood_wait", "file_reference_expired", "network", "peer_flood", "write_forbidden", "crash", "part_lost")
+ERRORS = (
+    "flood_wait",
+    "file_reference_expired",
+    "network",
+    "peer_flood",
+    "write_forbidden",
+    "crash",
+    "part_lost",
+    "replace_document",
+)
 # A saved file part Telegram answers as kept but does not have when the file is used (FILE_PART_X_MISSING).
 PART_LOST = "part_lost"
+# The fault's message gets a new file (an edit) just before the request: a download goes on with a dead reference.
+REPLACE_DOCUMENT = "replace_document"
 
 
 class RpcAnswer(Exception):
@@ -47,6 +58,8 @@ def fault_parse(spec: dict) -> dict:
         "times": spec.get("times", 1),
         "after": spec.get("after", 0),
     }
+    if error == REPLACE_DOCUMENT and (fault["chat"] is None or fault["message"] is None):
+        raise FaultError("a replace_document fault needs the chat and the message whose file it replaces")
     for key in ("chat", "message"):
         if fault[key] is not None and not isinstance(fault[key], int):
             raise FaultError(f"fault {key} must be an integer id, got {fault[key]!r}")

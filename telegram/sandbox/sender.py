@@ -20,6 +20,7 @@ from telethon.extensions import BinaryReader
 from telethon.tl import types
 from telethon.tl.alltlobjects import LAYER
 
+from telegram.errors import TransientError
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.server import SandboxServer, unwrap
 from telegram.sandbox.world import World, WorldMissing
@@ -61,7 +62,8 @@ class SandboxSender:
         try:
             self._world = World(self._world_path)
         except WorldMissing as exc:
-            raise ConnectionError(str(exc)) from None
+            # Already the taxonomy's error: its text says what to do, where a mapped ConnectionError would not.
+            raise TransientError(str(exc)) from None
         self._server = SandboxServer(self._world)
         self._connection = connection
         self._dc_id = connection._dc_id

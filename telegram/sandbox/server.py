@@ -10,7 +10,7 @@ object, a list (TL vector) or a bool; or it raises `RpcAnswer` (Telegram's error
 from telethon.tl import functions, types
 from telethon.tl.alltlobjects import tlobjects
 
-from telegram.sandbox.faults import PART_LOST, RpcAnswer, fault_error
+from telegram.sandbox.faults import PART_LOST, REPLACE_DOCUMENT, RpcAnswer, fault_error
 from telegram.sandbox.methods import HANDLERS
 from telegram.sandbox.methods.common import Call, file_reference_target, peer_chat_id
 from telegram.sandbox.world import World
@@ -102,7 +102,9 @@ class SandboxServer:
             if fault is not None and fault["error"] == PART_LOST and method in PART_SAVES:
                 call.me()
                 return True, 0.0
-            if fault is not None:
+            if fault is not None and fault["error"] == REPLACE_DOCUMENT:
+                self.world.message_replace(fault["chat"], fault["message"])
+            elif fault is not None:
                 raise fault_error(error=fault["error"], seconds=fault["seconds"])
             handler = HANDLERS.get(method_of(request))
             if handler is None:

@@ -46,7 +46,7 @@ SCHEMA = (
     # A session is an MTProto authorization key (by its id), bound to an account once logged in.
     """CREATE TABLE auth_keys (
         key_id TEXT PRIMARY KEY, dc_id INTEGER NOT NULL, phone TEXT, state TEXT NOT NULL,
-        phone_code_hash TEXT, srp_id INTEGER, srp_b TEXT)""",
+        phone_code_hash TEXT, code_phone TEXT, srp_id INTEGER, srp_b TEXT)""",
     """CREATE TABLE connections (
         id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, phone TEXT NOT NULL, pid INTEGER NOT NULL,
         pid_started TEXT NOT NULL)""",
@@ -835,6 +835,28 @@ class World:
                 )
                 ids.append(message_id)
         return ids
+
+    def message_replace(self, chat_id: int, message_id: int, document: dict | None = None) -> int:
+        """Put a new document under a message, as an edit that replaces its file does; returns the new document's
+        id. `document` is a world-file document (one volume); without it the new file keeps the old one's name and
+        size with other bytes. The old file reference dies with the old document, as Telegram's does."""
+        message = self.message(chat_id, message_id)
+        if message is None or message["document_id"] is None:
+            raise WorldError(f"Chat {chat_id} has no message {message_id} with a file to replace.")
+        old = self.document(message["document_id"])
+        if document is None:
+            row = _document_row(old["name"], old["size"], None, "seed", f"replaced-{old['id']}", old["size"], 0)
+        else:
+            parts = document_parts(self.path, document_spec(document, "document"))
+            if len(parts) != 1:
+                raise WorldError("A message holds one file: a replacement cannot be split into volumes.")
+            row = parts[0]
+        with self.transaction() as conn:
+            document_id = document_insert(conn, row)
+            conn.execute(
+                "UPDATE messages SET document_id = ? WHERE chat_id = ? AND id = ?", (document_id, chat_id, message_id)
+            )
+        return document_id
 
     def member_set(self, chat_id: int, phone: str, *, member: bool = True, admin: bool = False) -> None:
         """Add an account to a chat (or make it admin), or remove it, as the chat's owner would."""

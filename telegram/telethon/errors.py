@@ -116,6 +116,21 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
     ),
 )
 
+# What a person reads for the errors worth more than their class's words (no full stop: callers go on after them).
+OPERATOR_WORDS: dict[str, str] = {
+    "CHANNEL_PRIVATE": "This account is not in this channel any more (it is private to it, or the account was removed)",
+    "CHAT_WRITE_FORBIDDEN": "This account may not post in this chat",
+    "CHAT_ADMIN_REQUIRED": "Only an admin of this chat may do that, and this account is not one",
+    "TOPIC_CLOSED": "This forum topic is closed",
+    "TOPIC_DELETED": "This forum topic was deleted",
+    "PEER_FLOOD": "Telegram limits this account for now: it sent too many messages to chats that did not write first",
+    "USER_DEACTIVATED_BAN": "Telegram has banned this account",
+    "PHONE_NUMBER_BANNED": "Telegram has banned this phone number",
+    "USER_BANNED_IN_CHANNEL": "This account is banned from posting in channels and groups",
+    "AUTH_KEY_DUPLICATED": "Telegram ended this account's session: it was used from two places at once; log in again",
+    "SESSION_REVOKED": "This account's Telegram session was ended (logged out elsewhere); log in again",
+}
+
 # Errors Telethon 1.45 has no class for, by Telegram's message.
 BY_MESSAGE: dict[str, type[TelegramError]] = {
     "TOPIC_CLOSED": TargetForbidden,
@@ -141,13 +156,15 @@ def map_error(exc: BaseException) -> TelegramError | None:
     seconds = getattr(exc, "seconds", None)
     if isinstance(exc, errors.FloodError) and seconds is not None:
         return FloodWait(seconds, rpc=rpc)
+    # The taxonomy's message, never Telethon's text ("... (caused by SignInRequest)"): a person reads it.
+    words = OPERATOR_WORDS.get(rpc, "")
     if isinstance(exc, errors.RPCError) and exc.message in BY_MESSAGE:
-        return BY_MESSAGE[exc.message](str(exc), rpc=rpc)
+        return BY_MESSAGE[exc.message](words, rpc=rpc)
     for classes, mapped in MAPPING:
         if isinstance(exc, classes):
-            return mapped(str(exc), rpc=rpc)
+            return mapped(words, rpc=rpc)
     if isinstance(exc, errors.RPCError):
-        return TelegramError(str(exc), rpc=rpc)
+        return TelegramError(f"Telegram refused the request ({rpc})", rpc=rpc)
     return None
 
 

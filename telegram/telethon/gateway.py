@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Self
 
 from django.views.decorators.debug import sensitive_variables
-from telethon import errors, functions, types
+from telethon import errors, functions, types, utils
 from telethon.password import compute_check
 from telethon.sessions import StringSession
 
@@ -69,6 +69,9 @@ class TelethonGateway:
         account_parts_in_flight: int | None = None,
     ):
         self.phone = phone
+        # Every auth request carries the number as official clients send it, digits only: Telegram answers
+        # PHONE_CODE_EXPIRED to a signIn whose number is spelled otherwise than its sendCode's.
+        self._login_phone = utils.parse_phone(phone) or phone
         self._lease_factory = lease  # session_lease(wait_seconds=...) of this account, or None (tools, tests)
         self._wait_seconds = wait_seconds
         self._lease_block = None
@@ -176,7 +179,7 @@ class TelethonGateway:
     async def send_code(self) -> str:
         # Sent as a plain request: Telethon's send_code_request breaks on the answers below.
         sent = await self._client(
-            functions.auth.SendCodeRequest(self.phone, self._api_id, self._api_hash, types.CodeSettings())
+            functions.auth.SendCodeRequest(self._login_phone, self._api_id, self._api_hash, types.CodeSettings())
         )
         if isinstance(sent, types.auth.SentCodePaymentRequired):
             raise LoginRefused(
@@ -194,7 +197,7 @@ class TelethonGateway:
 
     @maps_errors
     async def sign_in_code(self, *, code: str, phone_code_hash: str) -> AccountInfo:
-        user = await self._client.sign_in(phone=self.phone, code=code, phone_code_hash=phone_code_hash)
+        user = await self._client.sign_in(phone=self._login_phone, code=code, phone_code_hash=phone_code_hash)
         return await self._remember_me(user)
 
     @sensitive_variables("password")
@@ -454,20 +457,11 @@ class TelethonGateway:
         if offset >= document.size:
             return  # all bytes held already
         skip = offset % PART_SIZE
-        location = document.location
-        # A photo is read at its largest size (thumb_size names it); a document whole ("").
-        location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
-        file_location = location_class(
-            id=location["id"],
-            access_hash=location["access_hash"],
-            file_reference=bytes.fromhex(location["file_reference"]),
-            thumb_size=location.get("thumb_size", ""),
-        )
         parts = transfers.download(
             self._client,
             self._senders,
-            file_location,
-            dc_id=location["dc_id"],
+            _file_location(document),
+            dc_id=document.location["dc_id"],
             size=document.size,
             first_part=offset // PART_SIZE,
             parts_in_flight=self._parts_in_flight,
@@ -479,6 +473,20 @@ class TelethonGateway:
                         data, skip = data[skip:], 0
                     if data:
                         yield data
+
+    @maps_errors
+    async def read_range(self, chat: ChatRef, document: DocumentInfo, *, offset: int, length: int) -> bytes:
+        offset = max(0, offset)
+        if offset >= document.size or length <= 0:
+            return b""
+        return await transfers.read_range(
+            self._client,
+            self._senders,
+            _file_location(document),
+            dc_id=document.location["dc_id"],
+            offset=offset,
+            length=min(length, document.size - offset),
+        )
 
     # Writing
 
@@ -604,6 +612,18 @@ def _last_search_page(result, *, offset_id: int) -> bool:
         not offset_id and not getattr(result, "inexact", False) and len(result.messages) >= getattr(result, "count", 0)
     )
     return not result.messages or whole or isinstance(result, types.messages.Messages)
+
+
+def _file_location(document: DocumentInfo) -> types.InputDocumentFileLocation | types.InputPhotoFileLocation:
+    # A photo is read at its largest size (thumb_size names it); a document whole ("").
+    location = document.location
+    location_class = types.InputPhotoFileLocation if location.get("photo") else types.InputDocumentFileLocation
+    return location_class(
+        id=location["id"],
+        access_hash=location["access_hash"],
+        file_reference=bytes.fromhex(location["file_reference"]),
+        thumb_size=location.get("thumb_size", ""),
+    )
 
 
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:

@@ -64,6 +64,7 @@ def test_wrong_code_keeps_the_dialog_open_and_right_code_closes_it(admin_client,
 
     wrong = htmx_post(admin_client, url, {"code": "00000"})
     assert "<dialog" in wrong and 'class="field-error"' in wrong
+    assert "The login code is wrong" in wrong and "caused by" not in wrong
     assert "account-row" not in wrong and f'id="account-{account.pk}"' not in wrong
 
     right = htmx_post(admin_client, url, {"code": "22222"})
@@ -118,6 +119,7 @@ def test_refresh_chats_of_an_expired_session_shows_why(admin_client, world):
 
     assert "Session expired" in html
     assert "Log in" in html
+    assert "ended (logged out elsewhere); log in again" in html and "caused by" not in html
     assert TelegramAccount.objects.get(pk=account.pk).auth_state == AuthState.EXPIRED
 
 

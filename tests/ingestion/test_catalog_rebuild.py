@@ -2,14 +2,16 @@
 the destination channel alone."""
 
 import io
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
 from core.models import Notification
 from ingestion.models import Channel
-from packages.catalog import REBUILT_NOTE, catalog_line
-from packages.models import MetadataStatus, Package
+from packages.catalog import catalog_line
+from packages.destination_reads import RANGE_BYTES
+from packages.models import Package
 from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
 from tests.ingestion.test_pipeline import dump, uploads
 
@@ -35,6 +37,7 @@ FIELDS = [
     "tags",
 ]
 TOPICS = [{"id": 1, "title": "General"}, {"id": 42, "title": "Dragons"}]
+RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 MESSAGES = [
     {"id": 11, "topic": 42, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
     {
@@ -43,7 +46,13 @@ MESSAGES = [
     },
     {"id": 30, "document": {"name": "[Maker] huge.zip", "size": 250_000, "seed": 5}},
     {"id": 31, "document": {"name": "bust.stl", "size": 4000, "seed": 3}},
+    {"id": 40, "document": {"name": "subdirs.rar", "file": str(RAR_FIXTURES / "rar5-subdirs.rar")}},
+    *(
+        {"id": 40 + number, "document": {"name": f"vols.part{number}.rar", "file": str(RAR_FIXTURES / name)}}
+        for number, name in ((1, "rar5-vols.part1.rar"), (2, "rar5-vols.part2.rar"), (3, "rar5-vols.part3.rar"))
+    ),
 ]
+LISTED = {"dragon.zip", "big.7z.001", "bust.stl", "subdirs.rar", "vols.part1.rar"}
 
 
 @pytest.fixture(autouse=True)
@@ -58,12 +67,17 @@ def ingested(ingest_world):
     ingest_world(data)
     Channel.objects.filter(chat__telegram_id=SOURCE).update(category="Minis")
     run = run_cycle()
-    assert run.ingested == 4, run.error
+    assert run.ingested == 6, run.error
     return {package.content_hash: _fields(package) for package in Package.objects.all()}
 
 
 def _fields(package: Package) -> dict:
     return {name: getattr(package, name) for name in FIELDS}
+
+
+def _listing(package: Package) -> tuple:
+    files = sorted(package.files.values_list("path", "size", "compressed_size", "crc32", "encrypted"))
+    return package.metadata_status, package.metadata_error, package.file_count, package.listing_fingerprint, files
 
 
 def _rebuild() -> str:
@@ -90,19 +104,40 @@ def test_every_upload_carries_the_catalog_line(ingested):
     assert captions[dragon.dest_message_ids[0]].endswith(f"part=1/1 src={SOURCE}/11 topic=42")
 
 
-def test_a_wiped_catalog_is_rebuilt_from_the_destination_alone(ingested):
+def test_a_wiped_catalog_is_rebuilt_from_the_destination_alone_with_its_listings(ingested):
+    listings = {package.file_name: _listing(package) for package in Package.objects.all()}
+    assert {name for name, listing in listings.items() if listing[2]} == LISTED
     Package.objects.all().delete()
 
     out = _rebuild()
 
     rebuilt = {package.content_hash: _fields(package) for package in Package.objects.all()}
     assert rebuilt == ingested
-    assert "4 packages added" in out
-    assert set(Package.objects.values_list("metadata_status", "metadata_error")) == {
-        (MetadataStatus.UNAVAILABLE, REBUILT_NOTE)
-    }
+    assert {package.file_name: _listing(package) for package in Package.objects.all()} == listings
+    assert "6 packages added" in out
+    assert "6 listings read in place" in out and "read in full" not in out
+    assert "vols.part1.rar: 2 files (" in out, "a RAR set walked in place, volume by volume"
     note = Notification.objects.get(type="catalog_rebuilt")
-    assert "4 packages added" in note.message and note.severity == "info"
+    assert "6 packages added" in note.message and note.severity == "info"
+
+
+def test_a_rebuild_reads_listings_in_place_not_whole_files(ingested):
+    big_size = Package.objects.get(file_name="big.7z.001").file_size
+    Package.objects.all().delete()
+
+    out = _rebuild()
+
+    read_in_place = {
+        line.split("] ", 1)[1].split(": ")[0]: int(line.rsplit("(", 1)[1].split(" bytes")[0].replace(",", ""))
+        for line in out.splitlines()
+        if line.endswith("bytes read in place)")
+    }
+    assert set(read_in_place) == LISTED | {"[Maker] huge.zip"}
+    # The 7z's start header and its end header: two windows of RANGE_BYTES at most, of a 300 kB set whose
+    # volumes went up as six documents.
+    assert read_in_place["big.7z.001"] <= 2 * RANGE_BYTES < big_size / 2
+    assert read_in_place["bust.stl"] == 0, "a model's listing is its name and size"
+    assert read_in_place["dragon.zip"] < 1000, "the whole small zip is its directory"
 
 
 def test_a_rebuild_repairs_moved_messages_and_a_second_one_changes_nothing(ingested):
@@ -110,11 +145,11 @@ def test_a_rebuild_repairs_moved_messages_and_a_second_one_changes_nothing(inges
     right = list(dragon.dest_message_ids)
     Package.objects.filter(pk=dragon.pk).update(dest_message_ids=[999_999], reupload_needed=True)
 
-    assert "1 repaired, 3 already right" in _rebuild()
+    assert "1 repaired, 5 already right" in _rebuild()
     dragon.refresh_from_db()
     assert (dragon.dest_message_ids, dragon.reupload_needed) == (right, False)
-    assert "0 packages added, 0 repaired, 4 already right" in _rebuild()
-    assert Package.objects.count() == 4
+    assert "0 packages added, 0 repaired, 6 already right" in _rebuild()
+    assert Package.objects.count() == 6
 
 
 def test_documents_without_a_line_and_missing_parts_are_reported_not_invented(ingested):
@@ -125,8 +160,56 @@ def test_documents_without_a_line_and_missing_parts_are_reported_not_invented(in
 
     out = _rebuild()
 
-    assert "3 packages added" in out and "1 with parts missing" in out and "1 documents carry no catalog line" in out
+    assert "5 packages added" in out and "1 with parts missing" in out and "1 documents carry no catalog line" in out
     assert f"{huge.content_hash[:12]}…: part 2 of 3 missing" in out
     assert not Package.objects.filter(content_hash=huge.content_hash).exists()
     assert Notification.objects.get(type="catalog_rebuilt").severity == "warning"
     assert {m["document"]["name"] for m in dump(DESTINATION)["messages"] if m["document"]} >= {"stray.zip"}
+
+
+def test_a_listing_telegram_will_not_give_is_reported_and_read_by_the_next_rebuild(ingested, settings):
+    from telegram.sandbox.world import World
+
+    dragon = Package.objects.get(file_name="dragon.zip")
+    listed = sorted(dragon.files.values_list("path", flat=True))
+    Package.objects.all().delete()
+    World(settings.SANDBOX_PATH).fault_add(
+        {"op": "download", "error": "network", "chat": DESTINATION, "message": dragon.dest_message_ids[0]}
+    )
+
+    first = _rebuild()
+
+    dragon = Package.objects.get(file_name="dragon.zip")
+    assert "1 listings not read" in first and "dragon.zip: listing not read (" in first
+    assert dragon.file_count == 0 and dragon.metadata_error.startswith("Rebuilt from the destination channel")
+    assert "Telegram could not be reached" in dragon.metadata_error, "the taxonomy's words"
+
+    second = _rebuild()
+
+    dragon.refresh_from_db()
+    assert "1 listings read in place" in second and "listings not read" not in second
+    assert sorted(dragon.files.values_list("path", flat=True)) == listed
+
+
+def test_a_rar_set_that_cannot_be_walked_in_place_is_read_in_full_last(ingest_world):
+    # RAR 5 volumes posted under old-style names: rarfile cannot name the volume after the first one.
+    renamed = [("rar", "rar5-vols.part1.rar"), ("r00", "rar5-vols.part2.rar"), ("r01", "rar5-vols.part3.rar")]
+    messages = [
+        {"id": 10 + number, "document": {"name": f"oldnames.{suffix}", "file": str(RAR_FIXTURES / name)}}
+        for number, (suffix, name) in enumerate(renamed)
+    ]
+    messages.append({"id": 20, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 9}]}})
+    ingest_world(world(messages=messages))
+    assert run_cycle().ingested == 2
+    listings = {package.file_name: _listing(package) for package in Package.objects.all()}
+    Package.objects.all().delete()
+
+    out = _rebuild()
+
+    assert "1 listings read in place" in out and "1 read in full (oldnames.rar)" in out
+    assert out.index("dragon.zip: 1 files") < out.index("[2/2] oldnames.rar: unreadable archive:"), "queued, last"
+    # The same listing (and the same verdict on it) as ingestion's, whose message names its own folder.
+    rebuilt = {package.file_name: _listing(package) for package in Package.objects.all()}
+    assert {name: (listing[0], *listing[2:]) for name, listing in rebuilt.items()} == {
+        name: (listing[0], *listing[2:]) for name, listing in listings.items()
+    }

@@ -349,14 +349,17 @@ def test_hostile_archives_end_as_packages_or_skips_with_reasons_and_the_run_goes
     skipped = {skip.file_name: skip for skip in SkippedPackage.objects.all()}
     later_volumes = {name for name in posts if name.startswith("cut.7z.") and not name.endswith(".001")}
     assert set(packages) | set(skipped) == set(posts) - later_volumes
-    assert not skipped, {name: skip.error_message for name, skip in skipped.items()}
+    # The cut set's own start header says bytes are missing: it waits for them as a set with a part missing,
+    # instead of being taken broken.
+    assert {name: skip.reason for name, skip in skipped.items()} == {"cut.7z.001": "MISSING_PART"}
+    assert "7z start header: the archive is " in skipped["cut.7z.001"].error_message
 
     def status(name):
         package = packages[name]
         return package.metadata_status, package.metadata_error
 
     unavailable = {name for name, package in packages.items() if package.metadata_status == MetadataStatus.UNAVAILABLE}
-    assert unavailable == {"lie.zip", "count.zip", "secret.7z", "hpsw.rar", "picture.zip", "cut.7z.001"}
+    assert unavailable == {"lie.zip", "count.zip", "secret.7z", "hpsw.rar", "picture.zip"}
     for name in unavailable:
         assert packages[name].metadata_error, f"{name} is unavailable without a reason"
     assert "zip bomb" in status("lie.zip")[1]

@@ -226,3 +226,23 @@ def test_post_file_puts_real_bytes_in_the_chat_and_delete_removes_them(sandbox, 
         run("sandbox_delete", "1001", message_id)
     with pytest.raises(CommandError, match="no such file"):
         run("sandbox_post", "1001", "--file", str(tmp_path / "missing.zip"))
+
+
+def test_replace_puts_a_new_file_under_the_message_as_an_edit_does(sandbox):
+    world = sandbox(WORLD)
+    (message_id,) = run("sandbox_post", "1001", "--document", "bust.stl", "--size", "5000", "--seed", "1").split()
+    before = json.loads(run("sandbox_dump", "1001", "--json"))["messages"][-1]["document"]
+
+    said = run("sandbox_replace", "1001", message_id)
+    plain = json.loads(run("sandbox_dump", "1001", "--json"))["messages"][-1]["document"]
+    run("sandbox_replace", "1001", message_id, "--document-json", '{"name": "bust v2.stl", "size": 700, "seed": 9}')
+    named = json.loads(run("sandbox_dump", "1001", "--json"))["messages"][-1]["document"]
+
+    assert said.startswith(f"Message {message_id} of chat 1001 now holds file ")
+    assert (plain["name"], plain["size"]) == ("bust.stl", 5000) and plain["sha256"] != before["sha256"]
+    assert (named["name"], named["size"]) == ("bust v2.stl", 700)
+    assert world.message_bytes(1001, int(message_id)) == seeded_read(seed=9, size=700, offset=0, length=700)
+    with pytest.raises(CommandError, match="no message 999 with a file"):
+        run("sandbox_replace", "1001", "999")
+    with pytest.raises(CommandError, match="not JSON"):
+        run("sandbox_replace", "1001", message_id, "--document-json", "{")

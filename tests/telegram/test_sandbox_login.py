@@ -4,6 +4,7 @@ passwords (SRP), refused codes, banned accounts, sessions, Premium."""
 import asyncio
 
 import pytest
+from telethon import errors, functions, types
 from telethon.crypto import AuthKey
 from telethon.sessions import StringSession
 
@@ -69,6 +70,33 @@ def test_code_login_issues_a_session_that_later_gateways_accept(sandbox):
     assert (session_key(world, session)["phone"], session_key(world, session)["state"]) == (READER, "authorized")
     me, _ = step(READER, session, lambda gateway: gateway.get_me())
     assert me == info
+
+
+def test_every_login_request_carries_the_phone_number_in_digits_only(sandbox):
+    world = sandbox(WORLD)
+    phone_code_hash, session = step(READER, "", lambda gateway: gateway.send_code())
+    assert session_key(world, session)["code_phone"] == "15550000001"  # as Telethon's parse_phone and TDLib send it
+
+    info, session = step(
+        READER, session, lambda gateway: gateway.sign_in_code(code="12345", phone_code_hash=phone_code_hash)
+    )
+    assert (info.phone, session_key(world, session)["state"]) == (READER, "authorized")
+
+
+def test_a_sign_in_whose_phone_is_spelled_otherwise_than_its_send_code_has_expired(sandbox):
+    sandbox(WORLD)
+
+    async def send_then_sign_in(gateway, *, sent_as: str, signed_in_as: str):
+        client = gateway._client  # raw requests: the server's rule, whatever the adapter would send
+        sent = await client(functions.auth.SendCodeRequest(sent_as, 1, "hash", types.CodeSettings()))
+        return await client(functions.auth.SignInRequest(signed_in_as, sent.phone_code_hash, phone_code="12345"))
+
+    with pytest.raises(errors.PhoneCodeExpiredError):
+        step(READER, "", lambda gateway: send_then_sign_in(gateway, sent_as=READER, signed_in_as="15550000001"))
+    with pytest.raises(errors.PhoneCodeExpiredError):
+        step(READER, "", lambda gateway: send_then_sign_in(gateway, sent_as="15550000001", signed_in_as=READER))
+    authorization, _ = step(READER, "", lambda gateway: send_then_sign_in(gateway, sent_as=READER, signed_in_as=READER))
+    assert authorization.user.phone == "15550000001"
 
 
 def test_two_step_verification_checks_the_password_by_srp(sandbox):

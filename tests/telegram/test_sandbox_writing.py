@@ -334,6 +334,37 @@ def test_the_server_enforces_the_upload_limit_even_when_the_gateway_thinks_other
     assert [message["id"] for message in dump(3001)] == [30]
 
 
+@pytest.mark.parametrize(
+    ("part", "total", "size", "rpc"),
+    [
+        (0, 3, 1000, "FILE_PART_SIZE_INVALID"),  # not a multiple of 1 KiB
+        (0, 3, 3 * 1024, "FILE_PART_SIZE_INVALID"),  # 512 KiB is not a multiple of it
+        (0, 3, 1024 * 1024, "FILE_PART_TOO_BIG"),
+        (2, 3, 1000, None),  # the last part may be any size
+        (0, 3, 128 * 1024, None),
+    ],
+)
+def test_file_parts_have_telegrams_sizes(sandbox, sandbox_run, part, total, size, rpc):
+    from telethon import errors, functions
+
+    from telegram.telethon.errors import rpc_name
+
+    world = sandbox(WORLD)
+
+    async def save(gateway):
+        request = functions.upload.SaveBigFilePartRequest(
+            file_id=7, file_part=part, file_total_parts=total, bytes=b"x" * size
+        )
+        return await gateway._client(request)  # raw: the server's rule, whatever the adapter would send
+
+    if rpc is None:
+        assert sandbox_run(world, PREMIUM, save) is True
+    else:
+        with pytest.raises(errors.RPCError) as raised:
+            sandbox_run(world, PREMIUM, save)
+        assert rpc_name(raised.value) == rpc
+
+
 POSTER = """
 import asyncio, sys
 from functools import partial

@@ -132,6 +132,29 @@ def test_a_resumed_download_starts_at_its_part_and_drops_what_is_held(sandbox, s
     assert world.stats()["calls"][READER]["upload.getFile"] == 3
 
 
+@pytest.mark.parametrize(
+    ("offset", "length", "requests"),
+    [
+        (0, 32, 1),  # a 7z start header: one 4 KiB request
+        (SIZE - 64, 64, 1),  # a RAR end block: the last 4 KiB of the file
+        (1024 * 1024 - 100, 300, 2),  # across a 1 MiB boundary, which no request may cross
+        (SIZE - 65_557, 65_557, 2),  # a zip's longest tail, in the largest requests the rules allow
+        (SIZE - 10, 500, 1),  # past the end: what there is
+    ],
+)
+def test_a_range_is_read_where_it_lies_in_few_requests(sandbox, sandbox_run, settings, offset, length, requests):
+    world = sandbox(transfer_world())
+
+    async def read(gateway):
+        message = (await gateway.get_messages(ref(READER, 7), [1]))[1]
+        return await gateway.read_range(ref(READER, 7), message.document, offset=offset, length=length)
+
+    data = sandbox_run(world, READER, read)
+
+    assert data == world.message_bytes(7, 1)[offset : offset + length]
+    assert world.stats()["calls"][READER]["upload.getFile"] == requests
+
+
 def test_a_part_that_keeps_failing_ends_the_download_with_nothing_left_in_flight(sandbox, sandbox_run, settings):
     set_transfer(settings, parts=4, connections=2)
     world = sandbox(transfer_world(rtt_ms=50, faults=[{"op": "download", "error": "network", "after": 1, "times": 5}]))

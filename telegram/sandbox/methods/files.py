@@ -17,6 +17,7 @@ from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, reference_fresh
 
 ALIGN = 4096
+KIB = 1024
 WINDOW = 1024 * 1024
 SMALL_FILE_MAX_PARTS = 20  # saveFilePart is for files up to 10 MB
 
@@ -60,6 +61,10 @@ def _save_part(call: Call, *, file_id: int, part: int, data: bytes, total: int |
         raise RpcAnswer(400, "FILE_PART_TOO_BIG")
     if not data:
         raise RpcAnswer(400, "FILE_PART_EMPTY")
+    if total is not None and part < total - 1 and (len(data) % KIB or PART_SIZE % len(data)):
+        # Every part of a big file but the last: a multiple of 1 KiB that divides 512 KiB (core.telegram.org/api/
+        # files). A small file's parts (saveFilePart) say no total, so which is last is not known here.
+        raise RpcAnswer(400, "FILE_PART_SIZE_INVALID")
     if total is not None and not 0 < total <= max_parts(call, me):
         raise RpcAnswer(400, "FILE_PARTS_INVALID")
     if part < 0 or (total is not None and part >= total) or (total is None and part >= SMALL_FILE_MAX_PARTS):

@@ -55,8 +55,13 @@ def send_code(call: Call):
     if account["dc_id"] != call.dc_id:
         raise RpcAnswer(303, f"PHONE_MIGRATE_{account['dc_id']}")
     phone_code_hash = secrets.token_hex(8)
+    # The number as this request spelled it: Telegram holds a signIn to the same spelling.
     call.world.key_update(
-        call.key["key_id"], phone=account["phone"], state="code_sent", phone_code_hash=phone_code_hash
+        call.key["key_id"],
+        phone=account["phone"],
+        state="code_sent",
+        phone_code_hash=phone_code_hash,
+        code_phone=call.request.phone_number,
     )
     if account["login"] == "payment_required":
         return types.auth.SentCodePaymentRequired(
@@ -86,8 +91,8 @@ def sign_in(call: Call):
     key = call.key
     if (
         key["state"] != "code_sent"
-        or key["phone"] != account["phone"]
-        or key["phone_code_hash"] != (request.phone_code_hash)
+        or key["code_phone"] != request.phone_number
+        or key["phone_code_hash"] != request.phone_code_hash
     ):
         raise RpcAnswer(400, "PHONE_CODE_EXPIRED")
     if (request.phone_code or "").strip() != account["code"]:

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
-from core.api import ErrorSerializer, error_response
+from core.api import ErrorSerializer, error_response, idempotent
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
@@ -357,6 +357,7 @@ class ReminderViewSet(
     def perform_destroy(self, instance):
         services.reminder_delete(reminder=instance)
 
+    @idempotent
     @extend_schema(
         summary="Send now: fire a run",
         description="Outside the delivery window the run is `waiting`: it starts by itself when the window opens. "
@@ -505,6 +506,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def pause(self, request, pk=None):
         return self._response(services.reminder_run_pause(run=self.get_object()))
 
+    @idempotent
     @extend_schema(
         summary="Move a stopped run's pending groups to another account, as a new linked run",
         description="The account must be logged in, on, free to send and in every pending group (checked: 409 "
@@ -519,6 +521,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         data.is_valid(raise_exception=True)
         return self._response(services.reminder_run_move(run=self.get_object(), account=data.validated_data["account"]))
 
+    @idempotent
     @extend_schema(
         summary="Resume a paused (or failed) run: only its pending groups are sent",
         request=None,
@@ -537,6 +540,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def cancel(self, request, pk=None):
         return self._response(services.reminder_run_cancel(run=self.get_object()))
 
+    @idempotent
     @extend_schema(
         summary="Send the failed groups again",
         request=None,

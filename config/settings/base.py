@@ -365,6 +365,12 @@ CELERY_BEAT_SCHEDULE["beat-heartbeat"] = {
     "options": {"expires": BEAT_HEARTBEAT_SECONDS},
 }
 CELERY_BEAT_SCHEDULE["notifications-purge"] = {"task": "core.tasks.notifications_purge", "schedule": 86400.0}
+# A POST's Idempotency-Key (core.idempotency) answers its retries this long.
+IDEMPOTENCY_KEEP_HOURS = envint("IDEMPOTENCY_KEEP_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["idempotent-requests-purge"] = {
+    "task": "core.tasks.idempotent_requests_purge",
+    "schedule": 3600.0,
+}
 # Run and run-target statuses are both `status`: each gets its own name in the OpenAPI schema.
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["ReminderRunTargetStatusEnum"] = (
     "reminders.models.TargetStatus"

@@ -44,12 +44,12 @@ from reminders.services.runs import (
     targets_partly_sent,
 )
 from reminders.services.slots import (
-    SLOT_MISSED,
     reminder_fire_scheduled,
     reminder_slot_serve,
     reminder_slots_catch_up,
 )
 from reminders.services.summaries import (
+    SLOT_MISSED,
     reminder_run_notification_title,
     reminder_run_notify,
     summary_account_resting,

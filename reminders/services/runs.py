@@ -213,6 +213,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
     problem = run_account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
+    missed = run.pause_cause == PauseCause.MISSED
     run.window_end_at = window_end_if_open(run)
     run.status = RunStatus.QUEUED
     run.worker_id = ""
@@ -224,7 +225,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
         update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at", "pause_cause"]
     )
     reminder_run_counts_refresh(run=run)
-    reminder_run_notifications_resolve(run=run)
+    reminder_run_notifications_resolve(run=run, missed=missed)
     transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
     return run
 
@@ -283,10 +284,11 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
             f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
             + (f", {run.failed} failed." if run.failed else ".")
         )
+        missed = run.pause_cause == PauseCause.MISSED
         run.pause_cause = ""
         run.save(update_fields=["status", "finished_at", "error_summary", "pause_cause"])
         # The operator ended it: what the bell said about it needs no one any more.
-        reminder_run_notifications_resolve(run=run)
+        reminder_run_notifications_resolve(run=run, missed=missed)
     return run
 
 

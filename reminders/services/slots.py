@@ -18,10 +18,9 @@ from core.notifications import notification_raise
 from reminders.models import Reminder, ReminderRun
 from reminders.schedule import DeliveryWindow, slot_due, slots_before
 from reminders.services.runs import reminder_slot_fire
+from reminders.services.summaries import SLOT_MISSED, reminder_slots_subject
 
 logger = logging.getLogger(__name__)
-
-SLOT_MISSED = "reminder_slot_missed"
 
 
 def _slot_text(reminder: Reminder, slot: datetime, now: datetime) -> str:
@@ -42,7 +41,7 @@ def _missed(reminder: Reminder, slot: datetime, *, why: str, now: datetime) -> R
         severity="error",
         title=f"“{reminder.name}” missed a scheduled send — Send now to send it.",
         message=summary,
-        subject=f"reminder:{reminder.pk}",
+        subject=reminder_slots_subject(reminder.pk),
         url=reverse("reminders:detail", args=[reminder.pk]),
         context={"reminder": reminder.pk, "run": run.pk, "slot": slot.isoformat()},
     )

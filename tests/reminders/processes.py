@@ -1,10 +1,13 @@
 """Real OS processes for reminder tests: a Celery worker and beat against the test database, one sandbox, and
 the test Redis (or a Redis of the test's own)."""
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 from django.conf import settings
@@ -104,3 +107,53 @@ def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
+
+
+class Gate:
+    """A TCP forwarder to `target` (host, port) on a port of its own: close() cuts every connection and refuses
+    new ones, as a server that went down; open() lets them through again. Worker processes reach PostgreSQL
+    through it, so a test can take the database away from them and not from itself."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.links: list[socket.socket] = []
+        self.listening = False
+        self.open()
+
+    def open(self) -> None:
+        if not self.listening:
+            if self.listener.fileno() == -1:
+                self.listener = socket.create_server(("127.0.0.1", self.port))
+            self.listening = True
+            threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
+
+    def close(self) -> None:
+        self.listening = False
+        self.listener.close()
+        for link in self.links:
+            link.close()
+        self.links.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while self.listening:
+            try:
+                inbound, _ = listener.accept()
+            except OSError:
+                return
+            outbound = socket.create_connection(self.target)
+            self.links += [inbound, outbound]
+            for source, sink in ((inbound, outbound), (outbound, inbound)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            with contextlib.suppress(OSError):
+                while data := source.recv(65536):
+                    sink.sendall(data)
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.close()

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import IntegrityError
+from django.urls import reverse
 
 from core.models import Notification, RunStatus
 from reminders.models import PauseCause, ReminderRun, RunTrigger
@@ -158,3 +159,22 @@ def test_an_off_reminder_is_not_caught_up(daily, at, enqueued):
 
     assert reminder_slots_catch_up() == []
     assert reminder_fire_scheduled(reminder_id=daily.pk, fired_at=NINE_KL) is None
+
+
+def test_the_dashboard_offers_send_now_for_a_missed_slot_and_its_notification_resolves(
+    daily, at, enqueued, admin_client, django_capture_on_commit_callbacks
+):
+    at(NINE_KL + timedelta(hours=9, minutes=30))  # 18:30: both of today's slots missed, the window closed
+    missed = ReminderRun.objects.get(pk=reminder_slots_catch_up()[0])
+    at(NINE_KL + timedelta(days=1, minutes=5))  # the next morning, inside the window
+
+    page = admin_client.get(reverse("dashboard")).content.decode()
+
+    assert f'aria-label="Send the missed run #{missed.pk} now">Send now</button>' in page
+    assert "Slot missed" in page and "did not go out" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(reverse("attention-run-resume", args=[missed.pk]), HTTP_HX_REQUEST="true")
+    missed.refresh_from_db()
+    assert (missed.status, missed.pause_cause, enqueued) == (RunStatus.QUEUED, "", [missed.pk])
+    notification = Notification.objects.get(type=SLOT_MISSED)
+    assert notification.resolved_at is not None, "the operator acted on it"

@@ -178,3 +178,27 @@ def test_the_dashboard_offers_send_now_for_a_missed_slot_and_its_notification_re
     assert (missed.status, missed.pause_cause, enqueued) == (RunStatus.QUEUED, "", [missed.pk])
     notification = Notification.objects.get(type=SLOT_MISSED)
     assert notification.resolved_at is not None, "the operator acted on it"
+
+
+def test_the_upgrade_gives_recent_scheduled_runs_their_slot_and_starts_the_catch_up_there(daily, at):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    upgrade = import_module("reminders.migrations.0009_slots_from_upgrade").slots_from_upgrade
+    served = ReminderRun.objects.create(
+        reminder=daily, account=daily.account, trigger=RunTrigger.SCHEDULE, status=RunStatus.SUCCESS
+    )
+    again = ReminderRun.objects.create(
+        reminder=daily, account=daily.account, trigger=RunTrigger.SCHEDULE, status=RunStatus.SUCCESS
+    )
+    ReminderRun.objects.filter(pk=served.pk).update(fired_at=datetime.now(UTC) - timedelta(minutes=2))
+    ReminderRun.objects.filter(pk=again.pk).update(fired_at=datetime.now(UTC) - timedelta(minutes=1))
+
+    upgrade(apps, None)
+
+    served.refresh_from_db()
+    again.refresh_from_db()
+    assert served.slot == slot_due(daily, served.fired_at) and again.slot is None, "the beat's second run of it"
+    daily.refresh_from_db()
+    assert daily.updated_at > datetime.now(UTC) - timedelta(minutes=1)

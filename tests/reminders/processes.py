@@ -131,9 +131,11 @@ class Gate:
 
     def close(self) -> None:
         self.listening = False
-        self.listener.close()
-        for link in self.links:
-            link.close()
+        # shutdown, not just close: it wakes the threads blocked on these sockets and tells the far ends
+        for end in (self.listener, *self.links):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
         self.links.clear()
 
     def _accept(self, listener: socket.socket) -> None:

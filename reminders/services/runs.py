@@ -75,14 +75,12 @@ class ReminderRunActive(ReminderStateError):
         self.run = run
 
 
-def reminder_fire(
-    *, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True, again: bool = False
-) -> ReminderRun:
+def reminder_fire(*, reminder: Reminder, enqueue: bool = True, again: bool = False) -> ReminderRun:
     """Send now: a run with every target `pending`, in a constant number of queries: queued inside the delivery
     window, waiting for it outside (it starts by itself when the window opens), failed when the account cannot
     send. While a run of the reminder is queued, waiting, sending or paused, ReminderRunActive names it,
     unless `again` (the operator confirmed a second run to every group)."""
-    return _fire(reminder, trigger=trigger, enqueue=enqueue, slot=None, again=again)
+    return _fire(reminder, trigger=RunTrigger.MANUAL, enqueue=enqueue, slot=None, again=again)
 
 
 def reminder_slot_fire(

@@ -44,6 +44,9 @@ class Reminder(models.Model):
     window_end_hour = models.PositiveSmallIntegerField(default=18, validators=[MaxValueValidator(24)])
     enabled = models.BooleanField(default=True)
     auto_resume = models.BooleanField(default=False, help_text="Resume a paused run when the window next opens.")
+    # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
+    # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
+    schedule_since = models.DateTimeField(default=now)
     periodic_task = models.OneToOneField(
         "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -8,8 +8,8 @@ RECENT = timedelta(days=2)
 
 
 def slots_from_upgrade(apps, schema_editor):
-    """Recent scheduled runs get the slot they served, so a beat restarted by the upgrade finds them; and the
-    catch-up starts at the upgrade (it never takes an older slot for one nothing served)."""
+    """Recent scheduled runs get the slot they served, so a beat restarted by the upgrade finds them. (The catch-up
+    starts at the upgrade: 0008 gave every reminder's schedule_since the moment it ran.)"""
     from reminders.schedule import slot_due
 
     Reminder = apps.get_model("reminders", "Reminder")
@@ -29,7 +29,6 @@ def slots_from_upgrade(apps, schema_editor):
                 taken.add(slot)
                 run.slot = slot
                 run.save(update_fields=["slot"])
-    Reminder.objects.update(updated_at=now)
 
 
 class Migration(migrations.Migration):

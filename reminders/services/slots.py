@@ -61,23 +61,24 @@ def reminder_slot_serve(*, reminder: Reminder, slot: datetime) -> ReminderRun | 
 
 def reminder_fire_scheduled(*, reminder_id: int, fired_at: datetime) -> ReminderRun | None:
     """What the reminder's PeriodicTask does: serve the slot due at `fired_at` (the latest due time not after
-    it), whatever moment beat or a redelivery runs it; None when off, unscheduled, or served already."""
+    it), whatever moment beat or a redelivery runs it; None when off, unscheduled, served already, or due
+    before the schedule last changed."""
     reminder = Reminder.objects.filter(pk=reminder_id, enabled=True).first()
     slot = slot_due(reminder, fired_at) if reminder is not None else None
-    if slot is None:
-        return None
+    if slot is None or slot < reminder.schedule_since:
+        return None  # a late fire of the schedule as it was before the last change
     return reminder_slot_serve(reminder=reminder, slot=slot)
 
 
 def reminder_slots_catch_up() -> list[int]:
     """Each minute: the latest due slot of every scheduled reminder gets its run if nothing fired it; older
     slots without a run (beat or Redis was down, a later slot came first) become missed runs. Slots due before
-    the reminder was last saved belonged to its old schedule. The new runs' ids."""
+    the schedule last changed belonged to the old one. The new runs' ids."""
     now = clock.now()
     made = []
     reminders = Reminder.objects.filter(enabled=True).exclude(schedule_crontab="", schedule_at__isnull=True)
     for reminder in reminders:
-        since = max(reminder.updated_at, now - timedelta(hours=settings.REMINDER_SLOT_LOOKBACK_HOURS))
+        since = max(reminder.schedule_since, now - timedelta(hours=settings.REMINDER_SLOT_LOOKBACK_HOURS))
         due = list(takewhile(since.__le__, slots_before(reminder, now)))
         if not due:
             continue

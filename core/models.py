@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -80,3 +81,26 @@ class Notification(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.resolved_at is not None
+
+
+class IdempotentRequest(models.Model):
+    """A POST that started work, by its Idempotency-Key (core.idempotency): a retry of it with the same key,
+    by the same user on the same endpoint, gets this answer instead of starting the work again."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    endpoint = models.CharField(max_length=300, help_text='"POST /api/reminders/4/fire/"')
+    # The request's body, hashed: the same key sent with another body is a mistake, said so.
+    fingerprint = models.CharField(max_length=64)
+    # Null only inside the first request's own transaction, while it is being answered.
+    status_code = models.PositiveSmallIntegerField(null=True)
+    answer = models.JSONField(null=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key", "endpoint"], name="unique_idempotent_request"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} [{self.key}]"

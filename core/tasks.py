@@ -4,6 +4,7 @@ from celery import shared_task
 from django.conf import settings
 
 from core import health
+from core.idempotency import idempotent_requests_purge as purge_idempotent_requests
 from core.notifications import notifications_purge as purge_read_notifications
 from core.runs import run_kinds, runs_reap_stale, runs_resend_forgotten
 
@@ -32,3 +33,8 @@ def beat_heartbeat() -> None:
 @shared_task
 def notifications_purge() -> int:
     return purge_read_notifications(older_than=timedelta(days=settings.NOTIFICATION_RETENTION_DAYS))
+
+
+@shared_task
+def idempotent_requests_purge() -> int:
+    return purge_idempotent_requests(older_than=timedelta(hours=settings.IDEMPOTENCY_KEEP_HOURS))

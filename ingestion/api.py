@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import TelegramAccount
-from core.api import ErrorSerializer
+from core.api import ErrorSerializer, idempotent
 from core.errors import OperatorError
 from core.models import RunStatus
 from ingestion import selectors, services
@@ -397,6 +397,7 @@ class TriggerResultSerializer(serializers.Serializer):
 
 
 class IngestionTriggerView(APIView):
+    @idempotent
     @extend_schema(
         summary="Ingest now: queue a run per account, or for one account",
         description="An account that already has a run queued or running keeps it; no second run is queued.",
@@ -481,6 +482,7 @@ class SkippedPackageViewSet(viewsets.ReadOnlyModelViewSet):
         filters.is_valid(raise_exception=True)
         return selectors.skipped_list(**filters.validated_data)
 
+    @idempotent
     @extend_schema(
         summary="Retry: delete the row, rewind the channel and ingest it now (else the next cycle tries the set)",
         request=None,
@@ -494,6 +496,7 @@ class SkippedPackageViewSet(viewsets.ReadOnlyModelViewSet):
         message = f"{skipped.file_name} is queued for retry; {when}."
         return Response(RetryResultSerializer({"message": message, "retried": 1}).data)
 
+    @idempotent
     @extend_schema(
         summary="Retry every skipped package, or those of one reason",
         request=RetryAllSerializer,
@@ -562,6 +565,7 @@ class CatalogAuditViewSet(viewsets.ReadOnlyModelViewSet):
         services.catalog_task_send("catalog_audit")
         return Response({"message": "Audit queued."}, status=202)
 
+    @idempotent
     @extend_schema(
         summary="Upload again the packages this audit found without their destination messages",
         request=None,
@@ -574,6 +578,7 @@ class CatalogAuditViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class CatalogRebuildView(APIView):
+    @idempotent
     @extend_schema(
         summary="Rebuild or repair the catalog from the destination channel (queued)",
         description="Reads the catalog line of every destination document; a notification gives the outcome.",

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
-from core.api import ErrorSerializer
+from core.api import ErrorSerializer, idempotent
 from packages import grouping, previews, selectors, sending, services
 from packages.models import (
     Collection,
@@ -386,6 +386,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         previews.package_preview_choose(package=package, preview_id=data.validated_data["preview"])
         return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
 
+    @idempotent
     @extend_schema(
         summary="Send to Telegram: copy the package's destination messages to a chat or a person",
         description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
@@ -506,6 +507,7 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         message = f"{name} is dissolved; its {count} package{'s' if count != 1 else ''} stand alone."
         return Response(DissolveResultSerializer({"message": message, "packages": count}).data)
 
+    @idempotent
     @extend_schema(
         summary="Send to Telegram: copy every package of the collection, in order, to a chat or a person (one send)",
         description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
@@ -538,6 +540,7 @@ class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return selectors.package_sends()
 
+    @idempotent
     @extend_schema(
         summary="Try the unsent parts again (same random_ids: nothing goes twice)",
         request=None,

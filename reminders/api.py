@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
-from core.api import ErrorSerializer
+from core.api import ErrorSerializer, error_response, idempotent
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
@@ -270,6 +270,7 @@ class ReminderRunSerializer(serializers.ModelSerializer):
             "reminder_name",
             "account",
             "trigger",
+            "slot",
             "status",
             "sent",
             "failed",
@@ -290,6 +291,25 @@ class ReminderRunSerializer(serializers.ModelSerializer):
             "can_move",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "slot": {
+                "help_text": "The schedule's due time this run serves (crontab minute or one-off time); null for "
+                "Send now. One run per slot, however often it is fired."
+            }
+        }
+
+
+class FireInSerializer(serializers.Serializer):
+    again = serializers.BooleanField(
+        default=False,
+        help_text="Send again to every group although a run of this reminder is queued, waiting, sending or "
+        "paused; without it that run is answered (409) instead of a second one.",
+    )
+
+
+class RunActiveSerializer(serializers.Serializer):
+    message = serializers.CharField(help_text="Which run is going on, and what to do.")
+    run = ReminderRunSerializer(help_text="The run still going on: open, resume or cancel it.")
 
 
 @extend_schema_view(
@@ -337,15 +357,28 @@ class ReminderViewSet(
     def perform_destroy(self, instance):
         services.reminder_delete(reminder=instance)
 
+    @idempotent
     @extend_schema(
         summary="Send now: fire a run",
-        description="Outside the delivery window the run is `waiting`: it starts by itself when the window opens.",
-        request=None,
-        responses={201: ReminderRunSerializer, **ERRORS},
+        description="Outside the delivery window the run is `waiting`: it starts by itself when the window opens. "
+        "While a run of the reminder is queued, waiting, sending or paused the answer is 409 naming that run "
+        '(`run`), unless the body says `{"again": true}`.',
+        request=FireInSerializer,
+        responses={
+            201: ReminderRunSerializer,
+            400: ERRORS[400],
+            409: OpenApiResponse(RunActiveSerializer, description="A run of it is going on, or another refusal."),
+        },
     )
     @action(detail=True, methods=["post"])
     def fire(self, request, pk=None):
-        run = services.reminder_fire(reminder=self.get_object())
+        data = FireInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = services.reminder_fire(reminder=self.get_object(), again=data.validated_data["again"])
+        except services.ReminderRunActive as exc:
+            active = ReminderRunSerializer(selectors.reminder_run_get(pk=exc.run.pk)).data
+            return error_response(exc.message, status_code=status.HTTP_409_CONFLICT, run=active)
         return Response(ReminderRunSerializer(selectors.reminder_run_get(pk=run.pk)).data, status=201)
 
     @extend_schema(
@@ -473,6 +506,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def pause(self, request, pk=None):
         return self._response(services.reminder_run_pause(run=self.get_object()))
 
+    @idempotent
     @extend_schema(
         summary="Move a stopped run's pending groups to another account, as a new linked run",
         description="The account must be logged in, on, free to send and in every pending group (checked: 409 "
@@ -487,6 +521,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         data.is_valid(raise_exception=True)
         return self._response(services.reminder_run_move(run=self.get_object(), account=data.validated_data["account"]))
 
+    @idempotent
     @extend_schema(
         summary="Resume a paused (or failed) run: only its pending groups are sent",
         request=None,
@@ -505,6 +540,7 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def cancel(self, request, pk=None):
         return self._response(services.reminder_run_cancel(run=self.get_object()))
 
+    @idempotent
     @extend_schema(
         summary="Send the failed groups again",
         request=None,

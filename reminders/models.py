@@ -44,6 +44,9 @@ class Reminder(models.Model):
     window_end_hour = models.PositiveSmallIntegerField(default=18, validators=[MaxValueValidator(24)])
     enabled = models.BooleanField(default=True)
     auto_resume = models.BooleanField(default=False, help_text="Resume a paused run when the window next opens.")
+    # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
+    # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
+    schedule_since = models.DateTimeField(default=now)
     periodic_task = models.OneToOneField(
         "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -128,6 +131,8 @@ class PauseCause(models.TextChoices):
     ACCOUNT_REST = "account_rest", "Account resting"
     SENDING_STOPPED = "sending_stopped", "Sending stopped for the account"
     ERRORS = "errors", "Too many groups failed"
+    # A failed run standing for a schedule slot nothing served before its window closed (services.slots).
+    MISSED = "missed", "Slot missed"
 
 
 # Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
@@ -140,6 +145,7 @@ RETRYABLE = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # with fail
 PAUSABLE = IN_FLIGHT  # a running run stops at its next group
 MOVABLE = RESUMABLE  # with groups still pending
 NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # raises a notification
+ACTIVE = (*LIVE, RunStatus.PAUSED)  # Send now offers this run instead of starting a second one
 
 
 class ReminderRunQuerySet(models.QuerySet):
@@ -158,6 +164,9 @@ class ReminderRun(ClaimableRun):
     reminder_name = models.CharField(max_length=200, blank=True)
     account = models.ForeignKey(TelegramAccount, on_delete=models.PROTECT, related_name="reminder_runs")
     trigger = models.CharField(max_length=16, choices=RunTrigger.choices, default=RunTrigger.MANUAL)
+    # The schedule's due time this run serves (a crontab minute or the one-off time); None for Send now.
+    # Unique per reminder: a restarted or second beat, or a redelivered fire task, finds the run and stops.
+    slot = models.DateTimeField(null=True, blank=True)
     # [{"text", "media", "caption"}, ...] in order: a resumed run sends what was fired, even if edited since.
     parts = models.JSONField(default=list)
     total = models.PositiveIntegerField(default=0)
@@ -180,6 +189,11 @@ class ReminderRun(ClaimableRun):
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["account", "status"], name="reminder_run_account_status")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reminder", "slot"], condition=Q(slot__isnull=False), name="unique_reminder_run_slot"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.reminder_name} run #{self.pk}"

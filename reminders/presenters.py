@@ -12,7 +12,7 @@ from core import clock
 from core.formatting import plural as plural  # the pages of reminders say counts as the others do
 from reminders import selectors
 from reminders.eta import Eta, eta_estimate
-from reminders.models import IN_FLIGHT, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, IN_FLIGHT, Reminder, ReminderRun, TargetStatus
 from reminders.schedule import (
     HORIZON_TEXT,
     DeliveryWindow,
@@ -74,7 +74,8 @@ def reminder_row(reminder: Reminder, last_run: ReminderRun | None = None) -> Rem
         schedule=text,
         window=window_text(reminder.window_start_hour, reminder.window_end_hour),
         last_run=last_run,
-        send=send_now_context(reminder),
+        # the latest run is the one that can still be going on (services.reminder_fire checks them all)
+        send=send_now_context(reminder, active=last_run if last_run and last_run.status in ACTIVE else None),
     )
 
 
@@ -140,8 +141,10 @@ def eta_context(spec: ReminderSpec | None, *, draft_parts: int = 0) -> dict:
     }
 
 
-def send_now_context(reminder: Reminder) -> dict:
-    """What Send now would do at this moment, for its button and its confirm: send, or wait for the window."""
+def send_now_context(reminder: Reminder, *, active: ReminderRun | None = None) -> dict:
+    """What Send now would do at this moment, for its button and its confirm: send, or wait for the window.
+    With a run of the reminder still going on (`active`), the button offers that run, and sending again to
+    every group needs its own confirm."""
     now = clock.now()
     window = DeliveryWindow.of(reminder)
     parts, targets = len(reminder.parts.all()), len(reminder.targets.all())
@@ -149,6 +152,16 @@ def send_now_context(reminder: Reminder) -> dict:
         targets=targets, parts=parts, fire_at=now, window=window, rate_per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE
     )
     groups = plural(targets, "group")
+    if active is not None:
+        return {
+            "send_active": active,
+            "send_waits": estimate.waits,
+            "send_confirm": (
+                f"Run #{active.pk} of “{reminder.name}” is still {active.get_status_display().lower()} "
+                f"({active.sent} of {plural(active.total, 'group')} delivered). Send it again to every group, "
+                f"all {groups}? Groups that already got it get it twice."
+            ),
+        }
     if not estimate.waits:
         return {"send_waits": False, "send_confirm": f"Send “{reminder.name}” now to {groups}?"}
     opens = window.local_when(estimate.starts_at, now)

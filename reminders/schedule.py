@@ -3,6 +3,7 @@
 Windows are built from local wall-clock hours with zoneinfo and compared in UTC (DeliveryWindow).
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
@@ -59,6 +60,45 @@ def crontab_fields(expression: str) -> dict[str, str]:
     """The five fields by name, as django-celery-beat's CrontabSchedule stores them."""
     crontab_parse(expression)
     return dict(zip(CRONTAB_FIELDS, expression.split(), strict=True))
+
+
+# How far a crontab is searched for its next or last due time: a 29 February crontab fires once in four years.
+CRONTAB_SEARCH_DAYS = 366 * 5
+
+
+def crontab_fires_on(spec: crontab, day: date) -> bool:
+    """Whether a crontab fires on a local day, as celery-beat reads it: day of month and weekday must both match."""
+    weekday = (day.weekday() + 1) % 7  # cron counts from Sunday = 0
+    return day.month in spec.month_of_year and day.day in spec.day_of_month and weekday in spec.day_of_week
+
+
+def crontab_due_times_before(expression: str, tz: ZoneInfo, moment: datetime) -> Iterator[datetime]:
+    """The crontab's due times at or before `moment`, latest first, as UTC instants (five years back at most)."""
+    spec = crontab_parse(expression)
+    start = moment.astimezone(tz).date()
+    for offset in range(CRONTAB_SEARCH_DAYS):
+        day = start - timedelta(days=offset)
+        if not crontab_fires_on(spec, day):
+            continue
+        for hour in sorted(spec.hour, reverse=True):
+            for minute in sorted(spec.minute, reverse=True):
+                due = datetime.combine(day, time(hour, minute), tzinfo=tz).astimezone(UTC)
+                if due <= moment:
+                    yield due
+
+
+def slots_before(owner, moment: datetime) -> Iterator[datetime]:
+    """The slots of a reminder's schedule (its crontab's due times, or its one-off time) at or before `moment`,
+    latest first; none for manual sends only. A slot is the identity of the run that serves it."""
+    if owner.schedule_crontab:
+        yield from crontab_due_times_before(owner.schedule_crontab, zone(owner.timezone), moment)
+    elif owner.schedule_at is not None and owner.schedule_at <= moment:
+        yield owner.schedule_at
+
+
+def slot_due(owner, moment: datetime) -> datetime | None:
+    """The slot a fire at `moment` serves: the latest due time not after it, whenever the fire comes."""
+    return next(slots_before(owner, moment), None)
 
 
 ALL_DAY = (0, 24)

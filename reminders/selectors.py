@@ -19,7 +19,7 @@ from reminders.models import (
     ReminderTarget,
     TargetStatus,
 )
-from reminders.schedule import crontab_parse
+from reminders.schedule import CRONTAB_SEARCH_DAYS, crontab_fires_on, crontab_parse
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
 from telegram.records import GROUP, SUPERGROUP
 
@@ -165,10 +165,9 @@ def reminder_next_fire_at(*, crontab: str, tz: ZoneInfo, after: datetime) -> dat
     except ValueError:
         return None
     start = after.astimezone(tz).date()
-    for offset in range(366 * 5):
+    for offset in range(CRONTAB_SEARCH_DAYS):
         day = start + timedelta(days=offset)
-        weekday = (day.weekday() + 1) % 7  # cron counts from Sunday = 0
-        if day.month not in spec.month_of_year or day.day not in spec.day_of_month or weekday not in spec.day_of_week:
+        if not crontab_fires_on(spec, day):
             continue
         for hour in sorted(spec.hour):
             for minute in sorted(spec.minute):

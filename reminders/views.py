@@ -29,7 +29,7 @@ from core.forms import error_text
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import IN_FLIGHT, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, IN_FLIGHT, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -120,13 +120,17 @@ def reminder_send_now(request, pk: int):
     # The operator confirmed what the page said then ("now", or "when the window opens"); a window that opened
     # or closed since must not turn one into the other.
     confirmed = request.POST.get("waits", "")
-    if confirmed and (confirmed == "yes") != send_now_context(reminder)["send_waits"]:
+    again = bool(request.POST.get("again"))  # the operator confirmed a second run to every group
+    if confirmed and not again and (confirmed == "yes") != send_now_context(reminder)["send_waits"]:
         messages.error(
             request, "The delivery window opened or closed since this page was shown; check and press again."
         )
         return _go(request, _back(request, detail))
     try:
-        run = services.reminder_fire(reminder=reminder)
+        run = services.reminder_fire(reminder=reminder, again=again)
+    except services.ReminderRunActive as exc:
+        messages.error(request, str(exc))
+        return _go(request, detail)
     except ReminderStateError as exc:
         messages.error(request, str(exc))
         return _go(request, _back(request, detail))
@@ -157,7 +161,8 @@ def reminder_delete(request, pk: int):
 def reminder_detail(request, pk: int):
     reminder = _reminder(pk)
     history = list(selectors.reminder_run_list(reminder_id=pk)[:HISTORY_ROWS])
-    open_runs = list(selectors.reminder_run_filter(statuses=[*LIVE, RunStatus.PAUSED], reminder_id=pk)) or history[:1]
+    active = list(selectors.reminder_run_filter(statuses=ACTIVE, reminder_id=pk))
+    open_runs = active or history[:1]
     tz = zone(reminder.timezone)
     next_fire = None
     if reminder.enabled and reminder.schedule_crontab:
@@ -166,7 +171,7 @@ def reminder_detail(request, pk: int):
         next_fire = reminder.schedule_at
     context = {
         **eta_context(selectors.reminder_spec(reminder=reminder)),
-        **send_now_context(reminder),
+        **send_now_context(reminder, active=active[0] if active else None),
         "reminder": reminder,
         "part_list": list(reminder.parts.all()),
         "target_titles": target_titles(list(reminder.targets.all())),

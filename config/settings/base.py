@@ -341,6 +341,18 @@ CELERY_BEAT_SCHEDULE["reminder-runs-auto-resume"] = {
     "task": "reminders.tasks.reminder_runs_auto_resume",
     "schedule": 60.0,
 }
+# Schedule slots (docs/operations.md "Beat"): each minute a catch-up serves the latest slot nothing fired while its
+# window is open, and records older ones (and closed windows) as missed runs; it looks this far back.
+REMINDER_SLOT_LOOKBACK_HOURS = envint("REMINDER_SLOT_LOOKBACK_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["reminder-slots-catch-up"] = {
+    "task": "reminders.tasks.reminder_slots_catch_up",
+    "schedule": 60.0,
+    # the next one comes a minute later and does the same work
+    "options": {"expires": 60},
+}
+# A fire task meeting a PostgreSQL or Redis outage retries this many times, backing off up to a minute apart.
+REMINDER_FIRE_RETRIES = envint("REMINDER_FIRE_RETRIES", 10, minimum=0)
+REMINDER_FIRE_RETRY_MAX_SECONDS = 60
 CELERY_BEAT_SCHEDULE["account-rests-end"] = {"task": "accounts.tasks.account_rests_end", "schedule": 60.0}
 
 # Operations: metrics, alerts, health and notifications (operations/metrics.py, core/health.py, docs/operations.md).
@@ -364,6 +376,12 @@ CELERY_BEAT_SCHEDULE["beat-heartbeat"] = {
     "options": {"expires": BEAT_HEARTBEAT_SECONDS},
 }
 CELERY_BEAT_SCHEDULE["notifications-purge"] = {"task": "core.tasks.notifications_purge", "schedule": 86400.0}
+# A POST's Idempotency-Key (core.idempotency) answers its retries this long.
+IDEMPOTENCY_KEEP_HOURS = envint("IDEMPOTENCY_KEEP_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["idempotent-requests-purge"] = {
+    "task": "core.tasks.idempotent_requests_purge",
+    "schedule": 3600.0,
+}
 # Run and run-target statuses are both `status`: each gets its own name in the OpenAPI schema.
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["ReminderRunTargetStatusEnum"] = (
     "reminders.models.TargetStatus"

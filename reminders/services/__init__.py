@@ -3,7 +3,8 @@
 - compose: the specs, media, reminders and their beat schedule;
 - runs: firing a run and the operator's actions on it;
 - summaries: what a stopped run says, and the notification it raises;
-- pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups.
+- pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups;
+- slots: each schedule slot served by one run, the catch-up each minute, missed slots.
 """
 
 from reminders.services.compose import (
@@ -29,6 +30,7 @@ from reminders.services.pausing import (
 from reminders.services.runs import (
     CANCELED,
     REMINDER_DELETED,
+    ReminderRunActive,
     ReminderStateError,
     reminder_fire,
     reminder_run_cancel,
@@ -37,10 +39,17 @@ from reminders.services.runs import (
     reminder_run_resume,
     reminder_run_retry_failed,
     reminder_runs_auto_resume,
+    reminder_slot_fire,
     target_counts,
     targets_partly_sent,
 )
+from reminders.services.slots import (
+    reminder_fire_scheduled,
+    reminder_slot_serve,
+    reminder_slots_catch_up,
+)
 from reminders.services.summaries import (
+    SLOT_MISSED,
     reminder_run_notification_title,
     reminder_run_notify,
     summary_account_resting,
@@ -64,13 +73,19 @@ __all__ = [
     "REMINDER_DELETED",
     "PartSpec",
     "ReminderSpec",
+    "ReminderRunActive",
     "ReminderStateError",
+    "SLOT_MISSED",
     "TargetSpec",
     "media_create",
     "media_purge_unused",
     "reminder_create",
     "reminder_delete",
     "reminder_fire",
+    "reminder_fire_scheduled",
+    "reminder_slot_fire",
+    "reminder_slot_serve",
+    "reminder_slots_catch_up",
     "reminder_run_cancel",
     "reminder_run_counts_refresh",
     "reminder_run_enqueue",

@@ -263,7 +263,12 @@ def _validate_targets(spec: ReminderSpec, error) -> None:
             )
 
 
+def _schedule_of(reminder: Reminder) -> tuple:
+    return (reminder.schedule_crontab, reminder.schedule_at, reminder.timezone, reminder.enabled)
+
+
 def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
+    schedule_before = _schedule_of(reminder) if reminder.pk else None
     reminder.account = spec.account
     reminder.name = spec.name.strip()
     reminder.timezone = spec.timezone
@@ -274,6 +279,8 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.enabled = spec.enabled
     reminder.auto_resume = spec.auto_resume
     reminder.updated_at = clock.now()
+    if _schedule_of(reminder) != schedule_before:
+        reminder.schedule_since = reminder.updated_at
     reminder.save()
     reminder.parts.all().delete()
     ReminderPart.objects.bulk_create(

@@ -15,6 +15,7 @@ from core.errors import OperatorError
 from core.models import RunStatus
 from core.runs import run_task_send
 from reminders.models import (
+    ACTIVE,
     CANCELABLE,
     RESUMABLE,
     RETRYABLE,
@@ -62,9 +63,40 @@ def run_account_problem(account: TelegramAccount) -> str:
     return pace.account_send_problem(account=account)
 
 
-def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enqueue: bool = True) -> ReminderRun:
-    """A run with every target `pending`, in a constant number of queries: queued inside the delivery window,
-    waiting for it outside (it starts by itself when the window opens), failed when the account cannot send."""
+class ReminderRunActive(ReminderStateError):
+    """Send now while a run of the reminder is still going: the operator is offered that run instead."""
+
+    def __init__(self, run: ReminderRun):
+        groups = f"{run.total} group{'' if run.total == 1 else 's'}"
+        super().__init__(
+            f"Run #{run.pk} of “{run.reminder_name}” is {run.get_status_display().lower()} ({run.sent} of {groups} "
+            f"delivered); open or resume it. To send again to every group anyway, confirm “send again”."
+        )
+        self.run = run
+
+
+def reminder_fire(*, reminder: Reminder, enqueue: bool = True, again: bool = False) -> ReminderRun:
+    """Send now: a run with every target `pending`, in a constant number of queries: queued inside the delivery
+    window, waiting for it outside (it starts by itself when the window opens), failed when the account cannot
+    send. While a run of the reminder is queued, waiting, sending or paused, ReminderRunActive names it,
+    unless `again` (the operator confirmed a second run to every group)."""
+    return _fire(reminder, trigger=RunTrigger.MANUAL, enqueue=enqueue, slot=None, again=again)
+
+
+def reminder_slot_fire(
+    *, reminder: Reminder, slot: datetime, enqueue: bool = True, missed: str = ""
+) -> ReminderRun | None:
+    """The run of one schedule slot, made once: None when the slot has its run already (a second beat, a beat
+    restarted before it saved its progress, a redelivered task), however many fire it at once. With `missed`
+    (why), the run stands for a slot that can no longer go out: failed, every group pending, nothing sent."""
+    if ReminderRun.objects.filter(reminder=reminder, slot=slot).exists():
+        return None
+    return _fire(reminder, trigger=RunTrigger.SCHEDULE, enqueue=enqueue, slot=slot, again=True, missed=missed)
+
+
+def _fire(
+    reminder: Reminder, *, trigger: str, enqueue: bool, slot: datetime | None, again: bool, missed: str = ""
+) -> ReminderRun | None:
     now = clock.now()
     reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
     parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption"))
@@ -76,7 +108,9 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
     resting = bool(pace.account_send_problem(account=account))  # paused: it goes on after the rest
     summary = "" if resting else run_account_problem(account)
     status, cause = RunStatus.QUEUED, ""
-    if summary:
+    if missed:
+        status, cause, summary = RunStatus.FAILED, PauseCause.MISSED, missed
+    elif summary:
         status = RunStatus.FAILED
     elif window is None:
         status, summary = WAITING, summary_waiting(reminder=reminder, fired_at=now, now=now)
@@ -86,11 +120,21 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
         counts = {"sent": 0, "failed": 0, "pending": len(targets)}
         summary = summary_account_resting(run=None, account=account, counts=counts, partly=0, total=len(targets))
     with transaction.atomic():
+        # One fire of a reminder at a time: two fires of a slot, or two Send now presses, see each other's run
+        # (the unique (reminder, slot) constraint stays the last word).
+        list(Reminder.objects.select_for_update().filter(pk=reminder.pk).values_list("pk"))
+        if slot is not None and ReminderRun.objects.filter(reminder=reminder, slot=slot).exists():
+            return None
+        if not again:
+            active = ReminderRun.objects.filter(reminder=reminder, status__in=ACTIVE).order_by("-pk").first()
+            if active is not None:
+                raise ReminderRunActive(active)
         run = ReminderRun.objects.create(
             reminder=reminder,
             reminder_name=reminder.name,
             account=reminder.account,
             trigger=trigger,
+            slot=slot,
             parts=[{"text": p["text"], "media": p["media_id"], "caption": p["caption"]} for p in parts],
             total=len(targets),
             pending=len(targets),
@@ -107,8 +151,8 @@ def reminder_fire(*, reminder: Reminder, trigger: str = RunTrigger.MANUAL, enque
         )
         if enqueue and status == RunStatus.QUEUED:
             transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
-    if status in (RunStatus.FAILED, RunStatus.PAUSED):
-        reminder_run_notify(run=run)
+    if status in (RunStatus.FAILED, RunStatus.PAUSED) and not missed:
+        reminder_run_notify(run=run)  # a missed slot says so itself (services.slots)
     return run
 
 
@@ -167,6 +211,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
     problem = run_account_problem(run.account)
     if problem:
         raise ReminderStateError(problem)
+    missed = run.pause_cause == PauseCause.MISSED
     run.window_end_at = window_end_if_open(run)
     run.status = RunStatus.QUEUED
     run.worker_id = ""
@@ -178,7 +223,7 @@ def _requeue(run: ReminderRun) -> ReminderRun:
         update_fields=["status", "worker_id", "finished_at", "error", "error_summary", "window_end_at", "pause_cause"]
     )
     reminder_run_counts_refresh(run=run)
-    reminder_run_notifications_resolve(run=run)
+    reminder_run_notifications_resolve(run=run, missed=missed)
     transaction.on_commit(lambda: reminder_run_enqueue(run.pk))
     return run
 
@@ -237,10 +282,11 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
             f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
             + (f", {run.failed} failed." if run.failed else ".")
         )
+        missed = run.pause_cause == PauseCause.MISSED
         run.pause_cause = ""
         run.save(update_fields=["status", "finished_at", "error_summary", "pause_cause"])
         # The operator ended it: what the bell said about it needs no one any more.
-        reminder_run_notifications_resolve(run=run)
+        reminder_run_notifications_resolve(run=run, missed=missed)
     return run
 
 

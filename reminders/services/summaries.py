@@ -130,9 +130,22 @@ def reminder_run_subject(run: ReminderRun) -> str:
     return f"reminder-run:{run.pk}"
 
 
-def reminder_run_notifications_resolve(*, run: ReminderRun) -> int:
-    """Resumed, retried or canceled: the run's paused/partial/failed notifications resolve themselves."""
-    return notifications_resolve(subject=reminder_run_subject(run)) + notifications_resolve(subject=run_subject(run))
+# A missed schedule slot (services.slots): one notification per reminder, however many slots it missed.
+SLOT_MISSED = "reminder_slot_missed"
+
+
+def reminder_slots_subject(reminder_id: int) -> str:
+    return f"reminder:{reminder_id}"
+
+
+def reminder_run_notifications_resolve(*, run: ReminderRun, missed: bool = False) -> int:
+    """Resumed, retried or canceled: the run's paused/partial/failed notifications resolve themselves, and the
+    reminder's missed-slot one when the run stood for a missed slot."""
+    resolved = notifications_resolve(subject=reminder_run_subject(run))
+    resolved += notifications_resolve(subject=run_subject(run))
+    if missed and run.reminder_id is not None:
+        resolved += notifications_resolve(subject=reminder_slots_subject(run.reminder_id))
+    return resolved
 
 
 def reminder_run_notify(*, run: ReminderRun) -> None:

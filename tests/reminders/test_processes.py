@@ -13,7 +13,6 @@ from datetime import datetime
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from core.models import RunStatus
 from reminders.models import ReminderRun
@@ -28,27 +27,9 @@ from tests.reminders.conftest import (
     image,
     make_reminder,
 )
+from tests.reminders.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
-
-PER_MINUTE = 300  # time-scaled: 5 a second
-BURST = 3
-
-
-def worker_env(tmp_path, **extra) -> dict:
-    database = connection.settings_dict
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "REMINDER_MAX_SEND_PER_MINUTE": str(PER_MINUTE),
-        "REMINDER_SEND_BURST": str(BURST),
-        "REMINDER_PART_JITTER_MIN_MS": "0",
-        "REMINDER_PART_JITTER_MAX_MS": "2",
-        **extra,
-    }
 
 
 def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> list[dict]:
@@ -126,51 +107,6 @@ def test_two_accounts_send_in_parallel(fanout_world, tmp_path):
         assert_paced(times, rate=PER_MINUTE / 60, capacity=BURST, slack=0.75)
     overlap = min(a[-1], b[-1]) - max(a[0], b[0])
     assert overlap > 0.6 * min(a[-1] - a[0], b[-1] - b[0]), "each account has a budget of its own"
-
-
-def start_celery_worker(tmp_path, **extra_env) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "-Q",
-            "fanout,default",
-            "--concurrency",
-            "1",
-            "--hostname",
-            "fanout-test@%h",
-            "--without-mingle",
-            "--without-gossip",
-            "-l",
-            "info",
-        ],
-        cwd=settings.BASE_DIR,
-        env=worker_env(tmp_path, **extra_env),
-        stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "worker.log", "w"),
-        start_new_session=True,
-    )
-
-
-def purge_queues() -> None:
-    from config.celery_app import app
-
-    with app.connection_for_write() as conn:
-        for queue in ("ingest", "default", "fanout"):
-            conn.default_channel.client.delete(queue)
-
-
-def wait_for(condition, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(fanout_world, tmp_path):

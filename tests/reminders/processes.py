@@ -1,0 +1,161 @@
+"""Real OS processes for reminder tests: a Celery worker and beat against the test database, one sandbox, and
+the test Redis (or a Redis of the test's own)."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from django.conf import settings
+from django.db import connection
+
+PER_MINUTE = 300  # time-scaled: 5 a second
+BURST = 3
+
+
+def worker_env(tmp_path, **extra) -> dict:
+    database = connection.settings_dict
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "REMINDER_MAX_SEND_PER_MINUTE": str(PER_MINUTE),
+        "REMINDER_SEND_BURST": str(BURST),
+        "REMINDER_PART_JITTER_MIN_MS": "0",
+        "REMINDER_PART_JITTER_MAX_MS": "2",
+        **extra,
+    }
+
+
+def start_celery_worker(tmp_path, *, concurrency: int = 1, **extra_env) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "-Q",
+            "fanout,default",
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            "fanout-test@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "-l",
+            "info",
+        ],
+        cwd=settings.BASE_DIR,
+        env=worker_env(tmp_path, **extra_env),
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "worker.log", "a"),
+        start_new_session=True,
+    )
+
+
+def purge_queues() -> None:
+    from config.celery_app import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("ingest", "default", "fanout"):
+            conn.default_channel.client.delete(queue)
+
+
+def wait_for(condition, *, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def start_beat(tmp_path, name: str = "beat", **extra_env) -> subprocess.Popen:
+    """celery beat with the DatabaseScheduler, as the Procfile runs it; its log in tmp_path/<name>.log."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "beat",
+            "--scheduler",
+            "django_celery_beat.schedulers:DatabaseScheduler",
+            "--pidfile",
+            str(tmp_path / f"{name}.pid"),
+            "-l",
+            "info",
+        ],
+        cwd=settings.BASE_DIR,
+        env=worker_env(tmp_path, **extra_env),
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / f"{name}.log", "a"),
+        start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+class Gate:
+    """A TCP forwarder to `target` (host, port) on a port of its own: close() cuts every connection and refuses
+    new ones, as a server that went down; open() lets them through again. Worker processes reach PostgreSQL
+    through it, so a test can take the database away from them and not from itself."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.links: list[socket.socket] = []
+        self.listening = False
+        self.open()
+
+    def open(self) -> None:
+        if not self.listening:
+            if self.listener.fileno() == -1:
+                self.listener = socket.create_server(("127.0.0.1", self.port))
+            self.listening = True
+            threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
+
+    def close(self) -> None:
+        self.listening = False
+        # shutdown, not just close: it wakes the threads blocked on these sockets and tells the far ends
+        for end in (self.listener, *self.links):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+        self.links.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while self.listening:
+            try:
+                inbound, _ = listener.accept()
+            except OSError:
+                return
+            outbound = socket.create_connection(self.target)
+            self.links += [inbound, outbound]
+            for source, sink in ((inbound, outbound), (outbound, inbound)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            with contextlib.suppress(OSError):
+                while data := source.recv(65536):
+                    sink.sendall(data)
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.close()

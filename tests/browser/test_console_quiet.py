@@ -354,3 +354,36 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     expect(page.locator("#run-body")).to_contain_text("huge.zip")
     top(page)
     page.screenshot(path=artifacts / "run-detail-first-cycle.png", full_page=True)
+
+
+def test_swaps_keep_the_console_quiet(live_server, transactional_db, console_world, django_user_model, page):
+    """HTMX swaps of rows, results and dialogs log nothing: no CSP violation (htmx injects no style), no htmx error."""
+    watch = ConsoleWatch(page)
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
+    source = page.locator("#channel-rows tr", has_text="Models A")
+    with page.expect_response(lambda response: "/active/" in response.url):
+        source.locator("label.switch").click()  # the drawn switch; its checkbox is invisible under it
+    expect(page.locator("#channel-rows tr", has_text="Models A").get_by_role("switch")).not_to_be_checked()
+    page.locator("#channel-rows tr", has_text="Models A").get_by_role("link", name="Make destination").click()
+    expect(page.get_by_role("dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+
+    page.goto(f"{live_server.url}{reverse('accounts:list')}")
+    page.locator("#account-rows tr").first.get_by_role("button", name="Refresh chats").click()
+    expect(page.locator("#account-rows tr").first.locator(".row-message")).to_be_visible()
+
+    page.goto(f"{live_server.url}{reverse('packages:list')}")
+    with page.expect_response(lambda response: "q=dragon" in response.url):
+        page.get_by_role("searchbox").press_sequentially("dragon")
+    expect(page.locator("#package-results")).to_contain_text("dragon.zip")
+    page.go_back()
+    page.wait_for_load_state("networkidle")
+
+    page.goto(f"{live_server.url}/")
+    page.locator(".bell-button").click()
+    expect(page.locator(".bell-panel-body")).not_to_contain_text("Loading…")
+    page.wait_for_timeout(300)
+
+    assert watch.problems == []

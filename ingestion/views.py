@@ -204,8 +204,14 @@ def channel_ingest_now(request, pk: int):
     if created:
         messages.success(request, f"Ingesting {channel.title} now with {run.account}: run #{run.pk}.")
     else:
-        messages.info(request, f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}.")
+        messages.info(request, _already_has_run(run))
     return redirect("ingestion:run-detail", pk=run.pk)
+
+
+def _already_has_run(run) -> str:
+    if run.status == RunStatus.QUEUED:
+        return f"{run.account} already has run #{run.pk} queued: it starts as soon as a worker is free."
+    return f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}."
 
 
 @login_required
@@ -292,7 +298,7 @@ def runs_ingest_now(request):
         if created:
             messages.success(request, f"Queued run #{run.pk} for {account}.")
         else:
-            messages.info(request, f"{account} already has run #{run.pk} {run.get_status_display().lower()}.")
+            messages.info(request, _already_has_run(run))
     return redirect("ingestion:runs")
 
 

@@ -1,10 +1,12 @@
+import zoneinfo
 from datetime import datetime
 
 from django import template
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from core.formatting import format_duration
+from core.formatting import format_duration, format_moment, format_relative
 
 register = template.Library()
 
@@ -22,3 +24,19 @@ def ago(moment: datetime | None) -> str:
     if (timezone.now() - moment).total_seconds() < 60:
         return "just now"
     return f"{timesince(moment)} ago"
+
+
+@register.filter
+def moment(value: datetime | None, zone: str = ""):
+    """<time> with the zone said, the date when not today, and how far away it is ("in 3 min") beside it.
+    `zone`: a reminder's time zone for its times; the console's (UTC) otherwise."""
+    if value is None:
+        return ""
+    tz = zoneinfo.ZoneInfo(zone) if zone else None
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time> <span class="muted">({})</span>',
+        value.isoformat(),
+        format_moment(value, zone=timezone.get_default_timezone()),
+        format_moment(value, zone=tz),
+        format_relative(value),
+    )

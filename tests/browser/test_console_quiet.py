@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 from accounts.models import TelegramAccount
 from core.models import Notification, RunStatus
 from core.runs import run_claim
-from ingestion.models import Channel, IngestionRun, SkippedPackage
+from ingestion import services as ingestion_services
+from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPackage
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
@@ -387,3 +388,31 @@ def test_swaps_keep_the_console_quiet(live_server, transactional_db, console_wor
     page.wait_for_timeout(300)
 
     assert watch.problems == []
+
+
+def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
+    live_server, transactional_db, console_world, django_user_model, page, monkeypatch, artifacts
+):
+    sent = []
+    monkeypatch.setattr(ingestion_services, "_enqueue", lambda run_id, countdown=0: sent.append((run_id, countdown)))
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    account = TelegramAccount.objects.get(phone=READER)
+    run, _ = ingestion_services.ingestion_run_request(account=account, trigger=IngestionTrigger.SCHEDULE, countdown=240)
+    assert sent == [(run.pk, 240)]
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:run-detail', args=[run.pk])}")
+    waits = page.locator("#run-body .page-alert")
+    expect(waits).to_contain_text("Waits until")
+    expect(waits).to_contain_text("UTC")
+    expect(waits).to_contain_text(re.compile(r"\(in [34] min\)"))
+    top(page)
+    page.screenshot(path=artifacts / "run-waits.png", full_page=True)
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
+    page.get_by_role("button", name="Ingest now").click()
+
+    expect(page).to_have_url(re.compile(rf"/ingestion/runs/{run.pk}/$"))
+    assert sent == [(run.pk, 240), (run.pk, 0)], "Ingest now sends the waiting run's task again, without delay"
+    expect(page.locator(".messages")).to_contain_text(f"already has run #{run.pk} queued: it starts as soon as")
+    expect(waits).to_contain_text("Waiting for a free worker")
+    assert IngestionRun.objects.filter(account=account).exclude(pk__lte=run.pk).count() == 0

@@ -4,6 +4,8 @@ from datetime import datetime, tzinfo
 
 from django.utils import timezone
 
+from core import clock
+
 
 def format_duration(seconds: float | None) -> str:
     """Seconds as the operator reads them: "45 s", "12 min", "2 h 05 min"; "—" for none."""
@@ -28,7 +30,7 @@ def format_moment(moment: datetime, *, now: datetime | None = None, zone: tzinfo
     """A time as the operator reads it, always with its zone: "14:05 UTC" today, "25 Nov, 14:05 UTC" another day,
     "25 Nov 2025, 14:05 UTC" another year. The zone is the console's (UTC) unless one is given (a reminder's)."""
     zone = zone or timezone.get_default_timezone()
-    local, today = moment.astimezone(zone), (now or timezone.now()).astimezone(zone)
+    local, today = moment.astimezone(zone), (now or clock.now()).astimezone(zone)
     name = local.tzname() if str(zone) in ("UTC", "Etc/UTC") else f"{local.tzname()} ({zone})"
     if local.date() == today.date():
         return f"{local:%H:%M} {name}"
@@ -39,7 +41,7 @@ def format_moment(moment: datetime, *, now: datetime | None = None, zone: tzinfo
 
 def format_relative(moment: datetime, *, now: datetime | None = None) -> str:
     """ "in 3 min", "2 h 05 min ago", "now" under a minute either way."""
-    seconds = (moment - (now or timezone.now())).total_seconds()
+    seconds = (moment - (now or clock.now())).total_seconds()
     if abs(seconds) < 60:
         return "now"
     span = format_duration(abs(seconds))

@@ -416,3 +416,25 @@ def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
     expect(page.locator(".messages")).to_contain_text(f"already has run #{run.pk} queued: it starts as soon as")
     expect(waits).to_contain_text("Waiting for a free worker")
     assert IngestionRun.objects.filter(account=account).exclude(pk__lte=run.pk).count() == 0
+
+
+def test_reminder_times_say_their_zone_and_a_paused_run_reads_paused(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    run = console_world  # a 09:00–18:00 Kuala Lumpur reminder, paused by its window yesterday; now the next morning
+    Reminder.objects.filter(pk=run.reminder_id).update(schedule_crontab="0 10 * * *")
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('reminders:detail', args=[run.reminder_id])}")
+    next_send = page.locator(".facts div", has_text="Next send").locator("dd")
+    expect(next_send).to_contain_text("10:00 +08 (Asia/Kuala_Lumpur)")
+    expect(next_send).to_contain_text(re.compile(r"\(in \d+ (min|h)"))
+    expect(page.locator(".eta-facts")).to_contain_text("10:00")
+
+    page.goto(f"{live_server.url}{reverse('reminders:activity-run', args=[run.pk])}")
+    meta = page.locator(".run-panel-meta").first
+    expect(meta).to_contain_text("paused")
+    expect(meta).not_to_contain_text("ended")
+    expect(meta).to_contain_text("(Asia/Kuala_Lumpur)")
+    top(page)
+    page.screenshot(path=artifacts / "reminder-paused-times.png", full_page=True)

@@ -26,17 +26,27 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-def format_moment(moment: datetime, *, now: datetime | None = None, zone: tzinfo | None = None) -> str:
+def format_moment(
+    moment: datetime,
+    *,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
+    seconds: bool = False,
+    short: bool = False,
+) -> str:
     """A time as the operator reads it, always with its zone: "14:05 UTC" today, "25 Nov, 14:05 UTC" another day,
-    "25 Nov 2025, 14:05 UTC" another year. The zone is the console's (UTC) unless one is given (a reminder's)."""
+    "25 Nov 2025, 14:05 UTC" another year. The zone is the console's (UTC) unless one is given (a reminder's):
+    "10:00 +08 (Asia/Kuala_Lumpur)", or "10:00 +08" when `short` (rows of a list whose page names the zone)."""
     zone = zone or timezone.get_default_timezone()
     local, today = moment.astimezone(zone), (now or clock.now()).astimezone(zone)
-    name = local.tzname() if str(zone) in ("UTC", "Etc/UTC") else f"{local.tzname()} ({zone})"
+    utc = str(zone) in ("UTC", "Etc/UTC")
+    name = local.tzname() if utc or short else f"{local.tzname()} ({zone})"
+    clock_time = f"{local:%H:%M:%S}" if seconds else f"{local:%H:%M}"
     if local.date() == today.date():
-        return f"{local:%H:%M} {name}"
+        return f"{clock_time} {name}"
     if local.year == today.year:
-        return f"{local.day} {local:%b}, {local:%H:%M} {name}"
-    return f"{local.day} {local:%b %Y}, {local:%H:%M} {name}"
+        return f"{local.day} {local:%b}, {clock_time} {name}"
+    return f"{local.day} {local:%b %Y}, {clock_time} {name}"
 
 
 def format_relative(moment: datetime, *, now: datetime | None = None) -> str:

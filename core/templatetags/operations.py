@@ -40,3 +40,14 @@ def moment(value: datetime | None, zone: str = ""):
         format_moment(value, zone=tz),
         format_relative(value),
     )
+
+
+@register.filter
+def at(value: datetime | None, arg: str = "") -> str:
+    """A time, said with its zone: "14:05 UTC" today, else with its date. `arg`: "s" adds the seconds; a time zone
+    name (a reminder's) says it there instead of in the console's zone, by its offset or abbreviation ("+08")."""
+    if value is None:
+        return ""
+    if arg and arg != "s":
+        return format_moment(value, zone=zoneinfo.ZoneInfo(arg), short=True)
+    return format_moment(value, seconds=arg == "s")

@@ -7,6 +7,7 @@ import re
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import TelegramAccount
@@ -194,6 +195,10 @@ MISFITS = """() => {
   }
   return [...new Set(seen)].slice(0, 20);
 }"""
+# A clock time shown without its zone ("at 21:00" of which zone?): every time says UTC, or the reminder's zone.
+UNZONED_TIMES = """() => [...document.querySelectorAll("main time")]
+  .map((time) => time.innerText.trim())
+  .filter((text) => /\\d:\\d\\d/.test(text) && !/UTC|[+-]\\d\\d\\b|\\b[A-Z]{3,4}\\b/.test(text))"""
 SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
@@ -220,6 +225,7 @@ def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, siz
             watch.problems.append("template syntax shown as text")
         if name != "api-docs":  # Swagger UI's own layout is its business
             watch.problems.extend(page.evaluate(MISFITS))
+        watch.problems.extend(f"a time without its zone: {text}" for text in page.evaluate(UNZONED_TIMES))
         top(page)
         page.screenshot(path=artifacts / f"console-{role}-{size}-{name.replace(':', '-')}.png", full_page=True)
         if watch.problems:
@@ -391,8 +397,9 @@ def test_swaps_keep_the_console_quiet(live_server, transactional_db, console_wor
 
 
 def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
-    live_server, transactional_db, console_world, django_user_model, page, monkeypatch, artifacts
+    live_server, transactional_db, console_world, at, django_user_model, page, monkeypatch, artifacts
 ):
+    at(timezone.now())  # the reminder world left the console's clock on another day
     sent = []
     monkeypatch.setattr(ingestion_services, "_enqueue", lambda run_id, countdown=0: sent.append((run_id, countdown)))
     channel = Channel.objects.get(chat__telegram_id=SOURCE)

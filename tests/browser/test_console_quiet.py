@@ -445,3 +445,25 @@ def test_reminder_times_say_their_zone_and_a_paused_run_reads_paused(
     expect(meta).to_contain_text("(Asia/Kuala_Lumpur)")
     top(page)
     page.screenshot(path=artifacts / "reminder-paused-times.png", full_page=True)
+
+
+def test_a_runs_banner_and_its_skipped_list_count_the_same_sets(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    first = IngestionRun.objects.order_by("pk").first()
+    assert first.skipped == 1
+    # Retry takes the set back from that run: its row goes, and a later run tries it again.
+    off_the_page_thread(lambda: ingestion_services.skipped_package_retry(skipped=SkippedPackage.objects.get()))
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:run-detail', args=[first.pk])}")
+
+    expect(page.locator("#run-body .page-alert")).to_contain_text("1 set(s) skipped")
+    section = page.locator("section", has=page.get_by_role("heading", name=re.compile(r"^Skipped")))
+    expect(section.get_by_role("heading")).to_have_text("Skipped 1")
+    expect(section).not_to_contain_text("Nothing skipped")
+    expect(section.locator("#skipped-since")).to_have_text(
+        "This run skipped 1 set; it was tried again since: Skipped packages shows where each stands."
+    )
+    top(page)
+    page.screenshot(path=artifacts / "run-detail-skipped-since.png", full_page=True)

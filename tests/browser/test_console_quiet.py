@@ -467,3 +467,15 @@ def test_a_runs_banner_and_its_skipped_list_count_the_same_sets(
     )
     top(page)
     page.screenshot(path=artifacts / "run-detail-skipped-since.png", full_page=True)
+
+
+def test_a_refused_search_names_the_search_box_not_its_field(
+    live_server, transactional_db, console_world, django_user_model, page
+):
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('packages:list')}?q={'dragon' * 40}")
+
+    alert = page.locator(".page-alert[role=alert]")
+    expect(alert).to_contain_text("Search: Ensure this value has at most 200 characters")
+    expect(alert).not_to_contain_text("Q:")

@@ -144,3 +144,10 @@ htmx.onLoad((root) => {
     }
   }
 });
+
+// A flash announced what was starting ("Ingesting … now", "Run #2 is sending…"). When the page's live part stops
+// polling (HTTP 286: the run is over), the banner shows how it ended, so the announcement goes; errors stay.
+document.addEventListener("htmx:afterRequest", (event) => {
+  if (event.detail.xhr?.status !== 286) return;
+  for (const flash of document.querySelectorAll(".messages .alert:not(.alert--error)")) flash.remove();
+});

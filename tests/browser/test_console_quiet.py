@@ -351,6 +351,7 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     off_the_page_thread(lambda: ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk)))
     # The page polls every 2 s until the run is over.
     expect(page.locator("h1 .badge")).to_have_text("Success", timeout=15_000)
+    expect(page.locator(".messages .alert")).to_have_count(0)  # the banner says how it ended; "now" went stale
     expect(page.locator(".scan-table")).to_contain_text("Ingest now: nothing new since the last scan")
     top(page)
     page.screenshot(path=artifacts / "run-detail.png", full_page=True)

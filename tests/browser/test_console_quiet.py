@@ -273,6 +273,7 @@ def test_a_viewer_sees_no_change_buttons(live_server, transactional_db, console_
     expect(page.get_by_role("button", name=re.compile(r"^Resume run"))).to_have_count(0)
     page.goto(f"{live_server.url}/accounts/")
     expect(page.get_by_role("link", name="Add account")).to_have_count(0)
+    expect(page.locator("#account-rows tr", has_text=READER).locator("td").nth(5)).to_have_text("On")
     page.goto(f"{live_server.url}/reminders/new/")
     expect(page.locator("main")).to_contain_text("Only operators write and change reminders; ask one to do this.")
     page.goto(f"{live_server.url}/packages/")
@@ -284,6 +285,7 @@ def test_a_viewer_sees_every_channel_value_and_no_control_that_would_be_refused(
     live_server, transactional_db, console_world, django_user_model, page, artifacts
 ):
     Channel.objects.filter(chat__telegram_id=SOURCE).update(category="Miniatures", expiration_days=7)
+    source_pk = Channel.objects.get(chat__telegram_id=SOURCE).pk
     _log_in_as(page, live_server.url, django_user_model, "viewer")
 
     page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
@@ -294,6 +296,10 @@ def test_a_viewer_sees_every_channel_value_and_no_control_that_would_be_refused(
     expect(source.locator("td").nth(2)).to_contain_text("Raw files kept 7 days")
     expect(page.get_by_role("link", name="Make destination")).to_have_count(0)
     expect(page.get_by_role("link", name="Writers")).to_have_count(0)
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-destination', args=[source_pk])}")  # by its address
+    expect(page.get_by_role("dialog")).to_contain_text("Only operators choose the destination and its writers")
+    expect(page.get_by_role("dialog").get_by_role("button", name="Make destination")).to_have_count(0)
+    page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
     top(page)
     page.screenshot(path=artifacts / "channels-viewer.png", full_page=True)
 

@@ -422,6 +422,10 @@ def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
     expect(waits).to_contain_text(re.compile(r"\(in [34] min\)"))
     top(page)
     page.screenshot(path=artifacts / "run-waits.png", full_page=True)
+    page.goto(f"{live_server.url}/")
+    working = page.locator(".stat", has_text="Runs working now")
+    expect(working).to_contain_text("1 queued (1 waits for its spread start)")
+    expect(page.locator(".stat", has_text="Tasks waiting")).to_contain_text("a delayed start is held by a worker")
     page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
     page.get_by_role("button", name="Ingest now").click()
 

@@ -132,7 +132,7 @@ def not_found(request, exception):
         request,
         status=404,
         title="Nothing here",
-        message="This page does not exist, or what it showed was deleted. The navigation above leads to every page.",
+        message="This page does not exist, or what it showed was deleted.",
         api_message="Nothing here; the API's addresses are listed at /api/docs/.",
     )
 

@@ -187,6 +187,8 @@ def channel_detail(request, pk: int):
         "scans": selectors.channel_scans(channel=channel)[:CHANNEL_SCANS],
         "open_run": selectors.channel_open_run(channel=channel),
         "next_cycle_at": selectors.next_cycle_at(),
+        "passed_over": selectors.channel_skips_passed_over(channel=channel),
+        "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
     }
     return render(request, CHANNEL, context)
 

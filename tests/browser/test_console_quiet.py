@@ -490,3 +490,19 @@ def test_a_refused_search_names_the_search_box_not_its_field(
     alert = page.locator(".page-alert[role=alert]")
     expect(alert).to_contain_text("Search: Ensure this value has at most 200 characters")
     expect(alert).not_to_contain_text("Q:")
+
+
+def test_a_set_that_stays_broken_is_shown_on_its_channel(
+    live_server, transactional_db, console_world, django_user_model, page, settings, artifacts
+):
+    SkippedPackage.objects.update(attempt_count=settings.INGEST_MAX_SKIP_ATTEMPTS)
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
+
+    expect(page.locator("#passed-over")).to_have_text(
+        f"1 tried {settings.INGEST_MAX_SKIP_ATTEMPTS} times: cycles pass it over until Retry"
+    )
+    top(page)
+    page.screenshot(path=artifacts / "channel-passed-over.png", full_page=True)

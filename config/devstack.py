@@ -590,6 +590,7 @@ def command_run(stack: Stack) -> int:
     finally:
         stack.stack_env.unlink(missing_ok=True)
         stop_services(stack, started)
+        print(f"\n  Stopped. The data is kept in {stack.var}: the next `make run` starts from it.", flush=True)
 
 
 def command_test(stack: Stack, args: list[str]) -> int:

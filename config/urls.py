@@ -17,7 +17,8 @@ urlpatterns = [
     path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
 ]
 
-# With DEBUG off: JSON for /api/, the plain pages elsewhere.
+# With DEBUG off: JSON for /api/, the console's own error page elsewhere.
 handler400 = "core.views.bad_request"
+handler403 = "core.views.permission_denied"
 handler404 = "core.views.not_found"
 handler500 = "core.views.server_error"

@@ -1,4 +1,10 @@
-"""How durations read for the operator, in pages, alerts and notifications alike."""
+"""How durations and times read for the operator, in pages, alerts and notifications alike."""
+
+from datetime import datetime, tzinfo
+
+from django.utils import timezone
+
+from core import clock
 
 
 def format_duration(seconds: float | None) -> str:
@@ -18,3 +24,35 @@ def format_duration(seconds: float | None) -> str:
 def plural(count: int, word: str) -> str:
     """ "1 group", "2,000 groups"."""
     return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def format_moment(
+    moment: datetime,
+    *,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
+    seconds: bool = False,
+    short: bool = False,
+) -> str:
+    """A time as the operator reads it, always with its zone: "14:05 UTC" today, "25 Nov, 14:05 UTC" another day,
+    "25 Nov 2025, 14:05 UTC" another year. The zone is the console's (UTC) unless one is given (a reminder's):
+    "10:00 +08 (Asia/Kuala_Lumpur)", or "10:00 +08" when `short` (rows of a list whose page names the zone)."""
+    zone = zone or timezone.get_default_timezone()
+    local, today = moment.astimezone(zone), (now or clock.now()).astimezone(zone)
+    utc = str(zone) in ("UTC", "Etc/UTC")
+    name = local.tzname() if utc or short else f"{local.tzname()} ({zone})"
+    clock_time = f"{local:%H:%M:%S}" if seconds else f"{local:%H:%M}"
+    if local.date() == today.date():
+        return f"{clock_time} {name}"
+    if local.year == today.year:
+        return f"{local.day} {local:%b}, {clock_time} {name}"
+    return f"{local.day} {local:%b %Y}, {clock_time} {name}"
+
+
+def format_relative(moment: datetime, *, now: datetime | None = None) -> str:
+    """ "in 3 min", "2 h 05 min ago", "now" under a minute either way."""
+    seconds = (moment - (now or clock.now())).total_seconds()
+    if abs(seconds) < 60:
+        return "now"
+    span = format_duration(abs(seconds))
+    return f"in {span}" if seconds > 0 else f"{span} ago"

@@ -6,7 +6,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from core.models import ClaimableRun
+from core.models import ClaimableRun, RunStatus
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 from telegram.records import GENERAL_TOPIC_ID
 
@@ -125,6 +125,9 @@ class IngestionRun(ClaimableRun):
     trigger = models.CharField(max_length=10, choices=IngestionTrigger.choices, default=IngestionTrigger.SCHEDULE)
     # Ingest now on a channel's page: this run reads that channel only. Null: every channel the account reads.
     channel = models.ForeignKey(Channel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # A scheduled run's task is sent with a random delay (INGEST_JITTER_SECONDS) so accounts do not all start at
+    # once: it waits until then, which its page says. Null: it starts as soon as a worker is free.
+    starts_at = models.DateTimeField(null=True, blank=True)
     messages_scanned = models.PositiveIntegerField(default=0)
     archives_found = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
@@ -151,6 +154,13 @@ class IngestionRun(ClaimableRun):
 
     def get_absolute_url(self) -> str:
         return reverse("ingestion:run-detail", args=[self.pk])
+
+    @property
+    def waits_until(self):
+        """When a queued run's delayed start comes; None when it waits for a free worker only."""
+        if self.status == RunStatus.QUEUED and self.starts_at and self.starts_at > timezone.now():
+            return self.starts_at
+        return None
 
     @property
     def duration_seconds(self) -> float | None:

@@ -284,6 +284,11 @@ def skips_capped(*, channel: Channel, sets: dict[int, set[int]]) -> set[int]:
     return {first for first, tried in rows if sets[first] <= set(tried)}
 
 
+def channel_skips_passed_over(*, channel: Channel) -> int:
+    """Sets of this channel tried INGEST_MAX_SKIP_ATTEMPTS times: cycles pass over them until Retry."""
+    return SkippedPackage.objects.filter(channel=channel, attempt_count__gte=settings.INGEST_MAX_SKIP_ATTEMPTS).count()
+
+
 def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage]:
     """Sets of this channel (and topic) still short of volumes."""
     return list(

@@ -5,6 +5,7 @@ Why this size: every write of channels, maps, runs and skipped packages, each sm
 
 import random
 import re
+from datetime import timedelta
 
 from celery import signature
 from django.conf import settings
@@ -155,14 +156,25 @@ def ingestion_run_request(
             account=account, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
         ).first()
         if open_run is not None:
+            if trigger == IngestionTrigger.MANUAL and enqueue and open_run.starts_at is not None:
+                _start_now(open_run)
             return open_run, False
-        run = IngestionRun.objects.create(account=account, trigger=trigger, channel=channel)
+        if enqueue and countdown is None:
+            scheduled = trigger == IngestionTrigger.SCHEDULE
+            countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if scheduled else 0
+        starts_at = timezone.now() + timedelta(seconds=countdown) if enqueue and countdown else None
+        run = IngestionRun.objects.create(account=account, trigger=trigger, channel=channel, starts_at=starts_at)
         if enqueue:
-            if countdown is None:
-                scheduled = trigger == IngestionTrigger.SCHEDULE
-                countdown = random.randint(0, settings.INGEST_JITTER_SECONDS) if scheduled else 0
             transaction.on_commit(lambda: _enqueue(run.pk, countdown))
     return run, True
+
+
+def _start_now(run: IngestionRun) -> None:
+    """Ingest now on an account whose run waits for its delayed start: that run starts at once. Its delayed task
+    still arrives later and finds the run claimed (a second delivery), so the run is worked once."""
+    if IngestionRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(starts_at=None):
+        run.starts_at = None
+        transaction.on_commit(lambda: _enqueue(run.pk))
 
 
 def _enqueue(run_id: int, countdown: int = 0) -> None:

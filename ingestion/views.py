@@ -187,6 +187,8 @@ def channel_detail(request, pk: int):
         "scans": selectors.channel_scans(channel=channel)[:CHANNEL_SCANS],
         "open_run": selectors.channel_open_run(channel=channel),
         "next_cycle_at": selectors.next_cycle_at(),
+        "passed_over": selectors.channel_skips_passed_over(channel=channel),
+        "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
     }
     return render(request, CHANNEL, context)
 
@@ -204,8 +206,14 @@ def channel_ingest_now(request, pk: int):
     if created:
         messages.success(request, f"Ingesting {channel.title} now with {run.account}: run #{run.pk}.")
     else:
-        messages.info(request, f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}.")
+        messages.info(request, _already_has_run(run))
     return redirect("ingestion:run-detail", pk=run.pk)
+
+
+def _already_has_run(run) -> str:
+    if run.status == RunStatus.QUEUED:
+        return f"{run.account} already has run #{run.pk} queued: it starts as soon as a worker is free."
+    return f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}."
 
 
 @login_required
@@ -292,7 +300,7 @@ def runs_ingest_now(request):
         if created:
             messages.success(request, f"Queued run #{run.pk} for {account}.")
         else:
-            messages.info(request, f"{account} already has run #{run.pk} {run.get_status_display().lower()}.")
+            messages.info(request, _already_has_run(run))
     return redirect("ingestion:runs")
 
 

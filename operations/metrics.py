@@ -22,7 +22,7 @@ from core import health
 from core.formatting import format_duration
 from core.models import Notification, RunStatus
 from core.runs import run_kinds
-from ingestion.models import Channel, SkippedPackage, SkipReason
+from ingestion.models import Channel, IngestionRun, SkippedPackage, SkipReason
 from packages.models import Package
 
 QUEUES = ("ingest", "fanout", "default")
@@ -104,6 +104,9 @@ class Metrics:
     beat: health.BeatStatus | None
     alerts: list[Alert] = field(default_factory=list)
     account_health: list[AccountHealthMetrics] = field(default_factory=list)
+    # Queued runs that wait for their delayed start (IngestionRun.starts_at): a worker holds their task until then,
+    # so no queue counts it.
+    runs_delayed: int = 0
 
     @property
     def packages_max_per_day(self) -> int:
@@ -259,6 +262,7 @@ def metrics_collect() -> Metrics:
         notifications_unread=Notification.objects.filter(read_at__isnull=True).count(),
         beat=beat,
         account_health=account_health_all() if queues is not None else [],  # the budget is read from Redis
+        runs_delayed=IngestionRun.objects.filter(status=RunStatus.QUEUED, starts_at__gt=now).count(),
     )
     metrics.alerts = alerts_for(metrics)
     return metrics

@@ -17,10 +17,10 @@ from telegram.errors import AuthRequired
 from telegram.sandbox.world import World
 
 
-def sandbox_authorize() -> list[TelegramAccount]:
+def sandbox_authorize(*, logged_out: frozenset[str] = frozenset()) -> list[TelegramAccount]:
     """Each world account as an authenticated TelegramAccount with its chats stored,
     and the chats' roles applied: sources read by their members, the destination
-    written by its admins."""
+    written by its admins. The accounts in `logged_out` are only added, for the operator to log in."""
     world = World(settings.SANDBOX_PATH)
     try:
         specs = world.accounts()
@@ -33,6 +33,9 @@ def sandbox_authorize() -> list[TelegramAccount]:
         if account.auth_state == AuthState.AUTHENTICATED:
             # its session belonged to the world just replaced
             account_mark_unusable(account=account, error=AuthRequired("The sandbox world was reloaded."))
+        if spec["phone"] in logged_out:
+            accounts.append(account)
+            continue
         account = account_send_code(account=account)
         account = account_sign_in(account=account, code=spec["code"])
         if account.auth_state == AuthState.AWAITING_PASSWORD:

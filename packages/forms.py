@@ -13,7 +13,7 @@ def tags_split(text: str) -> list[str]:
 
 
 class PackageFilterForm(forms.Form):
-    q = forms.CharField(required=False, max_length=200)
+    q = forms.CharField(label="Search", required=False, max_length=200)
     locked = forms.BooleanField(required=False)
     creator = forms.CharField(required=False, max_length=255)
     tag = forms.CharField(required=False, max_length=100)

@@ -16,6 +16,7 @@ from reminders.models import ACTIVE, IN_FLIGHT, Reminder, ReminderRun, TargetSta
 from reminders.schedule import (
     HORIZON_TEXT,
     DeliveryWindow,
+    crontab_parse,
     local_hm,
     window_hours_errors,
     window_text,
@@ -36,6 +37,10 @@ CRON_WORDS.use_24hour_time_format = True
 def schedule_text(*, crontab: str, at: datetime | None, timezone: str) -> str:
     """The schedule as the operator would say it: "At 09:00, Monday through Friday"."""
     if crontab:
+        try:
+            crontab_parse(crontab)  # never describe what the validator refuses ("At 61 minutes past the hour")
+        except ValueError:
+            return f"{crontab} (not a valid crontab)"
         try:
             words = ExpressionDescriptor(crontab, CRON_WORDS).get_description()
         except Exception:  # cron-descriptor raises its own types for what celery accepts; the crontab says it
@@ -118,6 +123,11 @@ def eta_context(spec: ReminderSpec | None, *, draft_parts: int = 0) -> dict:
             return {**context, "eta_note": "Write a valid crontab to see whether it fits."}
     elif spec.schedule_at is not None:
         fire_at, fire_label = spec.schedule_at, "Sends"
+        if fire_at <= now:
+            return {
+                **context,
+                "eta_note": "The one-off time has already passed; pick a later one to see whether it fits.",
+            }
         if not within_horizon(fire_at, now):
             return {**context, "eta_note": f"Pick a time within {HORIZON_TEXT} to see whether it fits."}
     else:
@@ -138,6 +148,7 @@ def eta_context(spec: ReminderSpec | None, *, draft_parts: int = 0) -> dict:
         "finish_other_day": estimate.finishes_at.astimezone(tz).date() != local_fire.date(),
         "window_end_text": local_hm(estimate.window_end_at, tz) if estimate.window_end_at else "",
         "rate": rate,
+        "burst": settings.REMINDER_SEND_BURST,
     }
 
 

@@ -120,13 +120,13 @@ def window_hours_errors(start_hour: int, end_hour: int) -> dict[str, str]:
     before it opens runs overnight (22 → 06); 0 → 24 is all day. What breaks it, by field; empty when it holds."""
     errors = {}
     if not 0 <= start_hour <= 23:
-        errors["window_start_hour"] = f"window_start_hour must be an hour from 0 to 23, got {start_hour}."
+        errors["window_start_hour"] = f"The window opens at an hour from 0 to 23, got {start_hour}."
     if not 1 <= end_hour <= 24:
-        errors["window_end_hour"] = f"window_end_hour must be an hour from 1 to 24, got {end_hour}."
+        errors["window_end_hour"] = f"The window closes at an hour from 1 to 24, got {end_hour}."
     if start_hour == end_hour and not errors:
         errors["window_end_hour"] = (
             f"The delivery window opens and closes at {start_hour:02d}:00; "
-            "for all day choose 00:00–24:00 (window_start_hour 0, window_end_hour 24)."
+            "for all day choose 00:00–24:00 (opens at 0, closes at 24)."
         )
     return errors
 

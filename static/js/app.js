@@ -120,3 +120,34 @@ document.addEventListener("htmx:configRequest", (event) => {
     if (value === "") data.delete(name);
   }
 });
+
+// On a phone a table's rows stack (app.css): each cell shows its column's name, taken from the header here so the
+// templates keep one heading per column. Rows swapped in later get theirs too.
+htmx.onLoad((root) => {
+  const tables = new Set([
+    ...(root.closest ? [root.closest("table.table")] : []),
+    ...(root.querySelectorAll ? root.querySelectorAll("table.table") : []),
+  ]);
+  for (const table of tables) {
+    if (!table) continue;
+    const headings = [...table.querySelectorAll("thead th")].flatMap((th) =>
+      Array(th.colSpan || 1).fill(th.textContent.trim()),
+    );
+    for (const row of table.querySelectorAll("tbody tr")) {
+      let column = 0;
+      for (const cell of row.children) {
+        if (cell.tagName === "TD" && headings[column] && !cell.hasAttribute("data-label")) {
+          cell.dataset.label = headings[column];
+        }
+        column += cell.colSpan || 1;
+      }
+    }
+  }
+});
+
+// A flash announced what was starting ("Ingesting … now", "Run #2 is sending…"). When the page's live part stops
+// polling (HTTP 286: the run is over), the banner shows how it ended, so the announcement goes; errors stay.
+document.addEventListener("htmx:afterRequest", (event) => {
+  if (event.detail.xhr?.status !== 286) return;
+  for (const flash of document.querySelectorAll(".messages .alert:not(.alert--error)")) flash.remove();
+});

@@ -7,12 +7,14 @@ import re
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import TelegramAccount
 from core.models import Notification, RunStatus
 from core.runs import run_claim
-from ingestion.models import Channel, IngestionRun, SkippedPackage
+from ingestion import services as ingestion_services
+from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPackage
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
@@ -148,8 +150,60 @@ class ConsoleWatch:
             self.problems.append(f"{response.status} {response.url}")
 
 
-def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, pill: bool) -> dict[str, list[str]]:
-    """Open every page; what the console, the page and the network complained of, by path."""
+# What does not fit: the page wider than the window, an element reaching past either side of it, a box whose
+# content is cut or scrolls sideways, a button cut by a box around it. Drop-downs and dialogs that are closed take
+# no room, so hidden elements (no box) are left out.
+MISFITS = """() => {
+  const width = document.documentElement.clientWidth;
+  const seen = [];
+  const name = (el) => {
+    const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim().split("\\n")[0].slice(0, 40);
+    return `<${el.tagName.toLowerCase()}${[...el.classList].map((c) => "." + c).join("")}> "${text}"`;
+  };
+  if (document.documentElement.scrollWidth > width + 1) {
+    seen.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${width} px window`);
+  }
+  const reported = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    const box = el.getBoundingClientRect();
+    if (box.width <= 1 || box.height <= 1 || getComputedStyle(el).visibility === "hidden") continue;
+    if (el.closest("dialog:not([open]), details:not([open]) > :not(summary), .visually-hidden")) continue;
+    if (reported.some((outer) => outer.contains(el))) continue; // what is inside a misfit is said once, by it
+    const before = seen.length;
+    if (box.right > width + 1 || box.left < -1) {
+      seen.push(`${name(el)} spans ${Math.round(box.left)}..${Math.round(box.right)} px of a ${width} px window`);
+      reported.push(el);
+      continue;
+    }
+    const style = getComputedStyle(el);
+    const clips = style.overflowX !== "visible";
+    if (clips && el.scrollWidth > el.clientWidth + 1 && !["TEXTAREA", "SELECT", "INPUT"].includes(el.tagName)) {
+      seen.push(`${name(el)} holds ${el.scrollWidth} px in ${el.clientWidth} px (cut or scrolled sideways)`);
+    }
+    if (el.matches("button, a.button, .button, input[type=submit]")) {
+      if (el.scrollWidth > el.clientWidth + 1) seen.push(`${name(el)}: its label is cut`);
+      for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+        if (getComputedStyle(up).overflowX === "visible" && getComputedStyle(up).overflowY === "visible") continue;
+        const around = up.getBoundingClientRect();
+        if (box.left < around.left - 1 || box.right > around.right + 1) {
+          seen.push(`${name(el)} is cut by ${name(up)}`);
+          break;
+        }
+      }
+    }
+    if (seen.length > before) reported.push(el);
+  }
+  return [...new Set(seen)].slice(0, 20);
+}"""
+# A clock time shown without its zone ("at 21:00" of which zone?): every time says UTC, or the reminder's zone.
+UNZONED_TIMES = """() => [...document.querySelectorAll("main time")]
+  .map((time) => time.innerText.trim())
+  .filter((text) => /\\d:\\d\\d/.test(text) && !/UTC|[+-]\\d\\d\\b|\\b[A-Z]{3,4}\\b/.test(text))"""
+SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, size: str) -> dict[str, list[str]]:
+    """Open every page; what the console, the page and the network complained of, and what does not fit, by path."""
     watch = ConsoleWatch(page)
     heard = {}
     for name, path in sorted(pages.items()):
@@ -159,8 +213,9 @@ def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, pil
         if name == "dashboard":
             page.locator(".bell-button").click()  # the bell's panel loads on open
             expect(page.locator(".bell-panel-body")).not_to_contain_text("Loading…")
+            page.keyboard.press("Escape")
         eta = page.locator("form [hx-post$='/reminders/eta/']")
-        if pill and eta.count():
+        if role == "operator" and eta.count():
             # Any change to a reminder's form asks for its ETA pill again (a request from inside the form).
             with page.expect_response(lambda response: "/reminders/eta/" in response.url):
                 eta.first.evaluate("pill => pill.closest('form').dispatchEvent(new Event('change', {bubbles: true}))")
@@ -168,49 +223,85 @@ def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, pil
         shown = page.inner_text("body")
         if "{#" in shown or "{%" in shown or "{{" in shown:
             watch.problems.append("template syntax shown as text")
+        if name != "api-docs":  # Swagger UI's own layout is its business
+            watch.problems.extend(page.evaluate(MISFITS))
+        watch.problems.extend(f"a time without its zone: {text}" for text in page.evaluate(UNZONED_TIMES))
         top(page)
-        page.screenshot(path=artifacts / f"console-{role}-{name.replace(':', '-')}.png", full_page=True)
+        page.screenshot(path=artifacts / f"console-{role}-{size}-{name.replace(':', '-')}.png", full_page=True)
         if watch.problems:
             heard[path] = list(watch.problems)
     return heard
 
 
-def test_every_page_has_a_quiet_console(
-    live_server, transactional_db, console_world, django_user_model, page, artifacts
-):
-    log_in_as_operator(page, live_server.url, django_user_model)
-    client = Client()
-    client.force_login(django_user_model.objects.get(username="operator"))
-    pages = off_the_page_thread(lambda: console_pages(client, console_world))
-    assert set(pages) >= MUST_VISIT, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
-
-    assert not _walk(page, live_server, pages, artifacts, role="operator", pill=True)
-
-
-def test_every_page_a_viewer_opens_has_a_quiet_console_and_no_change_buttons(
-    live_server, transactional_db, console_world, django_user_model, page, artifacts
-):
+def _log_in_as(page, url: str, django_user_model, role: str):
+    if role == "operator":
+        log_in_as_operator(page, url, django_user_model)
+        return django_user_model.objects.get(username="operator")
     viewer = off_the_page_thread(lambda: django_user_model.objects.create_user(username="viewer", password="v1ew-pass"))
-    page.goto(f"{live_server.url}/login/")
+    page.goto(f"{url}/login/")
     page.get_by_label("Username").fill("viewer")
     page.get_by_label("Password").fill("v1ew-pass")
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    client = Client()
-    client.force_login(viewer)
-    pages = off_the_page_thread(lambda: console_pages(client, console_world))
-    assert set(pages) >= MUST_VISIT - {"reminders:compose"}, f"the walk missed {sorted(MUST_VISIT - set(pages))}"
+    return viewer
 
-    assert not _walk(page, live_server, pages, artifacts, role="viewer", pill=False)
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("role", ["operator", "viewer"])
+def test_every_page_fits_and_has_a_quiet_console(
+    live_server, transactional_db, console_world, django_user_model, browser, artifacts, role, size
+):
+    context = browser.new_context(viewport=SIZES[size])
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    user = _log_in_as(page, live_server.url, django_user_model, role)
+    client = Client()
+    client.force_login(user)
+    pages = off_the_page_thread(lambda: console_pages(client, console_world))
+    expected = MUST_VISIT if role == "operator" else MUST_VISIT - {"reminders:compose"}
+    assert set(pages) >= expected, f"the walk missed {sorted(expected - set(pages))}"
+
+    heard = _walk(page, live_server, pages, artifacts, role=role, size=size)
+
+    context.close()
+    assert not heard, "\n".join(f"{path}:\n  " + "\n  ".join(problems) for path, problems in heard.items())
+
+
+def test_a_viewer_sees_no_change_buttons(live_server, transactional_db, console_world, django_user_model, page):
+    _log_in_as(page, live_server.url, django_user_model, "viewer")
     page.goto(f"{live_server.url}/")
     expect(page.get_by_role("button", name=re.compile(r"^Resume run"))).to_have_count(0)
     page.goto(f"{live_server.url}/accounts/")
     expect(page.get_by_role("link", name="Add account")).to_have_count(0)
+    expect(page.locator("#account-rows tr", has_text=READER).locator("td").nth(5)).to_have_text("On")
     page.goto(f"{live_server.url}/reminders/new/")
     expect(page.locator("main")).to_contain_text("Only operators write and change reminders; ask one to do this.")
     page.goto(f"{live_server.url}/packages/")
     expect(page.get_by_role("button", name=re.compile(r"^Edit"))).to_have_count(0)
     expect(page.get_by_role("checkbox", name=re.compile(r"^Choose "))).to_have_count(0)
+
+
+def test_a_viewer_sees_every_channel_value_and_no_control_that_would_be_refused(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    Channel.objects.filter(chat__telegram_id=SOURCE).update(category="Miniatures", expiration_days=7)
+    source_pk = Channel.objects.get(chat__telegram_id=SOURCE).pk
+    _log_in_as(page, live_server.url, django_user_model, "viewer")
+
+    page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
+
+    source = page.locator("#channel-rows tr", has_text="Models A")
+    expect(source.locator("td").nth(1)).to_have_text("Active")
+    expect(source.locator("td").nth(2)).to_contain_text("Miniatures")
+    expect(source.locator("td").nth(2)).to_contain_text("Raw files kept 7 days")
+    expect(page.get_by_role("link", name="Make destination")).to_have_count(0)
+    expect(page.get_by_role("link", name="Writers")).to_have_count(0)
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-destination', args=[source_pk])}")  # by its address
+    expect(page.get_by_role("dialog")).to_contain_text("Only operators choose the destination and its writers")
+    expect(page.get_by_role("dialog").get_by_role("button", name="Make destination")).to_have_count(0)
+    page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
+    top(page)
+    page.screenshot(path=artifacts / "channels-viewer.png", full_page=True)
 
 
 def test_resume_from_the_attention_list_resolves_the_notification(
@@ -266,6 +357,7 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     off_the_page_thread(lambda: ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk)))
     # The page polls every 2 s until the run is over.
     expect(page.locator("h1 .badge")).to_have_text("Success", timeout=15_000)
+    expect(page.locator(".messages .alert")).to_have_count(0)  # the banner says how it ended; "now" went stale
     expect(page.locator(".scan-table")).to_contain_text("Ingest now: nothing new since the last scan")
     top(page)
     page.screenshot(path=artifacts / "run-detail.png", full_page=True)
@@ -276,3 +368,141 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     expect(page.locator("#run-body")).to_contain_text("huge.zip")
     top(page)
     page.screenshot(path=artifacts / "run-detail-first-cycle.png", full_page=True)
+
+
+def test_swaps_keep_the_console_quiet(live_server, transactional_db, console_world, django_user_model, page):
+    """HTMX swaps of rows, results and dialogs log nothing: no CSP violation (htmx injects no style), no htmx error."""
+    watch = ConsoleWatch(page)
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:channels')}")
+    source = page.locator("#channel-rows tr", has_text="Models A")
+    with page.expect_response(lambda response: "/active/" in response.url):
+        source.locator("label.switch").click()  # the drawn switch; its checkbox is invisible under it
+    expect(page.locator("#channel-rows tr", has_text="Models A").get_by_role("switch")).not_to_be_checked()
+    page.locator("#channel-rows tr", has_text="Models A").get_by_role("link", name="Make destination").click()
+    expect(page.get_by_role("dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+
+    page.goto(f"{live_server.url}{reverse('accounts:list')}")
+    page.locator("#account-rows tr").first.get_by_role("button", name="Refresh chats").click()
+    expect(page.locator("#account-rows tr").first.locator(".row-message")).to_be_visible()
+
+    page.goto(f"{live_server.url}{reverse('packages:list')}")
+    with page.expect_response(lambda response: "q=dragon" in response.url):
+        page.get_by_role("searchbox").press_sequentially("dragon")
+    expect(page.locator("#package-results")).to_contain_text("dragon.zip")
+    page.go_back()
+    page.wait_for_load_state("networkidle")
+
+    page.goto(f"{live_server.url}/")
+    page.locator(".bell-button").click()
+    expect(page.locator(".bell-panel-body")).not_to_contain_text("Loading…")
+    page.wait_for_timeout(300)
+
+    assert watch.problems == []
+
+
+def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
+    live_server, transactional_db, console_world, at, django_user_model, page, monkeypatch, artifacts
+):
+    at(timezone.now())  # the reminder world left the console's clock on another day
+    sent = []
+    monkeypatch.setattr(ingestion_services, "_enqueue", lambda run_id, countdown=0: sent.append((run_id, countdown)))
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    account = TelegramAccount.objects.get(phone=READER)
+    run, _ = ingestion_services.ingestion_run_request(account=account, trigger=IngestionTrigger.SCHEDULE, countdown=240)
+    assert sent == [(run.pk, 240)]
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:run-detail', args=[run.pk])}")
+    waits = page.locator("#run-body .page-alert")
+    expect(waits).to_contain_text("Waits until")
+    expect(waits).to_contain_text("UTC")
+    expect(waits).to_contain_text(re.compile(r"\(in [34] min\)"))
+    top(page)
+    page.screenshot(path=artifacts / "run-waits.png", full_page=True)
+    page.goto(f"{live_server.url}/")
+    working = page.locator(".stat", has_text="Runs working now")
+    expect(working).to_contain_text("1 queued (1 waits for its spread start)")
+    expect(page.locator(".stat", has_text="Tasks waiting")).to_contain_text("a delayed start is held by a worker")
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
+    page.get_by_role("button", name="Ingest now").click()
+
+    expect(page).to_have_url(re.compile(rf"/ingestion/runs/{run.pk}/$"))
+    assert sent == [(run.pk, 240), (run.pk, 0)], "Ingest now sends the waiting run's task again, without delay"
+    expect(page.locator(".messages")).to_contain_text(f"already has run #{run.pk} queued: it starts as soon as")
+    expect(waits).to_contain_text("Waiting for a free worker")
+    assert IngestionRun.objects.filter(account=account).exclude(pk__lte=run.pk).count() == 0
+
+
+def test_reminder_times_say_their_zone_and_a_paused_run_reads_paused(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    run = console_world  # a 09:00–18:00 Kuala Lumpur reminder, paused by its window yesterday; now the next morning
+    Reminder.objects.filter(pk=run.reminder_id).update(schedule_crontab="0 10 * * *")
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('reminders:detail', args=[run.reminder_id])}")
+    next_send = page.locator(".facts div", has_text="Next send").locator("dd")
+    expect(next_send).to_contain_text("10:00 +08 (Asia/Kuala_Lumpur)")
+    expect(next_send).to_contain_text(re.compile(r"\(in \d+ (min|h)"))
+    expect(page.locator(".eta-facts")).to_contain_text("10:00")
+
+    page.goto(f"{live_server.url}{reverse('reminders:activity-run', args=[run.pk])}")
+    meta = page.locator(".run-panel-meta").first
+    expect(meta).to_contain_text("paused")
+    expect(meta).not_to_contain_text("ended")
+    expect(meta).to_contain_text("(Asia/Kuala_Lumpur)")
+    top(page)
+    page.screenshot(path=artifacts / "reminder-paused-times.png", full_page=True)
+
+
+def test_a_runs_banner_and_its_skipped_list_count_the_same_sets(
+    live_server, transactional_db, console_world, django_user_model, page, artifacts
+):
+    first = IngestionRun.objects.order_by("pk").first()
+    assert first.skipped == 1
+    # Retry takes the set back from that run: its row goes, and a later run tries it again.
+    off_the_page_thread(lambda: ingestion_services.skipped_package_retry(skipped=SkippedPackage.objects.get()))
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:run-detail', args=[first.pk])}")
+
+    expect(page.locator("#run-body .page-alert")).to_contain_text("1 set(s) skipped")
+    section = page.locator("section", has=page.get_by_role("heading", name=re.compile(r"^Skipped")))
+    expect(section.get_by_role("heading")).to_have_text("Skipped 1")
+    expect(section).not_to_contain_text("Nothing skipped")
+    expect(section.locator("#skipped-since")).to_have_text(
+        "This run skipped 1 set; it was tried again since: Skipped packages shows where each stands."
+    )
+    top(page)
+    page.screenshot(path=artifacts / "run-detail-skipped-since.png", full_page=True)
+
+
+def test_a_refused_search_names_the_search_box_not_its_field(
+    live_server, transactional_db, console_world, django_user_model, page
+):
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('packages:list')}?q={'dragon' * 40}")
+
+    alert = page.locator(".page-alert[role=alert]")
+    expect(alert).to_contain_text("Search: Ensure this value has at most 200 characters")
+    expect(alert).not_to_contain_text("Q:")
+
+
+def test_a_set_that_stays_broken_is_shown_on_its_channel(
+    live_server, transactional_db, console_world, django_user_model, page, settings, artifacts
+):
+    SkippedPackage.objects.update(attempt_count=settings.INGEST_MAX_SKIP_ATTEMPTS)
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    log_in_as_operator(page, live_server.url, django_user_model)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:channel-detail', args=[channel.pk])}")
+
+    expect(page.locator("#passed-over")).to_have_text(
+        f"1 tried {settings.INGEST_MAX_SKIP_ATTEMPTS} times: cycles pass it over until Retry"
+    )
+    top(page)
+    page.screenshot(path=artifacts / "channel-passed-over.png", full_page=True)

@@ -98,7 +98,8 @@ def test_compose_a_reminder_the_pill_goes_amber_then_green_and_it_is_scheduled(
     page.get_by_label("Window closes").select_option("9")
     page.get_by_role("button", name="Next: Review →").click()
     error = page.locator(".field.has-error", has=page.get_by_label("Window closes"))
-    expect(error).to_contain_text("for all day choose 00:00–24:00")
+    expect(error).to_contain_text("for all day choose 00:00–24:00 (opens at 0, closes at 24)")
+    expect(error).not_to_contain_text("window_")  # the operator's words, not the field's name
     top(page)
     page.screenshot(path=artifacts / "reminders-compose-window-error.png", full_page=True)
 

@@ -105,3 +105,36 @@ def test_a_viewer_sees_reminders_without_buttons_that_change_them(
     expect(page.locator("main").get_by_role("button")).to_have_count(0)
     top(page)
     page.screenshot(path=artifacts / "reminders-detail-viewer.png", full_page=True)
+
+
+def test_the_summary_and_the_pill_never_say_what_the_validator_refuses(
+    live_server, transactional_db, fanout_world, at, django_user_model, page, artifacts
+):
+    off_the_page_thread(lambda: fanout_world(groups_world(groups=2)))
+    at(NINE)
+    log_in_as_operator(page, live_server.url, django_user_model)
+    page.goto(f"{live_server.url}/reminders/new/")
+    page.get_by_label("Name").fill("Typo")
+    page.get_by_label("Text of part 1").fill("Hello.")
+    page.get_by_role("button", name="Next: Groups →").click()
+    page.locator("[data-group-option]", has_text="Group 0000").get_by_role("checkbox").check()
+    page.get_by_role("button", name="Next: When →").click()
+    page.get_by_label("Time zone").select_option("UTC")
+    summary = page.locator("#eta-panel")
+
+    page.get_by_label("Crontab").fill("61 * * * *")
+    page.get_by_role("button", name="Next: Review →").click()
+    expect(page.locator(".field-error", has_text="not a valid crontab")).to_be_visible()
+    expect(summary.locator(".summary-list")).to_contain_text("61 * * * * (not a valid crontab)")
+    expect(summary).not_to_contain_text("minutes past")
+    expect(summary.locator(".eta-pill")).to_have_text("No estimate yet")
+
+    page.get_by_text("Once", exact=True).click()  # the drawn segment over its radio
+    page.get_by_label("Send at").fill("2020-11-26T10:00")
+    page.get_by_role("button", name="Next: Review →").click()
+    expect(page.locator(".field-error", has_text="already passed")).to_be_visible()
+    expect(summary.locator(".eta-pill")).to_have_text("No estimate yet")
+    expect(summary).to_contain_text("The one-off time has already passed")
+    expect(summary).not_to_contain_text("today")
+    top(page)
+    page.screenshot(path=artifacts / "reminders-compose-refused-summary.png", full_page=True)

@@ -1,10 +1,12 @@
 """The local stack of `make run` / `make test`: embedded services, busy ports, secrets, var/."""
 
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -287,3 +289,39 @@ def test_make_tests_s3_server_answers_the_s3_protocol_and_is_gone_after(tmp_path
     finally:
         server.stop()
     assert not _port_busy(server.port)
+
+
+@pytest.mark.processes
+def test_ctrl_c_stops_make_run_says_the_data_is_kept_and_prints_no_traceback(tmp_path):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "STASHCAST_IGNORE_STACK_ENV")
+    }
+    ports = {"STASHCAST_PG_PORT", "STASHCAST_REDIS_PORT", "PORT", "FLOWER_PORT"}
+    env.update({name: str(_free_port()) for name in ports}, STASHCAST_VAR_DIR=str(tmp_path / "var"))
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        stack = subprocess.Popen(
+            [sys.executable, "-m", "config.devstack", "run"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, as a terminal's foreground job is
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while "Ctrl-C stops everything" not in log.read_text() and time.monotonic() < deadline:
+            assert stack.poll() is None, log.read_text()[-3000:]
+            time.sleep(1)
+        time.sleep(5)  # honcho's processes are up
+        os.killpg(stack.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
+        assert stack.wait(timeout=90) == 0, log.read_text()[-3000:]
+    finally:
+        if stack.poll() is None:
+            os.killpg(stack.pid, signal.SIGKILL)
+    said = log.read_text()
+    assert "Traceback" not in said, said[-3000:]
+    kept = f"Stopped. The data is kept in {tmp_path / 'var'}: the next `make run` starts from it."
+    assert said.rstrip().endswith(kept), said[-3000:]

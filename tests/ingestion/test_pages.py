@@ -311,7 +311,7 @@ def test_ingest_now_for_one_account_queues_one_run(admin_client, setup):
     assert f"Queued run #{run.pk} for Reader A." in first
 
     again = admin_client.post(url, {"account": reader.pk}, follow=True).content.decode()
-    assert f"Reader A already has run #{run.pk} queued." in again
+    assert f"Reader A already has run #{run.pk} queued: it starts as soon as a worker is free." in again
     assert IngestionRun.objects.count() == 1
 
 

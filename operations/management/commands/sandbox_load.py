@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from accounts.models import AuthState
 from accounts.services import LoginStepError
 from operations.sandbox import sandbox_authorize
 from telegram.errors import TelegramError
@@ -40,8 +41,13 @@ class Command(BaseCommand):
         if not authorize:
             return
         try:
-            accounts = sandbox_authorize()
+            # An account marked "logged_out" in the world file is left for a person to log in (the demo's one).
+            logged_out = frozenset(spec["phone"] for spec in data.get("accounts") or [] if spec.get("logged_out"))
+            accounts = sandbox_authorize(logged_out=logged_out)
         except (TelegramError, LoginStepError, ValidationError) as exc:
             raise CommandError(f"{path}: logging the world's accounts in failed: {exc}") from None
         for account in accounts:
+            if account.auth_state != AuthState.AUTHENTICATED:
+                self.stdout.write(f"  {account.phone} added, not logged in: log it in from the Accounts page")
+                continue
             self.stdout.write(f"  {account.phone} ({account}) logged in, {account.chat_links.count()} chats")

@@ -1,0 +1,65 @@
+"""404, 403 and 500 are the console's own pages, with its navigation and a way back, and a quiet console."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_reminders_compose import log_in_as_operator
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def failing_page(settings):
+    settings.ROOT_URLCONF = "tests.browser.error_urls"
+    settings.DEBUG = False
+
+
+def _console_problems(page) -> list[str]:
+    problems = []
+    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return problems
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "heading"),
+    [
+        ("/no-such-page/", 404, "Nothing here"),
+        ("/fails/", 500, "Stashcast failed to answer"),
+        ("/flower/", 403, "Not allowed"),
+    ],
+)
+def test_an_error_page_has_the_navigation_and_a_way_back(
+    live_server, transactional_db, failing_page, django_user_model, page, artifacts, path, status, heading
+):
+    if status == 403:
+        django_user_model.objects.create_user(username="viewer", password="v1ew-pass")
+        page.goto(f"{live_server.url}/login/")
+        page.get_by_label("Username").fill("viewer")
+        page.get_by_label("Password").fill("v1ew-pass")
+        page.get_by_role("button", name="Log in").click()
+    else:
+        log_in_as_operator(page, live_server.url, django_user_model)
+    problems = _console_problems(page)
+
+    response = page.goto(f"{live_server.url}{path}")
+
+    assert response.status == status
+    expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Channels")).to_be_visible()
+    expect(page.locator(".error-page .button", has_text="Back to the dashboard")).to_be_visible()
+    page.screenshot(path=artifacts / f"error-{status}.png", full_page=True)
+    # The browser reports the status itself as a failed resource; nothing else may be said.
+    assert [problem for problem in problems if "the server responded with a status" not in problem] == []
+    page.locator(".error-page .button").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def test_a_stranger_on_a_missing_page_gets_the_page_without_the_navigation(
+    live_server, transactional_db, failing_page, page
+):
+    response = page.goto(f"{live_server.url}/no-such-page/")
+
+    assert response.status == 404
+    expect(page.get_by_role("heading", level=1)).to_have_text("Nothing here")
+    expect(page.get_by_role("navigation", name="Main")).to_have_count(0)

@@ -247,7 +247,18 @@ class EmbeddedPostgres:
             return
         if os.geteuid() == 0:
             self.as_user = PG_OS_USER
-        self._run([str(_pg_bin() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+        try:
+            self._run([str(_pg_bin() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+        except subprocess.CalledProcessError:
+            # Ctrl-C reaches the postmaster too (one process group): it may have shut down before pg_ctl looked.
+            if self._postmaster_alive():
+                raise
+
+    def _postmaster_alive(self) -> bool:
+        try:
+            return _pid_alive(int((self.data_dir / "postmaster.pid").read_text().splitlines()[0]))
+        except (OSError, ValueError, IndexError):
+            return False
 
 
 class EmbeddedRedis:

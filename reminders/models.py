@@ -199,6 +199,11 @@ class ReminderRun(ClaimableRun):
         return f"{self.reminder_name} run #{self.pk}"
 
     @property
+    def timezone(self) -> str:
+        """Its reminder's zone, in which its times are said; "" (the console's) once the reminder is deleted."""
+        return self.reminder.timezone if self.reminder_id else ""
+
+    @property
     def can_resume(self) -> bool:
         return self.reminder_id is not None and self.status in RESUMABLE and self.pending > 0
 

@@ -132,10 +132,15 @@ def test_the_page_offers_the_run_going_on_and_send_again_with_the_group_count(op
     operator.post(reverse("reminders:send-now", args=[reminder.pk]))
     run = ReminderRun.objects.get(reminder=reminder)
 
-    for url in (reverse("reminders:detail", args=[reminder.pk]), reverse("reminders:list")):
-        page = operator.get(url).content.decode()
-        assert f'href="{reverse("reminders:activity-run", args=[run.pk])}">Run #{run.pk} is queued</a>' in page, url
-        assert "Send again to every group" in page and '<span class="when-idle">Send now</span>' not in page, url
+    detail = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+    assert f'href="{reverse("reminders:activity-run", args=[run.pk])}">Run #{run.pk} is queued</a>' in detail
+    assert '<span class="when-idle">Send again to every group</span>' in detail
+    listed = operator.get(reverse("reminders:list")).content.decode()
+    # in the list the row's last run already names the run; the button says whose it is
+    assert f'href="{reverse("reminders:activity-run", args=[run.pk])}" title="Run #{run.pk}: 0 of 3' in listed
+    assert 'aria-label="Send “Weekly promo” again to every group"' in listed
+    for url, page in ((reverse("reminders:detail", args=[reminder.pk]), detail), (reverse("reminders:list"), listed)):
+        assert '<span class="when-idle">Send now</span>' not in page, url
         confirm = re.search(r'action="/reminders/\d+/send-now/"[^>]*hx-confirm="([^"]*)"', page).group(1)
         assert confirm == (
             f"Run #{run.pk} of “Weekly promo” is still queued (0 of 3 groups delivered). Send it again to every "

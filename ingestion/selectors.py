@@ -13,6 +13,7 @@ from django_celery_beat.models import PeriodicTask
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from core.models import RunStatus
 from ingestion.models import (
+    RUN_OUTCOME_FILTERS,
     AccountChannelMap,
     CatalogAudit,
     Channel,
@@ -110,13 +111,24 @@ def topic_list(*, channel: Channel | int | None = None) -> QuerySet[TopicProgres
     return topics
 
 
-def run_list(*, status: str = "", account: TelegramAccount | int | None = None) -> QuerySet[IngestionRun]:
+def run_list(
+    *, status: str = "", outcome: str = "", account: TelegramAccount | int | None = None
+) -> QuerySet[IngestionRun]:
     runs = IngestionRun.objects.select_related("account").order_by("-created_at", "-pk")
     if status:
         runs = runs.filter(status=status)
+    if outcome:
+        runs = runs.filter(RUN_OUTCOME_FILTERS[outcome])
     if account is not None:
         runs = runs.filter(account=account)
     return runs
+
+
+def run_outcome_counts() -> dict[str, int]:
+    """How many runs came to each outcome (core.outcomes), in one query."""
+    return IngestionRun.objects.aggregate(
+        **{outcome: Count("pk", filter=where) for outcome, where in RUN_OUTCOME_FILTERS.items()}
+    )
 
 
 def run_get(*, pk: int) -> IngestionRun:

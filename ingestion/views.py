@@ -22,6 +22,7 @@ from core.errors import OperatorError
 from core.formatting import plural
 from core.forms import error_text
 from core.models import RunStatus
+from core.outcomes import outcome_pills
 from ingestion import audit as audit_module
 from ingestion import selectors, services
 from ingestion.forms import (
@@ -213,7 +214,7 @@ def channel_ingest_now(request, pk: int):
 def _already_has_run(run) -> str:
     if run.status == RunStatus.QUEUED:
         return f"{run.account} already has run #{run.pk} queued: it starts as soon as a worker is free."
-    return f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}."
+    return f"{run.account} already has run #{run.pk} {run.outcome.label.lower()}."
 
 
 @login_required
@@ -234,15 +235,16 @@ def channel_topic_fetch(request, pk: int, topic_pk: int):
 @login_required
 @require_GET
 def run_list(request):
-    status = request.GET.get("status", "")
-    if status not in RunStatus.values:
-        status = ""
-    runs = Paginator(selectors.run_list(status=status), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    counts = selectors.run_outcome_counts()
+    outcome = request.GET.get("status", "")
+    if outcome not in counts:
+        outcome = ""
+    runs = Paginator(selectors.run_list(outcome=outcome), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "runs": runs,
-        "status": status,
-        # Ingestion runs never pause; that state belongs to reminder runs.
-        "statuses": [choice for choice in RunStatus.choices if choice[0] != RunStatus.PAUSED],
+        "status": outcome,
+        "pills": outcome_pills(counts),
+        "total": sum(counts.values()),
         "form": IngestNowForm(accounts=selectors.accounts_that_ingest()),
     }
     return render(request, RUNS, context)

@@ -126,9 +126,11 @@ def run_list(
 
 def run_outcome_counts() -> dict[str, int]:
     """How many runs came to each outcome (core.outcomes), in one query."""
-    return IngestionRun.objects.aggregate(
-        **{outcome: Count("pk", filter=where) for outcome, where in RUN_OUTCOME_FILTERS.items()}
+    # aliased: an aggregate may not take the name of a field ("failed", "skipped")
+    counts = IngestionRun.objects.aggregate(
+        **{f"outcome_{key}": Count("pk", filter=where) for key, where in RUN_OUTCOME_FILTERS.items()}
     )
+    return {key: counts[f"outcome_{key}"] for key in RUN_OUTCOME_FILTERS}
 
 
 def run_get(*, pk: int) -> IngestionRun:

@@ -160,7 +160,11 @@ def reminder_run_outcome_counts(*, reminder_id: int | None = None) -> dict[str, 
     runs = ReminderRun.objects.all()
     if reminder_id is not None:
         runs = runs.filter(reminder_id=reminder_id)
-    return runs.aggregate(**{outcome: Count("pk", filter=where) for outcome, where in RUN_OUTCOME_FILTERS.items()})
+    # aliased: an aggregate may not take the name of a field ("failed", "skipped")
+    counts = runs.aggregate(
+        **{f"outcome_{key}": Count("pk", filter=where) for key, where in RUN_OUTCOME_FILTERS.items()}
+    )
+    return {key: counts[f"outcome_{key}"] for key in RUN_OUTCOME_FILTERS}
 
 
 def reminder_next_fire_at(*, crontab: str, tz: ZoneInfo, after: datetime) -> datetime | None:

@@ -46,7 +46,7 @@ def reminder_run_pause(*, run: ReminderRun) -> ReminderRun:
         run.status = RunStatus.PAUSED
         run.pause_cause = PauseCause.OPERATOR
         run.finished_at = now
-        run.error_summary = summary_paused_by_operator(at=now)
+        run.error_summary = summary_paused_by_operator(run=run, at=now)
         run.save(update_fields=["status", "pause_cause", "finished_at", "error_summary"])
         reminder_run_counts_refresh(run=run)
     return run

@@ -214,6 +214,11 @@ class ReminderRun(ClaimableRun):
         return f"{self.reminder_name} run #{self.pk}"
 
     @property
+    def zone_name(self) -> str:
+        """The zone its times are shown in: its reminder's, UTC once the reminder is deleted (runs are history)."""
+        return self.reminder.timezone if self.reminder_id else "UTC"
+
+    @property
     def outcome(self) -> RunOutcome:
         """What the run came to (core.outcomes). Ended by the operator (Cancel, Move pending groups, the reminder
         deleted) with no group failed: canceled, however much it had sent. Failed before any group got it or

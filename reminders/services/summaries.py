@@ -103,10 +103,9 @@ def summary_too_many_failed(*, run: ReminderRun, counts: dict[str, int], reasons
 
 
 def summary_paused_by_operator(*, run: ReminderRun, at: datetime) -> str:
-    name = run.reminder.timezone if run.reminder_id else "UTC"  # a run outlives its reminder
     return (
-        f"Paused by the operator at {local_dated(at, zone(name))} ({name}); every part sent so far is kept. "
-        "Resume goes on from there."
+        f"Paused by the operator at {local_dated(at, zone(run.zone_name))} ({run.zone_name}); every part sent so "
+        "far is kept. Resume goes on from there."
     )
 
 

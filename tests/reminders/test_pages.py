@@ -586,14 +586,15 @@ def test_resume_while_the_window_is_closed_says_when_it_opens(operator, pause_a_
     assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.PAUSED
 
 
-def test_cancel_skips_what_is_pending_and_ends_the_run_partial(operator, pause_a_run):
+def test_cancel_skips_what_is_pending_and_ends_the_run_canceled(operator, pause_a_run):
     run = pause_a_run()
 
     panel = htmx_post(operator, reverse("reminders:activity-cancel", args=[run.pk]), {"as": "panel"})
 
     run.refresh_from_db()
     assert (run.status, run.sent, run.skipped, run.pending) == (RunStatus.PARTIAL, 4, 6, 0)
-    assert "Canceled: 6 groups skipped." in panel and "run-panel--partial" in panel
+    assert "Canceled: 6 groups skipped." in panel and "run-panel--canceled" in panel
+    assert f"Run #{run.pk} canceled — 4 of 10 groups delivered" in panel
     assert run.targets.filter(status=TargetStatus.SKIPPED, error="canceled by operator").count() == 6
 
 

@@ -171,4 +171,4 @@ def test_activity_shows_the_slot_a_run_serves(operator, world):
     detail = operator.get(reverse("reminders:activity-run", args=[run.pk])).content.decode()
 
     assert 'for <time datetime="2026-11-25T09:30:00+00:00"' in activity
-    assert "for the send due" in detail and '<time datetime="2026-11-25T09:30:00+00:00">' in detail
+    assert "for the send due" in detail and '<time datetime="2026-11-25T09:30:00+00:00" title=' in detail

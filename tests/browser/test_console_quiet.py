@@ -582,7 +582,6 @@ def test_a_paused_runs_summary_says_the_day_its_window_closed(
 
     page.goto(f"{live_server.url}{reverse('reminders:activity-run', args=[run.pk])}")
     expect(page.locator(".run-panel-summary")).to_contain_text(closed)
-    expect(page.locator(".run-panel-meta")).to_contain_text("paused 25 Nov, 18:00 +08 (Asia/Kuala_Lumpur)")
     top(page)
     page.screenshot(path=artifacts / f"window-closed-{size}.png", full_page=True)
     page.goto(f"{live_server.url}/")

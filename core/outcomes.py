@@ -38,13 +38,6 @@ class RunOutcome:
     def text(self) -> str:
         return f"{self.label}: {self.why}" if self.why else self.label
 
-    @property
-    def is_over(self) -> bool:
-        return self.key not in (Outcome.WAITING, Outcome.RUNNING, Outcome.PAUSED)
-
-    def __str__(self) -> str:
-        return self.text
-
 
 def first_sentence(text: str) -> str:
     """The reason a run stored, short enough for a badge's line: its first sentence, without the final stop."""

@@ -187,7 +187,7 @@ class IngestionRun(ClaimableRun):
         if self.status == RunStatus.QUEUED:
             return RunOutcome(Outcome.WAITING, "for its spread start" if self.waits_until else "for a free worker")
         if self.status in (RunStatus.RUNNING, RunStatus.PAUSED):
-            return RunOutcome(self.status)
+            return RunOutcome(Outcome(self.status))
         if self.status == RunStatus.SUCCESS:
             if self.ingested:
                 return RunOutcome(Outcome.SUCCESS)
@@ -197,7 +197,7 @@ class IngestionRun(ClaimableRun):
         did_work = self.ingested or self.skipped or self.duplicates
         if not did_work and (self.status == RunStatus.PARTIAL or self.error == ANOTHER_RUN_WORKING):
             return RunOutcome(Outcome.IDLE, first_sentence(self.error))
-        return RunOutcome(self.status, first_sentence(self.error))
+        return RunOutcome(Outcome(self.status), first_sentence(self.error))
 
     @property
     def duration_seconds(self) -> float | None:

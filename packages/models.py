@@ -259,7 +259,7 @@ class PackageSend(ClaimableRun):
         if self.status == RunStatus.QUEUED:
             return RunOutcome(Outcome.WAITING, "for a worker, or for this account's other send")
         if self.status in (RunStatus.RUNNING, RunStatus.PAUSED):
-            return RunOutcome(self.status)
+            return RunOutcome(Outcome(self.status))
         copied = f"{self.parts_sent} of {self.parts_total} parts copied"
         if self.status == RunStatus.SUCCESS:
             return RunOutcome(Outcome.SUCCESS, copied)

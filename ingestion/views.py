@@ -13,13 +13,12 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
 from core.errors import OperatorError
-from core.formatting import plural
+from core.formatting import format_moment, format_relative, plural
 from core.forms import error_text
 from core.models import RunStatus
 from core.outcomes import outcome_pills
@@ -53,8 +52,7 @@ def next_cycle_text() -> str:
     at = selectors.next_cycle_at()
     if at is None:
         return "the next ingestion cycle (once beat runs)"
-    minutes = max(0, round((at - timezone.now()).total_seconds() / 60))
-    return f"the next ingestion cycle, at {timezone.localtime(at):%H:%M} (in {minutes} min)"
+    return f"the next ingestion cycle, at {format_moment(at)} ({format_relative(at)})"
 
 
 # Channels ---------------------------------------------------------------------------------------------------

@@ -291,7 +291,7 @@ def test_journey_reminder_from_compose_through_a_paused_run_to_success(
 
     # The banner, polling every 2 s, turns into the paused one without a reload.
     expect(banner).to_contain_text(f"Run #{run.pk} paused — 4 of {GROUPS} groups delivered", timeout=15_000)
-    expect(banner).to_contain_text("Delivery window closed at 11:00 (UTC).")
+    expect(banner).to_contain_text("Delivery window closed at 11:00 on Wed 25 Nov (UTC).")
     expect(banner).to_have_class("run-panel run-panel--paused")
     shot("paused-banner")
 

@@ -68,8 +68,8 @@ def test_an_overnight_run_pauses_at_six_and_goes_on_by_itself_at_ten_in_the_even
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 4, 6)
     banner = page.locator(f"#run-panel-{run.pk}")
     expect(banner).to_contain_text(f"Run #{run.pk} paused — 4 of 10 groups delivered", timeout=15_000)
-    expect(banner).to_contain_text("Delivery window closed at 06:00 (Europe/Berlin).")
-    expect(banner).to_contain_text("It resumes by itself when the window opens again, at 22:00.")
+    expect(banner).to_contain_text("Delivery window closed at 06:00 on Thu 26 Nov (Europe/Berlin).")
+    expect(banner).to_contain_text("It resumes by itself when the window opens again, at 22:00 on Thu 26 Nov.")
     top(page)
     page.screenshot(path=artifacts / "reminders-overnight-paused-at-six.png", full_page=True)
 

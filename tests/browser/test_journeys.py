@@ -171,7 +171,7 @@ def test_journey_ingestion_from_a_new_account_to_a_retried_package(
         page.get_by_role("navigation").get_by_role("link", name="Skipped").click()
         skipped = page.locator(".skipped-table tbody tr", has_text="castle.zip")
         expect(skipped.locator(".badge")).to_have_text("Download failed")
-        expect(skipped).to_contain_text("Sandbox network failure.")
+        expect(skipped).to_contain_text("Telegram could not be reached or did not answer in time")
         expect(skipped).to_contain_text("1 of 5")
         shot("skipped")
 

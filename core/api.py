@@ -23,6 +23,7 @@ from core.idempotency import (
     idempotent_request_claim,
 )
 from core.models import Notification
+from core.outcomes import Outcome
 
 
 def _first_message(detail) -> str:
@@ -190,3 +191,18 @@ class ErrorSerializer(serializers.Serializer):
 
     message = serializers.CharField(help_text="What went wrong and what to do about it.")
     retry_after = serializers.IntegerField(required=False, help_text="Seconds Telegram asks to wait (429 only).")
+
+
+class OutcomeFields(serializers.Serializer):
+    """What a run came to (core.outcomes), beside its `status`: the same words for every kind of run."""
+
+    outcome = serializers.ChoiceField(
+        source="outcome.key",
+        choices=Outcome.choices,
+        read_only=True,
+        help_text="What the run came to: waiting, running, paused, success, partial (some of its own work failed), "
+        "failed, canceled (ended by an operator), or idle (did nothing; outcome_text says why).",
+    )
+    outcome_text = serializers.CharField(
+        source="outcome.text", read_only=True, help_text="The outcome in words, as the pages say it."
+    )

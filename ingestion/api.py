@@ -11,12 +11,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import TelegramAccount
-from core.api import ErrorSerializer, idempotent
+from core.api import ErrorSerializer, OutcomeFields, idempotent
 from core.errors import OperatorError
 from core.models import RunStatus
 from ingestion import selectors, services
 from ingestion.audit import catalog_audit_repair_missing
 from ingestion.models import (
+    RUN_OUTCOME_FILTERS,
     AccountChannelMap,
     CatalogAudit,
     Channel,
@@ -317,7 +318,7 @@ class ChannelScanSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class IngestionRunSerializer(serializers.ModelSerializer):
+class IngestionRunSerializer(OutcomeFields, serializers.ModelSerializer):
     progress_percent = serializers.IntegerField(read_only=True, help_text="Of the current file, 0–100.")
     scans = serializers.SerializerMethodField(help_text="What the run did with each channel and why, in order.")
 
@@ -329,6 +330,8 @@ class IngestionRunSerializer(serializers.ModelSerializer):
             "trigger",
             "channel",
             "status",
+            "outcome",
+            "outcome_text",
             "requests_sent",
             "messages_scanned",
             "archives_found",
@@ -361,6 +364,7 @@ class IngestionRunSerializer(serializers.ModelSerializer):
 
 class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    outcome = serializers.ChoiceField(choices=list(RUN_OUTCOME_FILTERS), required=False)
     account = serializers.IntegerField(required=False)
 
 
@@ -414,7 +418,7 @@ class IngestionTriggerView(APIView):
         else:
             run, created = services.ingestion_run_request(account=account, trigger=IngestionTrigger.MANUAL)
             runs = [run]
-            message = f"Queued run {run.pk}." if created else f"Run {run.pk} is already {run.status}."
+            message = f"Queued run {run.pk}." if created else f"Run {run.pk} is already {run.outcome.label.lower()}."
         result = {"message": message, "runs": [selectors.run_get(pk=run.pk) for run in runs]}
         return Response(TriggerResultSerializer(result).data)
 

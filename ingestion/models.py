@@ -3,10 +3,13 @@ from datetime import datetime
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from core.formatting import plural
 from core.models import ClaimableRun, RunStatus
+from core.outcomes import Outcome, RunOutcome, first_sentence
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 from telegram.records import GENERAL_TOPIC_ID
 
@@ -119,6 +122,21 @@ class IngestionTrigger(models.TextChoices):
     COMMAND = "command", "Command"
 
 
+# The cycle of an account whose lock another run holds ends at once, having done nothing (pipeline.execute).
+ANOTHER_RUN_WORKING = "Another ingestion run is already working for this account."
+_WORKED = Q(ingested__gt=0) | Q(skipped__gt=0) | Q(duplicates__gt=0)
+_CUT_SHORT = ~_WORKED & (Q(status=RunStatus.PARTIAL) | Q(status=RunStatus.FAILED, error=ANOTHER_RUN_WORKING))
+# IngestionRun.outcome as filters, for the Runs page's pills (tests/ingestion/test_outcomes.py keeps them agreeing).
+RUN_OUTCOME_FILTERS = {
+    Outcome.WAITING: Q(status=RunStatus.QUEUED),
+    Outcome.RUNNING: Q(status=RunStatus.RUNNING),
+    Outcome.SUCCESS: Q(status=RunStatus.SUCCESS, ingested__gt=0),
+    Outcome.PARTIAL: Q(status=RunStatus.PARTIAL) & _WORKED,
+    Outcome.FAILED: Q(status=RunStatus.FAILED) & ~_CUT_SHORT,
+    Outcome.IDLE: Q(status=RunStatus.SUCCESS, ingested=0) | _CUT_SHORT,
+}
+
+
 class IngestionRun(ClaimableRun):
     # History: an account that ran is switched off, not deleted (accounts.services.account_delete).
     account = models.ForeignKey("accounts.TelegramAccount", on_delete=models.PROTECT, related_name="ingestion_runs")
@@ -161,6 +179,25 @@ class IngestionRun(ClaimableRun):
         if self.status == RunStatus.QUEUED and self.starts_at and self.starts_at > timezone.now():
             return self.starts_at
         return None
+
+    @property
+    def outcome(self) -> RunOutcome:
+        """What the run came to (core.outcomes): a cycle that ingested nothing did nothing, and says why; one cut
+        short before it did anything (the account busy or resting, a long FloodWait, an outage) did nothing too."""
+        if self.status == RunStatus.QUEUED:
+            return RunOutcome(Outcome.WAITING, "for its spread start" if self.waits_until else "for a free worker")
+        if self.status in (RunStatus.RUNNING, RunStatus.PAUSED):
+            return RunOutcome(Outcome(self.status))
+        if self.status == RunStatus.SUCCESS:
+            if self.ingested:
+                return RunOutcome(Outcome.SUCCESS)
+            if self.duplicates:
+                return RunOutcome(Outcome.IDLE, f"{plural(self.duplicates, 'archive')} already kept")
+            return RunOutcome(Outcome.IDLE, "nothing new to ingest")
+        did_work = self.ingested or self.skipped or self.duplicates
+        if not did_work and (self.status == RunStatus.PARTIAL or self.error == ANOTHER_RUN_WORKING):
+            return RunOutcome(Outcome.IDLE, first_sentence(self.error))
+        return RunOutcome(Outcome(self.status), first_sentence(self.error))
 
     @property
     def duration_seconds(self) -> float | None:

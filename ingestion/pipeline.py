@@ -45,7 +45,7 @@ from ingestion.cycle import (
     sleep_flood_wait,
 )
 from ingestion.fetching import FetchStage, content_hash_of
-from ingestion.models import PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
+from ingestion.models import ANOTHER_RUN_WORKING, PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
 from ingestion.previewing import PreviewStage
 from ingestion.selectors import Writer
 from ingestion.uploading import UploadStage
@@ -91,7 +91,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         """Run the cycle under the account's lock; returns the run's ending status."""
         with locks.advisory_lock(namespace=locks.ACCOUNT, name=str(self.account.pk)) as acquired:
             if not acquired:
-                self._finish(RunStatus.FAILED, "Another ingestion run is already working for this account.")
+                self._finish(RunStatus.FAILED, ANOTHER_RUN_WORKING)
                 return RunStatus.FAILED
             try:
                 status, error = self.drive(self._cycle)

@@ -13,6 +13,7 @@ from django_celery_beat.models import PeriodicTask
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from core.models import RunStatus
 from ingestion.models import (
+    RUN_OUTCOME_FILTERS,
     AccountChannelMap,
     CatalogAudit,
     Channel,
@@ -110,13 +111,26 @@ def topic_list(*, channel: Channel | int | None = None) -> QuerySet[TopicProgres
     return topics
 
 
-def run_list(*, status: str = "", account: TelegramAccount | int | None = None) -> QuerySet[IngestionRun]:
+def run_list(
+    *, status: str = "", outcome: str = "", account: TelegramAccount | int | None = None
+) -> QuerySet[IngestionRun]:
     runs = IngestionRun.objects.select_related("account").order_by("-created_at", "-pk")
     if status:
         runs = runs.filter(status=status)
+    if outcome:
+        runs = runs.filter(RUN_OUTCOME_FILTERS[outcome])
     if account is not None:
         runs = runs.filter(account=account)
     return runs
+
+
+def run_outcome_counts() -> dict[str, int]:
+    """How many runs came to each outcome (core.outcomes), in one query."""
+    # aliased: an aggregate may not take the name of a field ("failed", "skipped")
+    counts = IngestionRun.objects.aggregate(
+        **{f"outcome_{key}": Count("pk", filter=where) for key, where in RUN_OUTCOME_FILTERS.items()}
+    )
+    return {key: counts[f"outcome_{key}"] for key in RUN_OUTCOME_FILTERS}
 
 
 def run_get(*, pk: int) -> IngestionRun:

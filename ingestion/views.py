@@ -13,15 +13,15 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
 from core.errors import OperatorError
-from core.formatting import plural
+from core.formatting import format_moment, format_relative, plural
 from core.forms import error_text
 from core.models import RunStatus
+from core.outcomes import outcome_pills
 from ingestion import audit as audit_module
 from ingestion import selectors, services
 from ingestion.forms import (
@@ -52,8 +52,7 @@ def next_cycle_text() -> str:
     at = selectors.next_cycle_at()
     if at is None:
         return "the next ingestion cycle (once beat runs)"
-    minutes = max(0, round((at - timezone.now()).total_seconds() / 60))
-    return f"the next ingestion cycle, at {timezone.localtime(at):%H:%M} (in {minutes} min)"
+    return f"the next ingestion cycle, at {format_moment(at)} ({format_relative(at)})"
 
 
 # Channels ---------------------------------------------------------------------------------------------------
@@ -213,7 +212,7 @@ def channel_ingest_now(request, pk: int):
 def _already_has_run(run) -> str:
     if run.status == RunStatus.QUEUED:
         return f"{run.account} already has run #{run.pk} queued: it starts as soon as a worker is free."
-    return f"{run.account} already has run #{run.pk} {run.get_status_display().lower()}."
+    return f"{run.account} already has run #{run.pk} {run.outcome.label.lower()}."
 
 
 @login_required
@@ -234,15 +233,16 @@ def channel_topic_fetch(request, pk: int, topic_pk: int):
 @login_required
 @require_GET
 def run_list(request):
-    status = request.GET.get("status", "")
-    if status not in RunStatus.values:
-        status = ""
-    runs = Paginator(selectors.run_list(status=status), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    counts = selectors.run_outcome_counts()
+    outcome = request.GET.get("status", "")
+    if outcome not in counts:
+        outcome = ""
+    runs = Paginator(selectors.run_list(outcome=outcome), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "runs": runs,
-        "status": status,
-        # Ingestion runs never pause; that state belongs to reminder runs.
-        "statuses": [choice for choice in RunStatus.choices if choice[0] != RunStatus.PAUSED],
+        "status": outcome,
+        "pills": outcome_pills(counts),
+        "total": sum(counts.values()),
         "form": IngestNowForm(accounts=selectors.accounts_that_ingest()),
     }
     return render(request, RUNS, context)

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
-from core.api import ErrorSerializer, idempotent
+from core.api import ErrorSerializer, OutcomeFields, idempotent
 from packages import grouping, previews, selectors, sending, services
 from packages.models import (
     Collection,
@@ -252,7 +252,7 @@ class PackageSendPartSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class PackageSendSerializer(serializers.ModelSerializer):
+class PackageSendSerializer(OutcomeFields, serializers.ModelSerializer):
     chat = serializers.IntegerField(
         source="chat.telegram_id", help_text="Telegram id of the chat sent to, or the user id of the person."
     )
@@ -271,6 +271,8 @@ class PackageSendSerializer(serializers.ModelSerializer):
             "chat_title",
             "topic_id",
             "status",
+            "outcome",
+            "outcome_text",
             "parts_total",
             "parts_sent",
             "parts_failed",

@@ -6,7 +6,8 @@ from django.db.models import F, Func, TextField, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from core.models import ClaimableRun
+from core.models import ClaimableRun, RunStatus
+from core.outcomes import Outcome, RunOutcome, first_sentence
 
 # How long a channel may keep its raw files, in days (a century): "forever" is an empty value, not a huge one.
 RAW_FILE_MAX_RETENTION_DAYS = 36_500
@@ -250,6 +251,23 @@ class PackageSend(ClaimableRun):
 
     def __str__(self) -> str:
         return f"{self.title} → {self.chat}"
+
+    @property
+    def outcome(self) -> RunOutcome:
+        """What the send came to (core.outcomes): stopped before any part was copied or refused (the account
+        resting or logged out), it did nothing."""
+        if self.status == RunStatus.QUEUED:
+            return RunOutcome(Outcome.WAITING, "for a worker, or for this account's other send")
+        if self.status in (RunStatus.RUNNING, RunStatus.PAUSED):
+            return RunOutcome(Outcome(self.status))
+        copied = f"{self.parts_sent} of {self.parts_total} parts copied"
+        if self.status == RunStatus.SUCCESS:
+            return RunOutcome(Outcome.SUCCESS, copied)
+        if self.status == RunStatus.PARTIAL:
+            return RunOutcome(Outcome.PARTIAL, copied)
+        if not self.parts_sent and not self.parts_failed:
+            return RunOutcome(Outcome.IDLE, first_sentence(self.error) or "nothing was copied")
+        return RunOutcome(Outcome.FAILED, first_sentence(self.error) or copied)
 
 
 class PackageSendPart(models.Model):

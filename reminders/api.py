@@ -15,10 +15,11 @@ from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
-from core.api import ErrorSerializer, error_response, idempotent
+from core.api import ErrorSerializer, OutcomeFields, error_response, idempotent
 from reminders import selectors, services
 from reminders.eta import eta_estimate
 from reminders.models import (
+    RUN_OUTCOME_FILTERS,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -261,7 +262,7 @@ class EtaSerializer(serializers.Serializer):
     )
 
 
-class ReminderRunSerializer(serializers.ModelSerializer):
+class ReminderRunSerializer(OutcomeFields, serializers.ModelSerializer):
     class Meta:
         model = ReminderRun
         fields = [
@@ -272,6 +273,8 @@ class ReminderRunSerializer(serializers.ModelSerializer):
             "trigger",
             "slot",
             "status",
+            "outcome",
+            "outcome_text",
             "sent",
             "failed",
             "skipped",
@@ -424,6 +427,7 @@ class ReminderViewSet(
 
 class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ReminderRun._meta.get_field("status").choices, required=False)
+    outcome = serializers.ChoiceField(choices=list(RUN_OUTCOME_FILTERS), required=False)
     reminder = serializers.IntegerField(required=False)
     account = serializers.IntegerField(required=False)
 
@@ -476,7 +480,10 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         filters.is_valid(raise_exception=True)
         values = filters.validated_data
         return selectors.reminder_run_list(
-            status=values.get("status"), reminder_id=values.get("reminder"), account_id=values.get("account")
+            status=values.get("status"),
+            outcome=values.get("outcome", ""),
+            reminder_id=values.get("reminder"),
+            account_id=values.get("account"),
         )
 
     def _response(self, run: ReminderRun) -> Response:

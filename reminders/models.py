@@ -6,6 +6,7 @@ from django.utils.timezone import now
 
 from accounts.models import Chat, TelegramAccount
 from core.models import ClaimableRun, RunStatus
+from core.outcomes import Outcome, RunOutcome, first_sentence
 from telegram.records import TOPIC_ID_MAX
 
 # Telegram's message ids, and so forum topic ids, are 32-bit.
@@ -148,6 +149,20 @@ NEEDS_OPERATOR = (RunStatus.PAUSED, RunStatus.PARTIAL, RunStatus.FAILED)  # rais
 ACTIVE = (*LIVE, RunStatus.PAUSED)  # Send now offers this run instead of starting a second one
 
 
+# ReminderRun.outcome as filters, for Activity's pills (tests/reminders/test_outcomes.py keeps them agreeing).
+_DID_NOTHING = Q(status=RunStatus.FAILED, sent=0, failed=0)
+RUN_OUTCOME_FILTERS = {
+    Outcome.WAITING: Q(status__in=[WAITING, RunStatus.QUEUED]),
+    Outcome.RUNNING: Q(status=RunStatus.RUNNING),
+    Outcome.PAUSED: Q(status=RunStatus.PAUSED),
+    Outcome.SUCCESS: Q(status=RunStatus.SUCCESS),
+    Outcome.PARTIAL: Q(status=RunStatus.PARTIAL, failed__gt=0),
+    Outcome.CANCELED: Q(status=RunStatus.PARTIAL, failed=0),
+    Outcome.FAILED: Q(status=RunStatus.FAILED) & ~_DID_NOTHING,
+    Outcome.IDLE: _DID_NOTHING,
+}
+
+
 class ReminderRunQuerySet(models.QuerySet):
     def open(self) -> "ReminderRunQuerySet":
         """Runs that still have groups to send: the ones can_cancel holds for."""
@@ -199,9 +214,34 @@ class ReminderRun(ClaimableRun):
         return f"{self.reminder_name} run #{self.pk}"
 
     @property
-    def timezone(self) -> str:
-        """Its reminder's zone, in which its times are said; "" (the console's) once the reminder is deleted."""
-        return self.reminder.timezone if self.reminder_id else ""
+    def zone_name(self) -> str:
+        """The zone its times are shown in: its reminder's, UTC once the reminder is deleted (runs are history)."""
+        return self.reminder.timezone if self.reminder_id else "UTC"
+
+    @property
+    def outcome(self) -> RunOutcome:
+        """What the run came to (core.outcomes). Ended by the operator (Cancel, Move pending groups, the reminder
+        deleted) with no group failed: canceled, however much it had sent. Failed before any group got it or
+        failed (a missed slot, the window closed first): it did nothing."""
+        if self.status == WAITING:
+            return RunOutcome(Outcome.WAITING, "for the delivery window")
+        if self.status == RunStatus.QUEUED:
+            return RunOutcome(Outcome.WAITING, "for a worker, or for this account's other run")
+        if self.status == RunStatus.RUNNING:
+            return RunOutcome(Outcome.RUNNING)
+        if self.status == RunStatus.PAUSED:
+            return RunOutcome(Outcome.PAUSED, self.get_pause_cause_display() if self.pause_cause else "")
+        delivered = f"{self.sent} of {self.total} groups delivered"
+        if self.status == RunStatus.SUCCESS:
+            return RunOutcome(Outcome.SUCCESS, delivered)
+        if self.status == RunStatus.PARTIAL:
+            if self.failed:
+                return RunOutcome(Outcome.PARTIAL, f"{delivered}, {self.failed} failed")
+            return RunOutcome(Outcome.CANCELED, delivered)
+        if not self.sent and not self.failed:
+            why = self.get_pause_cause_display() if self.pause_cause else first_sentence(self.error_summary)
+            return RunOutcome(Outcome.IDLE, why or "no group was delivered")
+        return RunOutcome(Outcome.FAILED, first_sentence(self.error_summary) or delivered)
 
     @property
     def can_resume(self) -> bool:

@@ -168,7 +168,7 @@ def send_now_context(reminder: Reminder, *, active: ReminderRun | None = None) -
             "send_active": active,
             "send_waits": estimate.waits,
             "send_confirm": (
-                f"Run #{active.pk} of “{reminder.name}” is still {active.get_status_display().lower()} "
+                f"Run #{active.pk} of “{reminder.name}” is still {active.outcome.label.lower()} "
                 f"({active.sent} of {plural(active.total, 'group')} delivered). Send it again to every group, "
                 f"all {groups}? Groups that already got it get it twice."
             ),

@@ -216,6 +216,9 @@ class DeliveryWindow:
     def local_hm(self, moment: datetime) -> str:
         return local_hm(moment, self.tz)
 
+    def local_dated(self, moment: datetime) -> str:
+        return local_dated(moment, self.tz)
+
     def local_when(self, moment: datetime, now: datetime) -> str:
         """22:00 today, 06:00 tomorrow, or Sat 28 Nov 09:00: when `moment` is, as someone there would say it."""
         local, today = moment.astimezone(self.tz), now.astimezone(self.tz).date()
@@ -224,6 +227,12 @@ class DeliveryWindow:
         if local.date() == today + timedelta(days=1):
             return f"{local:%H:%M} tomorrow"
         return f"{local:%a %-d %b} {local:%H:%M}"
+
+
+def local_dated(moment: datetime, tz: ZoneInfo) -> str:
+    """ "18:00 on Wed 25 Nov": a time written into a summary that is read later, so never "today" or "tomorrow"."""
+    local = moment.astimezone(tz)
+    return f"{local:%H:%M} on {local:%a} {local.day} {local:%b}"
 
 
 def local_hm(moment: datetime, tz: ZoneInfo) -> str:

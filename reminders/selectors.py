@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.models import AuthState, Chat, ChatTopic, TelegramAccount
 from reminders.models import (
     IN_FLIGHT,
+    RUN_OUTCOME_FILTERS,
     MediaFile,
     Reminder,
     ReminderPart,
@@ -60,11 +61,13 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
 
 
 def reminder_run_list(
-    *, status: str | None = None, reminder_id: int | None = None, account_id: int | None = None
+    *, status: str | None = None, outcome: str = "", reminder_id: int | None = None, account_id: int | None = None
 ) -> QuerySet[ReminderRun]:
     runs = ReminderRun.objects.select_related("reminder", "account")
     if status:
         runs = runs.filter(status=status)
+    if outcome:
+        runs = runs.filter(RUN_OUTCOME_FILTERS[outcome])
     if reminder_id is not None:
         runs = runs.filter(reminder_id=reminder_id)
     if account_id is not None:
@@ -144,17 +147,24 @@ def reminder_last_runs(*, reminder_ids: Iterable[int]) -> dict[int, ReminderRun]
     return {run.reminder_id: run for run in runs}
 
 
-def reminder_run_filter(*, statuses: Sequence[str] = (), reminder_id: int | None = None) -> QuerySet[ReminderRun]:
-    """Runs in any of `statuses` (all when empty), newest first."""
-    runs = reminder_run_list(reminder_id=reminder_id)
+def reminder_run_filter(
+    *, statuses: Sequence[str] = (), outcome: str = "", reminder_id: int | None = None
+) -> QuerySet[ReminderRun]:
+    """Runs in any of `statuses` (all when empty) that came to `outcome` (any when empty), newest first."""
+    runs = reminder_run_list(outcome=outcome, reminder_id=reminder_id)
     return runs.filter(status__in=statuses) if statuses else runs
 
 
-def reminder_run_status_counts(*, reminder_id: int | None = None) -> dict[str, int]:
+def reminder_run_outcome_counts(*, reminder_id: int | None = None) -> dict[str, int]:
+    """How many runs came to each outcome (core.outcomes), in one query."""
     runs = ReminderRun.objects.all()
     if reminder_id is not None:
         runs = runs.filter(reminder_id=reminder_id)
-    return dict(runs.values_list("status").annotate(count=Count("pk")).order_by())
+    # aliased: an aggregate may not take the name of a field ("failed", "skipped")
+    counts = runs.aggregate(
+        **{f"outcome_{key}": Count("pk", filter=where) for key, where in RUN_OUTCOME_FILTERS.items()}
+    )
+    return {key: counts[f"outcome_{key}"] for key in RUN_OUTCOME_FILTERS}
 
 
 def reminder_next_fire_at(*, crontab: str, tz: ZoneInfo, after: datetime) -> datetime | None:

@@ -27,9 +27,10 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 from core import clock
 from core.forms import error_text
 from core.models import RunStatus
+from core.outcomes import outcome_pills
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, IN_FLIGHT, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -51,14 +52,6 @@ RUNS = "reminders/runs.html"  # the run row and run panel, shared by the detail 
 HISTORY_ROWS = 20
 RUNS_PER_PAGE = 25
 TARGETS_PER_PAGE = 100
-ACTIVITY_FILTERS = {
-    "waiting": ("Waiting for window", (WAITING,)),
-    "running": ("Running", IN_FLIGHT),
-    "paused": ("Paused", (RunStatus.PAUSED,)),
-    "success": ("Success", (RunStatus.SUCCESS,)),
-    "partial": ("Partial", (RunStatus.PARTIAL,)),
-    "failed": ("Failed", (RunStatus.FAILED,)),
-}
 
 
 def _back(request, default: str) -> str:
@@ -408,24 +401,19 @@ def run_retry_failed(request, pk: int):
 @login_required
 @require_GET
 def activity(request):
-    key = request.GET.get("status", "")
-    if key not in ACTIVITY_FILTERS:
-        key = ""
     reminder = None
     reminder_id = request.GET.get("reminder", "")
     if reminder_id.isdecimal():
         reminder = Reminder.objects.filter(pk=reminder_id).first()
-    statuses = ACTIVITY_FILTERS[key][1] if key else ()
-    runs = selectors.reminder_run_filter(statuses=statuses, reminder_id=reminder.pk if reminder else None)
-    counts = selectors.reminder_run_status_counts(reminder_id=reminder.pk if reminder else None)
-    pills = [
-        {"key": pill, "label": label, "count": sum(counts.get(status, 0) for status in pill_statuses)}
-        for pill, (label, pill_statuses) in ACTIVITY_FILTERS.items()
-    ]
+    counts = selectors.reminder_run_outcome_counts(reminder_id=reminder.pk if reminder else None)
+    outcome = request.GET.get("status", "")
+    if outcome not in counts:
+        outcome = ""
+    runs = selectors.reminder_run_filter(outcome=outcome, reminder_id=reminder.pk if reminder else None)
     context = {
         "runs": Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page")),
-        "status": key,
-        "pills": pills,
+        "status": outcome,
+        "pills": outcome_pills(counts),
         "total": sum(counts.values()),
         "reminder": reminder,
     }

@@ -320,7 +320,7 @@ def reminder_delete(*, reminder: Reminder) -> None:
     had pending are skipped: without the reminder there is no window to resume in."""
     busy = reminder.runs.filter(status__in=IN_FLIGHT).first()
     if busy is not None:
-        raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.status}; cancel it first.")
+        raise ReminderStateError(f"Run #{busy.pk} of “{reminder}” is {busy.outcome.label.lower()}; cancel it first.")
     now = clock.now()
     stopped = list(reminder.runs.filter(status__in=[*RESUMABLE, WAITING], pending__gt=0))
     ReminderRunTarget.objects.filter(run__in=stopped, status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).update(

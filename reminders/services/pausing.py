@@ -39,12 +39,14 @@ def reminder_run_pause(*, run: ReminderRun) -> ReminderRun:
     with transaction.atomic():
         run = run_locked(run)
         if run.status not in PAUSABLE:
-            raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a queued or running run can be paused.")
+            raise ReminderStateError(
+                f"Run #{run.pk} is {run.outcome.label.lower()}; only a queued or running run can be paused."
+            )
         now = clock.now()
         run.status = RunStatus.PAUSED
         run.pause_cause = PauseCause.OPERATOR
         run.finished_at = now
-        run.error_summary = summary_paused_by_operator(at=now)
+        run.error_summary = summary_paused_by_operator(run=run, at=now)
         run.save(update_fields=["status", "pause_cause", "finished_at", "error_summary"])
         reminder_run_counts_refresh(run=run)
     return run
@@ -132,7 +134,7 @@ def reminder_run_move(*, run: ReminderRun, account: TelegramAccount) -> Reminder
         run = run_locked(run)
         if run.status not in MOVABLE or run.reminder_id is None:
             raise ReminderStateError(
-                f"Run #{run.pk} is {run.status}; pause it first, then move its pending groups."
+                f"Run #{run.pk} is {run.outcome.label.lower()}; pause it first, then move its pending groups."
                 if run.reminder_id
                 else f"Run #{run.pk}: its reminder “{run.reminder_name}” was deleted; it cannot go on."
             )

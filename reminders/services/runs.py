@@ -69,7 +69,7 @@ class ReminderRunActive(ReminderStateError):
     def __init__(self, run: ReminderRun):
         groups = f"{run.total} group{'' if run.total == 1 else 's'}"
         super().__init__(
-            f"Run #{run.pk} of “{run.reminder_name}” is {run.get_status_display().lower()} ({run.sent} of {groups} "
+            f"Run #{run.pk} of “{run.reminder_name}” is {run.outcome.label.lower()} ({run.sent} of {groups} "
             f"delivered); open or resume it. To send again to every group anyway, confirm “send again”."
         )
         self.run = run
@@ -233,7 +233,9 @@ def reminder_run_resume(*, run: ReminderRun) -> ReminderRun:
     """Queue the same run again; only its pending targets are attempted, each from its next unsent part."""
     run = run_locked(run)
     if run.status not in RESUMABLE:
-        raise ReminderStateError(f"Run #{run.pk} is {run.status}; only a paused or failed run can be resumed.")
+        raise ReminderStateError(
+            f"Run #{run.pk} is {run.outcome.label.lower()}; only a paused or failed run can be resumed."
+        )
     if not run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING]).exists():
         raise ReminderStateError(f"Run #{run.pk} has no pending groups left to send to.")
     return _requeue(run)
@@ -244,7 +246,9 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
     """Failed targets become pending again and the run is queued; each goes on at its first unsent part."""
     run = run_locked(run)
     if run.status not in RETRYABLE:
-        raise ReminderStateError(f"Run #{run.pk} is {run.status}; retry its failed groups once it has stopped.")
+        raise ReminderStateError(
+            f"Run #{run.pk} is {run.outcome.label.lower()}; retry its failed groups once it has stopped."
+        )
     failed = run.targets.filter(status=TargetStatus.FAILED)
     if not failed.exists():
         raise ReminderStateError(f"Run #{run.pk} has no failed groups.")
@@ -263,7 +267,7 @@ def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
     with transaction.atomic():
         run = run_locked(run)
         if run.status not in CANCELABLE:
-            raise ReminderStateError(f"Run #{run.pk} is {run.status}; there is nothing left to cancel.")
+            raise ReminderStateError(f"Run #{run.pk} is {run.outcome.label.lower()}; there is nothing left to cancel.")
         now = clock.now()
         canceled = run.targets.filter(status=TargetStatus.PENDING).update(
             status=TargetStatus.SKIPPED, error=CANCELED, finished_at=now

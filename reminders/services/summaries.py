@@ -16,9 +16,7 @@ from reminders.models import (
     Reminder,
     ReminderRun,
 )
-from reminders.schedule import (
-    DeliveryWindow,
-)
+from reminders.schedule import DeliveryWindow, local_dated, zone
 
 logger = logging.getLogger(__name__)
 
@@ -29,10 +27,10 @@ logger = logging.getLogger(__name__)
 def summary_waiting(*, reminder: Reminder, fired_at: datetime, now: datetime) -> str:
     """What a run fired outside its window says while it waits (written again when the reminder is edited)."""
     window = DeliveryWindow.of(reminder)
-    fired = f"Fired at {window.local_hm(fired_at)} ({reminder.timezone}), outside the delivery window {window.text}"
+    fired = f"Fired at {window.local_dated(fired_at)} ({reminder.timezone}), outside the delivery window {window.text}"
     if window.containing(now) is not None:
         return f"{fired}: the window is open now; it starts within a minute."
-    return f"{fired}: it starts by itself when the window opens, at {window.local_when(window.next_start(now), now)}."
+    return f"{fired}: it starts by itself when the window opens, at {window.local_dated(window.next_start(now))}."
 
 
 def _still_pending(counts: dict[str, int], partly: int) -> str:
@@ -43,7 +41,7 @@ def _still_pending(counts: dict[str, int], partly: int) -> str:
 def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
     reminder = run.reminder
     window = DeliveryWindow.of(reminder)
-    closed = f"Delivery window closed at {window.local_hm(run.window_end_at)} ({reminder.timezone})."
+    closed = f"Delivery window closed at {window.local_dated(run.window_end_at)} ({reminder.timezone})."
     if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:
@@ -53,7 +51,7 @@ def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: i
     if counts["failed"]:
         text += f" {counts['failed']} failed."
     if reminder.auto_resume:
-        opens = window.local_hm(window.next_start(run.window_end_at))
+        opens = window.local_dated(window.next_start(run.window_end_at))
         text += f" It resumes by itself when the window opens again, at {opens}."
     return text
 
@@ -104,10 +102,10 @@ def summary_too_many_failed(*, run: ReminderRun, counts: dict[str, int], reasons
     )
 
 
-def summary_paused_by_operator(*, at: datetime) -> str:
+def summary_paused_by_operator(*, run: ReminderRun, at: datetime) -> str:
     return (
-        f"Paused by the operator at {timezone.localtime(at):%H:%M %Z}; every part sent so far is kept. "
-        "Resume goes on from there."
+        f"Paused by the operator at {local_dated(at, zone(run.zone_name))} ({run.zone_name}); every part sent so "
+        "far is kept. Resume goes on from there."
     )
 
 

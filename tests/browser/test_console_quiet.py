@@ -18,6 +18,7 @@ from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPac
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
+from reminders.services import reminder_fire, reminder_run_cancel
 from tests.browser.test_reminders_compose import log_in_as_operator, top
 from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
@@ -356,7 +357,7 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     expect(page.locator(".messages")).to_contain_text("Ingesting Models A now with")
     off_the_page_thread(lambda: ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk)))
     # The page polls every 2 s until the run is over.
-    expect(page.locator("h1 .badge")).to_have_text("Success", timeout=15_000)
+    expect(page.locator("h1 .badge")).to_have_text("Did nothing", timeout=15_000)
     expect(page.locator(".messages .alert")).to_have_count(0)  # the banner says how it ended; "now" went stale
     expect(page.locator(".scan-table")).to_contain_text("Ingest now: nothing new since the last scan")
     top(page)
@@ -506,3 +507,84 @@ def test_a_set_that_stays_broken_is_shown_on_its_channel(
     )
     top(page)
     page.screenshot(path=artifacts / "channel-passed-over.png", full_page=True)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("role", ["operator", "viewer"])
+def test_every_kind_of_run_says_what_it_came_to_in_the_same_words(
+    live_server, transactional_db, console_world, enqueued, django_user_model, browser, artifacts, role, size
+):
+    """A cycle that found nothing new did nothing (not Success); a run canceled before it sent reads Canceled (not
+    Partial); a cycle that skipped a set is Partial: the same badge on the list, the pills, the run page and the
+    dashboard, for both roles, fitting at both sizes."""
+    paused = console_world
+    skipping = IngestionRun.objects.get()
+    quiet = off_the_page_thread(run_cycle)
+
+    def fire_and_cancel():
+        again = reminder_fire(reminder=Reminder.objects.get(pk=paused.reminder_id), again=True)
+        return reminder_run_cancel(run=again)
+
+    canceled = off_the_page_thread(fire_and_cancel)
+    context = browser.new_context(viewport=SIZES[size])
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    _log_in_as(page, live_server.url, django_user_model, role)
+    problems = []
+
+    def look(name: str):
+        problems.extend(f"{name}: {problem}" for problem in page.evaluate(MISFITS))
+        top(page)
+        page.screenshot(path=artifacts / f"outcomes-{role}-{size}-{name}.png", full_page=True)
+
+    page.goto(f"{live_server.url}{reverse('ingestion:runs')}")
+    expect(page.locator(f"#run-{quiet.pk} .badge")).to_have_text("Did nothing")
+    expect(page.locator(f"#run-{quiet.pk} .outcome-why")).to_have_text("nothing new to ingest")
+    expect(page.locator(f"#run-{skipping.pk} .badge")).to_have_text("Partial")
+    expect(page.locator(".pill", has_text="Did nothing")).to_contain_text("1")
+    look("ingestion-runs")
+    page.locator(".pill", has_text="Did nothing").click()
+    expect(page.locator(f"#run-{quiet.pk}")).to_be_visible()
+    expect(page.locator(f"#run-{skipping.pk}")).to_have_count(0)
+    page.goto(f"{live_server.url}{reverse('ingestion:run-detail', args=[quiet.pk])}")
+    expect(page.locator("h1 .badge")).to_have_text("Did nothing")
+    expect(page.locator("#run-outcome")).to_have_text("Did nothing: nothing new to ingest")
+    look("ingestion-run-idle")
+
+    page.goto(f"{live_server.url}{reverse('reminders:activity')}")
+    expect(page.locator(f"#run-{canceled.pk} .badge")).to_have_text("Canceled")
+    expect(page.locator(f"#run-{paused.pk} .badge")).to_have_text("Paused")
+    expect(page.locator(".pill", has_text="Canceled")).to_contain_text("1")
+    expect(page.locator(".pill", has_text="Partial")).to_contain_text("0")
+    look("activity")
+    page.goto(f"{live_server.url}{reverse('reminders:activity-run', args=[canceled.pk])}")
+    expect(page.locator("h1 .badge")).to_have_text("Canceled")
+    expect(page.locator(".run-panel-title")).to_contain_text(f"Run #{canceled.pk} canceled — 0 of 10 groups delivered")
+    look("reminder-run-canceled")
+    page.goto(f"{live_server.url}/")
+    expect(page.locator(f"#attention-run-{paused.pk} .badge")).to_have_text("Paused")
+    look("dashboard")
+
+    context.close()
+    assert problems == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_paused_runs_summary_says_the_day_its_window_closed(
+    live_server, transactional_db, console_world, django_user_model, browser, artifacts, size
+):
+    run = console_world  # paused when its 09:00–18:00 Kuala Lumpur window closed on Wed 25 Nov; now the next morning
+    context = browser.new_context(viewport=SIZES[size])
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    log_in_as_operator(page, live_server.url, django_user_model)
+    closed = "Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur)."
+
+    page.goto(f"{live_server.url}{reverse('reminders:activity-run', args=[run.pk])}")
+    expect(page.locator(".run-panel-summary")).to_contain_text(closed)
+    top(page)
+    page.screenshot(path=artifacts / f"window-closed-{size}.png", full_page=True)
+    page.goto(f"{live_server.url}/")
+    expect(page.locator(f"#attention-run-{run.pk} .attention-why")).to_contain_text(closed)
+
+    context.close()

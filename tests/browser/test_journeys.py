@@ -279,7 +279,7 @@ def test_journey_reminder_from_compose_through_a_paused_run_to_success(
     expect(page.locator(".messages")).to_contain_text(f"is sending “Flash sale” to {GROUPS} groups")
     run = ReminderRun.objects.get()
     banner = page.locator(f"#run-panel-{run.pk}")
-    expect(banner).to_contain_text(f"Run #{run.pk} is queued — {GROUPS} groups to send")
+    expect(banner).to_contain_text(f"Run #{run.pk} is waiting for a worker — {GROUPS} groups to send")
     assert enqueued == [run.pk]
     enqueued.clear()
     shot("sent-now-queued")
@@ -291,7 +291,7 @@ def test_journey_reminder_from_compose_through_a_paused_run_to_success(
 
     # The banner, polling every 2 s, turns into the paused one without a reload.
     expect(banner).to_contain_text(f"Run #{run.pk} paused — 4 of {GROUPS} groups delivered", timeout=15_000)
-    expect(banner).to_contain_text("Delivery window closed at 11:00 (UTC).")
+    expect(banner).to_contain_text("Delivery window closed at 11:00 on Wed 25 Nov (UTC).")
     expect(banner).to_have_class("run-panel run-panel--paused")
     shot("paused-banner")
 
@@ -299,7 +299,7 @@ def test_journey_reminder_from_compose_through_a_paused_run_to_success(
     at(NEXT_MORNING)
     banner.get_by_role("button", name="Resume").click()
     expect(banner).to_contain_text(f"Resumed: {GROUPS - 4} groups to go.")
-    expect(banner).to_have_class("run-panel run-panel--queued")
+    expect(banner).to_have_class("run-panel run-panel--waiting")
     assert enqueued == [run.pk]
     shot("resumed")
 

@@ -64,15 +64,15 @@ def test_resume_a_paused_run_from_its_banner_until_it_is_delivered(
     row.get_by_role("link", name="Flash sale").click()
     banner = page.locator(f"#run-panel-{run.pk}")
     expect(banner).to_contain_text(f"Run #{run.pk} paused — 4 of 10 groups delivered")
-    expect(banner).to_contain_text("Delivery window closed at 18:00 (Asia/Kuala_Lumpur).")
+    expect(banner).to_contain_text("Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur).")
     expect(banner.get_by_role("button", name="Cancel run")).to_be_visible()
     top(page)
     page.screenshot(path=artifacts / "reminders-paused-banner.png", full_page=True)
 
     banner.get_by_role("button", name="Resume").click()
     expect(banner).to_contain_text("Resumed: 6 groups to go.")
-    expect(banner).to_have_class("run-panel run-panel--queued")
-    expect(page.locator(f"#run-{run.pk} .badge")).to_have_text("Queued")  # the history row, out of band
+    expect(banner).to_have_class("run-panel run-panel--waiting")
+    expect(page.locator(f"#run-{run.pk} .badge")).to_have_text("Waiting")  # the history row, out of band
     assert enqueued == [run.pk]
     assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
     top(page)

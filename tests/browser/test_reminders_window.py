@@ -68,8 +68,8 @@ def test_an_overnight_run_pauses_at_six_and_goes_on_by_itself_at_ten_in_the_even
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 4, 6)
     banner = page.locator(f"#run-panel-{run.pk}")
     expect(banner).to_contain_text(f"Run #{run.pk} paused — 4 of 10 groups delivered", timeout=15_000)
-    expect(banner).to_contain_text("Delivery window closed at 06:00 (Europe/Berlin).")
-    expect(banner).to_contain_text("It resumes by itself when the window opens again, at 22:00.")
+    expect(banner).to_contain_text("Delivery window closed at 06:00 on Thu 26 Nov (Europe/Berlin).")
+    expect(banner).to_contain_text("It resumes by itself when the window opens again, at 22:00 on Thu 26 Nov.")
     top(page)
     page.screenshot(path=artifacts / "reminders-overnight-paused-at-six.png", full_page=True)
 
@@ -80,7 +80,7 @@ def test_an_overnight_run_pauses_at_six_and_goes_on_by_itself_at_ten_in_the_even
     at(TEN_PM)
     assert beat() == [run.pk] and enqueued == [run.pk], "22:00: beat resumes it"
     page.reload()
-    expect(banner).to_have_class("run-panel run-panel--queued")
+    expect(banner).to_have_class("run-panel run-panel--waiting")
     run = off_the_page_thread(lambda: execute(run))
     assert (run.status, run.sent, run.pending) == (RunStatus.SUCCESS, 10, 0)
     expect(banner).to_contain_text(f"Run #{run.pk} delivered to all 10 groups", timeout=15_000)
@@ -125,8 +125,8 @@ def test_send_now_outside_the_window_warns_then_the_run_waits_and_starts_when_it
     assert run.status == WAITING and enqueued == [], "nothing is sent early"
     banner = page.locator(f"#run-panel-{run.pk}")
     expect(banner).to_contain_text(f"Run #{run.pk} waits for the delivery window — 5 groups to send")
-    expect(banner).to_contain_text("it starts by itself when the window opens, at 22:00 today")
-    expect(page.locator(f"#run-{run.pk} .badge")).to_have_text("Waiting for window")
+    expect(banner).to_contain_text("it starts by itself when the window opens, at 22:00 on Thu 26 Nov")
+    expect(page.locator(f"#run-{run.pk} .badge")).to_have_text("Waiting")
     top(page)
     page.screenshot(path=artifacts / "reminders-run-waiting-for-window.png", full_page=True)
 

@@ -232,7 +232,7 @@ def test_trigger_for_one_account_returns_its_open_run(api, setup):
 
     run = IngestionRun.objects.get()
     assert first["message"] == f"Queued run {run.pk}." and first["runs"][0]["id"] == run.pk
-    assert again["message"] == f"Run {run.pk} is already queued." and again["runs"][0]["id"] == run.pk
+    assert again["message"] == f"Run {run.pk} is already waiting." and again["runs"][0]["id"] == run.pk
 
 
 def test_trigger_for_an_account_that_is_not_logged_in_is_a_400(api, setup):

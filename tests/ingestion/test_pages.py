@@ -282,7 +282,7 @@ def test_runs_page_shows_counters_and_only_open_runs_poll(admin_client, setup):
     html = admin_client.get(reverse("ingestion:runs")).content.decode()
 
     assert f'<tr id="run-{done.pk}">' in html, "a finished run does not poll"
-    assert 'class="badge run--success"' in html
+    assert f'class="badge outcome--{done.outcome.key}"' in html and done.outcome.key == "success"
     assert f'hx-get="{reverse("ingestion:runs-row", args=[running.pk])}" hx-trigger="every 2s"' in html
     assert "big.7z.001" in html and "25%" in html and "256\xa0bytes of 1.0\xa0KB" in html
 

@@ -150,6 +150,9 @@ def test_the_channel_page_says_when_the_next_cycle_comes_from_the_beat_schedule(
     assert timedelta(minutes=6) < next_at - timezone.now() <= timedelta(minutes=7)
     page = admin_client.get(reverse("ingestion:channel-detail", args=[channel.pk])).content.decode()
     assert f'next cycle at <time datetime="{next_at:%Y-%m-%dT%H:%M}' in page
+    run_cycle()  # huge.zip is skipped; Retry all leaves it to the next cycle, and says when that is, with its zone
+    retried = admin_client.post(reverse("ingestion:skipped-retry-all"), {"reason": "SIZE_LIMIT"}, follow=True)
+    assert f"the next ingestion cycle, at {next_at:%H:%M} UTC (in 6 min) tries them" in retried.content.decode()
 
 
 def test_retry_runs_the_set_now_and_says_which_run(admin_client, ingest_world, settings):

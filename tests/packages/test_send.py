@@ -173,6 +173,7 @@ def test_a_deleted_destination_message_fails_its_part_only(ingested, sandbox):
 
     send.refresh_from_db()
     assert (send.parts_sent, send.parts_failed) == (2, 1)
+    assert send.outcome.text == "Partial: 2 of 3 parts copied"
     assert "MESSAGE_ID_INVALID" in send.parts.get(position=1).error
     assert Notification.objects.get(type=sending.SEND_FAILED).subject == f"package-send:{send.pk}"
 
@@ -340,3 +341,24 @@ def test_peer_flood_rests_the_account_and_stops_the_send(ingest_world):
     writer = TelegramAccount.objects.get(phone=WRITER)
     assert writer.is_resting, "PEER_FLOOD rests the account, as fan-out does"
     assert writer.auth_state == "authenticated", "a rest is not a ban: the login stays"
+
+
+def test_a_send_stopped_before_its_first_part_did_nothing_and_says_why(ingest_world, admin_client, api):
+    faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "times": 100}]
+    ingest_world(
+        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
+    )
+    run_cycle()
+    huge = Package.objects.get(file_name="huge.zip")
+    send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
+
+    assert _execute(send) == RunStatus.FAILED
+
+    send.refresh_from_db()
+    assert (send.parts_sent, send.parts_failed) == (0, 0)
+    assert send.outcome.key == "idle" and send.outcome.why.startswith("Writer rests (Telegram answered PEER_FLOOD")
+    page = admin_client.get(reverse("packages:detail", args=[huge.pk])).content.decode()
+    assert 'class="badge outcome--idle"' in page and "Failed" not in page.split('id="package-sends"')[1]
+    answer = api.get(f"/api/package-sends/{send.pk}/").json()
+    assert (answer["status"], answer["outcome"]) == ("failed", "idle")
+    assert answer["outcome_text"] == f"Did nothing: {send.outcome.why}"

@@ -251,7 +251,7 @@ def test_fire_then_list_runs_and_act_on_them(api, world, at):
         "pending": 2,
         "total": 4,
     }
-    assert item["error_summary"].startswith("Delivery window closed at 18:00 (Asia/Kuala_Lumpur). 2 of 4")
+    assert item["error_summary"].startswith("Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur). 2 of 4")
     assert api.get("/api/reminder-runs/", {"status": "success"}).json()["results"] == []
     assert api.get("/api/reminder-runs/", {"status": "nonsense"}).status_code == 400
 
@@ -286,7 +286,7 @@ def test_fire_outside_the_window_gives_a_run_waiting_for_it(api, world, at):
     run = api.post(f"/api/reminders/{reminder.pk}/fire/").json()
 
     assert (run["status"], run["can_cancel"], run["can_resume"]) == ("waiting", True, False)
-    assert "it starts by itself when the window opens, at 09:00 tomorrow" in run["error_summary"]
+    assert "it starts by itself when the window opens, at 09:00 on Thu 26 Nov" in run["error_summary"]
     assert [listed["id"] for listed in api.get("/api/reminder-runs/", {"status": "waiting"}).json()["results"]] == [
         run["id"]
     ]

@@ -182,7 +182,7 @@ def test_the_window_closing_pauses_the_run_with_the_rest_pending(fanout_world, a
     assert run.status == RunStatus.PAUSED
     assert (run.sent, run.pending, run.failed, run.total) == (4, 6, 0, 10)
     assert run.error_summary == (
-        "Delivery window closed at 18:00 (Asia/Kuala_Lumpur). 4 of 10 groups delivered, 6 still pending. "
+        "Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur). 4 of 10 groups delivered, 6 still pending. "
         "Resume sends the rest."
     )
     assert run.targets.filter(status=TargetStatus.PENDING, attempts=0).count() == 6
@@ -230,8 +230,8 @@ def test_fired_after_the_window_waits_for_it_and_starts_by_itself_when_it_opens(
 
     assert (run.status, run.finished_at, run.window_end_at) == (WAITING, None, None)
     assert run.error_summary == (
-        "Fired at 18:00 (Asia/Kuala_Lumpur), outside the delivery window 09:00–18:00: "
-        "it starts by itself when the window opens, at 09:00 tomorrow."
+        "Fired at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur), outside the delivery window 09:00–18:00: "
+        "it starts by itself when the window opens, at 09:00 on Thu 26 Nov."
     )
     assert callbacks == [], "nothing is queued before the window opens"
     assert execute(run).status == WAITING, "a stray delivery does not claim a waiting run"
@@ -259,7 +259,7 @@ def test_a_waiting_run_waits_for_the_window_as_edited(fanout_world, at):
     )
     run.refresh_from_db()
     assert run.error_summary.endswith(
-        "outside the delivery window 20:00–06:00: it starts by itself when the window opens, at 20:00 today."
+        "outside the delivery window 20:00–06:00: it starts by itself when the window opens, at 20:00 on Wed 25 Nov."
     )
 
     reminder_update(reminder=reminder, spec=replace(reminder_spec(reminder=reminder), window_start_hour=17))
@@ -307,7 +307,9 @@ def test_a_run_that_starts_after_its_window_closed_fails_with_nothing_sent(fanou
     run = execute(run)
 
     assert (run.status, run.sent, run.pending) == (RunStatus.FAILED, 0, 3)
-    assert run.error_summary.startswith("Delivery window closed at 18:00 (Asia/Kuala_Lumpur). No group was delivered")
+    assert run.error_summary.startswith(
+        "Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur). No group was delivered"
+    )
     assert sum(len(posts(world, group_id(n))) for n in range(3)) == 0
 
 
@@ -347,7 +349,7 @@ def test_an_overnight_run_pauses_at_six_and_resumes_by_itself_at_ten_in_the_even
     run = execute(run)
 
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 2, 3)
-    assert "Delivery window closed at 06:00 (Europe/Berlin)" in run.error_summary
+    assert "Delivery window closed at 06:00 on Thu 26 Nov (Europe/Berlin)" in run.error_summary
     for moment in (datetime(2026, 11, 26, 5, 0, 1, tzinfo=UTC), datetime(2026, 11, 26, 20, 59, tzinfo=UTC)):
         at(moment)
         assert reminder_runs_auto_resume() == [], f"still closed at {moment}"

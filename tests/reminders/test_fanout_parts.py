@@ -86,7 +86,7 @@ def test_a_flood_wait_past_the_window_between_parts_pauses_and_resume_sends_only
 
     assert (run.status, run.sent, run.pending) == (RunStatus.PAUSED, 0, 2), "a part went out: paused, not failed"
     assert run.error_summary == (
-        "Delivery window closed at 18:00 (Asia/Kuala_Lumpur). 0 of 2 groups delivered, "
+        "Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur). 0 of 2 groups delivered, "
         "2 still pending (1 with some parts sent; resume sends only the rest). Resume sends the rest."
     )
     assert (run.targets.get(chat__telegram_id=group_id(0)).parts_sent, texts(world, 0), texts(world, 1)) == (

@@ -127,7 +127,7 @@ def test_the_list_shows_the_schedule_in_words_the_window_and_the_last_run(operat
     assert "At 09:00, Monday through Friday" in row and "0 9 * * 1-5" in row
     assert "Asia/Kuala_Lumpur" in row and "09:00–18:00" in row
     assert "3 groups · 1 part" in row
-    assert "run--success" in row and "Success" in row and "3/3" in row
+    assert "outcome--success" in row and "Success" in row and "3/3" in row
     assert 'name="enabled" role="switch"' in row and " checked" in row
     assert "Send now" in row
     assert "Manual: only when you press Send now" in page
@@ -189,11 +189,11 @@ def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, 
     run = ReminderRun.objects.get(reminder=reminder)
     assert run.status == WAITING
     page = response.content.decode()
-    assert f"Run #{run.pk} waits for the delivery window." in page and "Waiting for window" in page
+    assert f"Run #{run.pk} waits for the delivery window." in page and 'class="badge outcome--waiting"' in page
     assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 30s"' in page
     assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
     activity = operator.get(reverse("reminders:activity"), {"status": "waiting"}).content.decode()
-    assert f'id="run-{run.pk}"' in activity and "Waiting for window" in activity
+    assert f'id="run-{run.pk}"' in activity and "Waiting: for the delivery window" in activity
 
 
 def test_send_now_confirmed_before_the_window_opened_does_not_turn_into_something_else(operator, fanout_world, at):
@@ -548,7 +548,7 @@ def test_a_paused_run_shows_its_banner_with_resume_and_cancel(operator, pause_a_
     assert banner, "the paused banner"
     banner = banner.group(0)
     assert f"Run #{run.pk} paused — 4 of 10 groups delivered" in banner
-    assert "Delivery window closed at 18:00 (Asia/Kuala_Lumpur)." in banner
+    assert "Delivery window closed at 18:00 on Wed 25 Nov (Asia/Kuala_Lumpur)." in banner
     assert ">Resume<" in banner and "Cancel run" in banner and "Retry failed" not in banner
     assert "hx-trigger" not in banner.split(">", 1)[0], "a paused run is not polled"
 
@@ -565,7 +565,7 @@ def test_resume_from_the_banner_queues_the_same_run_and_polls_it_to_success(
     assert len(callbacks) == 1, "the run is enqueued again"
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED
-    assert panel.startswith(f'<section id="run-panel-{run.pk}" class="run-panel run-panel--queued"')
+    assert panel.startswith(f'<section id="run-panel-{run.pk}" class="run-panel run-panel--waiting"')
     assert "Resumed: 6 groups to go." in panel and 'hx-trigger="every 2s"' in panel
     assert f'<tr id="run-{run.pk}" class="run-row" hx-swap-oob="true"' in panel, "its history row changes too"
 
@@ -586,14 +586,15 @@ def test_resume_while_the_window_is_closed_says_when_it_opens(operator, pause_a_
     assert ReminderRun.objects.get(pk=run.pk).status == RunStatus.PAUSED
 
 
-def test_cancel_skips_what_is_pending_and_ends_the_run_partial(operator, pause_a_run):
+def test_cancel_skips_what_is_pending_and_ends_the_run_canceled(operator, pause_a_run):
     run = pause_a_run()
 
     panel = htmx_post(operator, reverse("reminders:activity-cancel", args=[run.pk]), {"as": "panel"})
 
     run.refresh_from_db()
     assert (run.status, run.sent, run.skipped, run.pending) == (RunStatus.PARTIAL, 4, 6, 0)
-    assert "Canceled: 6 groups skipped." in panel and "run-panel--partial" in panel
+    assert "Canceled: 6 groups skipped." in panel and "run-panel--canceled" in panel
+    assert f"Run #{run.pk} canceled — 4 of 10 groups delivered" in panel
     assert run.targets.filter(status=TargetStatus.SKIPPED, error="canceled by operator").count() == 6
 
 

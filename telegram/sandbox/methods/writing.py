@@ -47,6 +47,8 @@ def _send(call: Call, *, text: str, media=None):
     request = call.request
     me = call.me()
     chat_row, admin = chat(call, request.peer)
+    if chat_row.get("migrated_to"):  # upgraded to a supergroup: the old group takes no more messages
+        raise RpcAnswer(400, "CHAT_ID_INVALID")
     topic = _topic(call, chat_row, admin, request.reply_to)
     if not can_post(chat_row, admin):
         raise (

@@ -58,13 +58,15 @@ from telegram.errors import (
     TransientError,
 )
 from telegram.gateway import TelegramGateway, open_gateway
-from telegram.records import ChatRef, MediaHandle
+from telegram.records import GROUP, ChatRef, MediaHandle
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
+# What Telegram answers for a basic group that was deactivated (upgraded to a supergroup, or deleted).
+GROUP_GONE = {"CHAT_ID_INVALID", "PEER_ID_INVALID", "CHAT_DEACTIVATED"}
 
 # Why a run stops before every target was tried.
 WINDOW = "window"
@@ -121,6 +123,7 @@ class Fanout(RunEngine):
         self.gateway: TelegramGateway | None = None
         self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
         self.tallied = self.messages_sent
+        self.moved: dict[int, ChatRef] = {}  # basic groups upgraded to supergroups, by the group's Telegram id
 
     # Entry point (sync, inside the account lock) ----------------------------------------------------------------
     def execute(self) -> str | None:
@@ -469,6 +472,7 @@ class Fanout(RunEngine):
         while True:
             await self._paced()
             media = await self._media(part.media) if part.media else None
+            ref = self.moved.get(ref.id, ref)
             try:
                 await self.gateway.send_message(
                     ref,
@@ -489,6 +493,9 @@ class Fanout(RunEngine):
             except (AccountRestricted, AuthRequired) as exc:
                 await self._account_trouble(exc)
             except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
+                if ref.type == GROUP and exc.rpc in GROUP_GONE:
+                    await self._follow_migration(target, ref, exc)
+                    continue
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
                 self.messages_sent += 1
@@ -549,6 +556,25 @@ class Fanout(RunEngine):
         logger.warning("Reminder run #%s: %s waits %s s (%s)", self.run.pk, self.account, exc.seconds, exc.rpc)
         loop = asyncio.get_running_loop()
         self.pause_until = max(self.pause_until, loop.time() + exc.seconds)
+
+    async def _follow_migration(self, target: ReminderRunTarget, ref: ChatRef, refused: TelegramError) -> None:
+        """A basic group refused the part: when Telegram upgraded it to a supergroup, the part goes there (and
+        every reminder follows it); otherwise the group is gone, and the target fails saying which and why."""
+        title = target.chat.title
+        try:
+            supergroup = await self.gateway.chat_migrated_to(ref)
+        except TelegramError as exc:
+            raise _TargetFailed(
+                f"“{title}” was upgraded to a supergroup that {self.account} is not in ({exc.rpc}); add the account "
+                "there, or remove the group from the reminder."
+            ) from refused
+        if supergroup is None:
+            raise _TargetFailed(
+                f"“{title}” no longer exists on Telegram ({refused.rpc}: deleted or deactivated); remove it from the "
+                "reminder."
+            ) from refused
+        await db(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
+        self.moved[ref.id] = supergroup.ref
 
     async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
         try:

@@ -1,0 +1,80 @@
+"""A target whose basic group Telegram upgraded to a supergroup is followed there: the part goes to the
+supergroup, the chat row is linked, the reminder's target moves, the operator is told once. A group that is gone,
+or became a supergroup the account is not in, fails saying which and why."""
+
+import pytest
+
+from accounts.models import Chat
+from core.models import Notification, RunStatus
+from reminders.models import TargetStatus
+from reminders.services import GROUP_MIGRATED, reminder_fire
+from tests.reminders.conftest import SENDER, SENDER_B, execute, make_reminder, posts
+
+pytestmark = pytest.mark.django_db
+
+CLUB, CLUB_SUPERGROUP, PLAIN, PRIVATE_SUPERGROUP = 810_001, 810_002, 810_003, 810_004
+
+
+def world_data() -> dict:
+    return {
+        "accounts": [
+            {"phone": SENDER, "first_name": "Sender 0"},
+            {"phone": SENDER_B, "first_name": "Sender 1"},
+        ],
+        "chats": [
+            {"id": CLUB, "title": "Club", "type": "group", "members": [SENDER, SENDER_B]},
+            {"id": CLUB_SUPERGROUP, "title": "Club (supergroup)", "type": "supergroup", "members": [SENDER]},
+            {"id": PLAIN, "title": "Plain", "type": "group", "members": [SENDER]},
+            {"id": PRIVATE_SUPERGROUP, "title": "Hidden", "type": "supergroup", "members": [SENDER_B]},
+        ],
+    }
+
+
+def chat(telegram_id: int) -> Chat:
+    return Chat.objects.get(telegram_id=telegram_id)
+
+
+def test_a_migrated_group_is_followed_to_its_supergroup_and_the_operator_told_once(fanout_world):
+    world = fanout_world(world_data())
+    reminder = make_reminder(chats=[chat(CLUB), chat(PLAIN)])
+    world.chat_migrate(CLUB, CLUB_SUPERGROUP)
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.SUCCESS, 2, 0), run.error_summary
+    assert [m["text"] for m in posts(world, CLUB_SUPERGROUP)] == ["Hello groups"]
+    assert posts(world, CLUB) == []
+    assert chat(CLUB).migrated_to == chat(CLUB_SUPERGROUP)
+    assert sorted(reminder.targets.values_list("chat__telegram_id", flat=True)) == [CLUB_SUPERGROUP, PLAIN]
+    assert run.targets.get(chat__telegram_id=CLUB_SUPERGROUP).status == TargetStatus.SENT
+
+    again = execute(reminder_fire(reminder=reminder, again=True))
+
+    assert again.status == RunStatus.SUCCESS
+    assert len(posts(world, CLUB_SUPERGROUP)) == 2 and posts(world, CLUB) == []
+    told = Notification.objects.filter(type=GROUP_MIGRATED)
+    assert told.count() == 1 and told.get().count == 1
+    assert told.get().title == "“Club” became a supergroup"
+
+
+def test_a_reminder_already_aimed_at_the_supergroup_keeps_one_target(fanout_world):
+    world = fanout_world(world_data())
+    reminder = make_reminder(chats=[chat(CLUB), chat(CLUB_SUPERGROUP)])
+    world.chat_migrate(CLUB, CLUB_SUPERGROUP)
+
+    execute(reminder_fire(reminder=reminder))
+
+    assert list(reminder.targets.values_list("chat__telegram_id", flat=True)) == [CLUB_SUPERGROUP]
+
+
+def test_a_supergroup_the_account_is_not_in_fails_the_target_saying_so(fanout_world):
+    world = fanout_world(world_data())
+    reminder = make_reminder(phone=SENDER_B, chats=[chat(CLUB)])
+    world.chat_migrate(CLUB, CLUB_SUPERGROUP)
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    failed = run.targets.get()
+    assert (run.status, failed.status) == (RunStatus.FAILED, TargetStatus.FAILED)
+    assert failed.error.startswith("“Club” was upgraded to a supergroup that Sender 1 is not in (CHANNEL_PRIVATE)")
+    assert chat(CLUB).migrated_to is None and not Notification.objects.filter(type=GROUP_MIGRATED).exists()

@@ -2,7 +2,10 @@
 deactivated and names its supergroup (Chat.migrated_to, an InputChannel with this account's access hash); posting
 in it is answered CHAT_ID_INVALID; the gateway follows it to the supergroup, or says the account is not there."""
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 
 from telegram.errors import TargetForbidden
 from telegram.records import SUPERGROUP
@@ -79,3 +82,15 @@ def test_only_a_group_migrates_and_only_to_a_supergroup_of_the_world(sandbox):
     world = sandbox(WORLD)
     with pytest.raises(WorldError, match="not a supergroup"):
         world.chat_migrate(5001, 5003)
+
+
+def test_the_command_migrates_a_group_of_the_running_world(sandbox):
+    world = sandbox(WORLD)
+    out = io.StringIO()
+
+    call_command("sandbox_migrate", "5001", "5002", stdout=out)
+
+    assert out.getvalue().strip() == "Group 5001 migrated to supergroup 5002."
+    assert world.chat(5001)["migrated_to"] == 5002
+    with pytest.raises(CommandError, match="not a basic group"):
+        call_command("sandbox_migrate", "5002", "5001")

@@ -115,6 +115,8 @@ def forward_messages(call: Call):
     me = call.me()
     from_row, _ = chat(call, request.from_peer)
     to_row, admin = chat(call, request.to_peer)
+    if to_row.get("migrated_to"):
+        raise RpcAnswer(400, "CHAT_ID_INVALID")
     random_ids = list(request.random_id or [])
     if not request.id or len(random_ids) != len(request.id):
         raise RpcAnswer(400, "RANDOM_ID_INVALID")

@@ -564,9 +564,14 @@ class Fanout(RunEngine):
         try:
             supergroup = await self.gateway.chat_migrated_to(ref)
         except TelegramError as exc:
+            if exc.rpc == "CHANNEL_PRIVATE":
+                raise _TargetFailed(
+                    f"“{title}” was upgraded to a supergroup that {self.account} is not in ({exc.rpc}); add the "
+                    "account there, or remove the group from the reminder."
+                ) from refused
             raise _TargetFailed(
-                f"“{title}” was upgraded to a supergroup that {self.account} is not in ({exc.rpc}); add the account "
-                "there, or remove the group from the reminder."
+                f"{self.account} can no longer see “{title}” ({exc.rpc}): it was removed from the group, or the group "
+                "was deleted; add it again, or remove the group from the reminder."
             ) from refused
         if supergroup is None:
             raise _TargetFailed(

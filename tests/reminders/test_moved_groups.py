@@ -4,11 +4,11 @@ or became a supergroup the account is not in, fails saying which and why."""
 
 import pytest
 
-from accounts.models import Chat
+from accounts.models import AccountChat, Chat
 from core.models import Notification, RunStatus
 from reminders.models import TargetStatus
 from reminders.services import GROUP_MIGRATED, reminder_fire
-from tests.reminders.conftest import SENDER, SENDER_B, execute, make_reminder, posts
+from tests.reminders.conftest import SENDER, SENDER_B, account, execute, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +78,22 @@ def test_a_supergroup_the_account_is_not_in_fails_the_target_saying_so(fanout_wo
     assert (run.status, failed.status) == (RunStatus.FAILED, TargetStatus.FAILED)
     assert failed.error.startswith("“Club” was upgraded to a supergroup that Sender 1 is not in (CHANNEL_PRIVATE)")
     assert chat(CLUB).migrated_to is None and not Notification.objects.filter(type=GROUP_MIGRATED).exists()
+
+
+def test_a_group_the_account_was_removed_from_fails_saying_so_and_is_not_followed(fanout_world):
+    fanout_world(world_data())
+    plain = chat(PLAIN)
+    AccountChat.objects.create(
+        account=account(SENDER_B), chat=plain, can_post=True
+    )  # known before it was removed from the group
+    reminder = make_reminder(phone=SENDER_B, chats=[plain])
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    failed = run.targets.get()
+    assert failed.status == TargetStatus.FAILED
+    assert failed.error == (
+        "Sender 1 can no longer see “Plain” (CHAT_ID_INVALID): it was removed from the group, or the group was "
+        "deleted; add it again, or remove the group from the reminder."
+    )
+    assert chat(PLAIN).migrated_to is None

@@ -379,6 +379,10 @@ class Fanout(RunEngine):
 
     async def _deliver(self, target: ReminderRunTarget, hashes: dict[int, int]) -> None:
         access_hash = hashes.get(target.chat_id)
+        if access_hash is None and target.chat.type == GROUP:
+            # A basic group needs no access hash; one upgraded to a supergroup drops out of the account's chats
+            # at the next refresh, and the send's answer tells which it is.
+            access_hash = 0
         if access_hash is None:
             error = f"{self.account} is no longer in “{target.chat.title}”; refresh its chats."
             await db(self._target_end)(target, TargetStatus.FAILED, error)

@@ -5,6 +5,7 @@ or became a supergroup the account is not in, fails saying which and why."""
 import pytest
 
 from accounts.models import AccountChat, Chat
+from accounts.services import account_refresh_chats
 from core.models import Notification, RunStatus
 from reminders.models import TargetStatus
 from reminders.services import GROUP_MIGRATED, reminder_fire
@@ -97,3 +98,16 @@ def test_a_group_the_account_was_removed_from_fails_saying_so_and_is_not_followe
         "deleted; add it again, or remove the group from the reminder."
     )
     assert chat(PLAIN).migrated_to is None
+
+
+def test_a_migrated_group_is_followed_after_a_chat_refresh_dropped_it(fanout_world):
+    world = fanout_world(world_data())
+    reminder = make_reminder(chats=[chat(CLUB)])
+    world.chat_migrate(CLUB, CLUB_SUPERGROUP)
+    account_refresh_chats(account=account())
+    assert not AccountChat.objects.filter(account=account(), chat=chat(CLUB)).exists(), "deactivated: not listed"
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert (run.status, run.sent) == (RunStatus.SUCCESS, 1), run.error_summary
+    assert [m["text"] for m in posts(world, CLUB_SUPERGROUP)] == ["Hello groups"]

@@ -579,8 +579,8 @@ class Fanout(RunEngine):
             ) from refused
         if supergroup is None:
             raise _TargetFailed(
-                f"“{title}” no longer exists on Telegram ({refused.rpc}: deleted or deactivated); remove it from the "
-                "reminder."
+                f"“{title}” takes no more posts from {self.account} ({refused.rpc}) and did not become a supergroup: "
+                "it was deleted or deactivated, or the account was removed; remove it from the reminder."
             ) from refused
         await db(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
         self.moved[ref.id] = supergroup.ref

@@ -95,6 +95,14 @@ def _migrated_to(spec: dict, where: str, chat_type: str) -> int | None:
     return _int(spec["migrated_to"], f"{where}: 'migrated_to'", minimum=1)
 
 
+def _deactivated(spec: dict, where: str, chat_type: str) -> bool:
+    """A basic group deleted (deactivated) without a successor."""
+    deactivated = bool(spec.get("deactivated", False))
+    if deactivated and chat_type != GROUP:
+        raise WorldError(f"{where}: only a 'group' can be deactivated")
+    return deactivated
+
+
 def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
     """One chat of the world file; `users` maps each account's phone to its user id."""
     if not isinstance(spec, dict):
@@ -137,6 +145,7 @@ def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
         "members_can_post": bool(spec.get("members_can_post", True)),
         "role": role,
         "migrated_to": _migrated_to(spec, where, chat_type),
+        "deactivated": _deactivated(spec, where, chat_type),
         "members": {phone: False for phone in members} | {phone: True for phone in admins},
         "topics": topics,
         "closed_topics": closed,
@@ -279,7 +288,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             for chat in chats:
                 conn.execute(
                     "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
-                    " :role, :username, :migrated_to)",
+                    " :role, :username, :migrated_to, :deactivated)",
                     chat,
                 )
                 conn.executemany(

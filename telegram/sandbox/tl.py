@@ -83,7 +83,7 @@ def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types
             version=1,
             admin_rights=types.ChatAdminRights(post_messages=True) if admin else None,
             default_banned_rights=banned,
-            deactivated=bool(migrated_to),
+            deactivated=bool(migrated_to or chat.get("deactivated")),
             migrated_to=(
                 types.InputChannel(migrated_to, access_hash("chat", phone, migrated_to)) if migrated_to else None
             ),

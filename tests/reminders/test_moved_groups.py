@@ -111,3 +111,19 @@ def test_a_migrated_group_is_followed_after_a_chat_refresh_dropped_it(fanout_wor
 
     assert (run.status, run.sent) == (RunStatus.SUCCESS, 1), run.error_summary
     assert [m["text"] for m in posts(world, CLUB_SUPERGROUP)] == ["Hello groups"]
+
+
+def test_a_deleted_group_fails_saying_it_takes_no_more_posts(fanout_world):
+    world = fanout_world(world_data())
+    reminder = make_reminder(chats=[chat(PLAIN), chat(CLUB)])
+    world.chat_deactivate(PLAIN)
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    failed = run.targets.get(status=TargetStatus.FAILED)
+    assert (run.status, failed.chat.telegram_id) == (RunStatus.PARTIAL, PLAIN)
+    assert failed.error == (
+        "“Plain” takes no more posts from Sender 0 (CHAT_ID_INVALID) and did not become a supergroup: it was "
+        "deleted or deactivated, or the account was removed; remove it from the reminder."
+    )
+    assert [m["text"] for m in posts(world, CLUB)] == ["Hello groups"]

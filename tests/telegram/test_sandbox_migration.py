@@ -20,6 +20,7 @@ WORLD = {
         {"id": 5002, "title": "Club (supergroup)", "type": "supergroup", "members": [MEMBER], "slow_mode_seconds": 30},
         {"id": 5003, "title": "Plain", "type": "group", "members": [MEMBER]},
         {"id": 5004, "title": "Upgraded long ago", "type": "group", "members": [MEMBER], "migrated_to": 5002},
+        {"id": 5005, "title": "Deleted", "type": "group", "members": [MEMBER], "deactivated": True},
     ],
 }
 
@@ -55,13 +56,18 @@ def test_a_migrated_group_refuses_posts_and_names_its_supergroup(sandbox, sandbo
     assert [m["text"] for m in world.chat_dump(5001)["messages"]] == []
 
 
-def test_a_group_that_did_not_migrate_names_nothing_and_one_migrated_in_the_world_file_does(sandbox, sandbox_run):
+def test_a_group_that_did_not_migrate_or_was_deleted_names_nothing_one_migrated_in_the_world_file_does(
+    sandbox, sandbox_run
+):
     world = sandbox(WORLD)
 
     async def look(gateway):
-        return [await gateway.chat_migrated_to(group(MEMBER, chat_id)) for chat_id in (5001, 5003, 5004)]
+        with pytest.raises(TargetForbidden) as refused:
+            await gateway.send_message(group(MEMBER, 5005), random_id=1, text="hello")
+        assert refused.value.rpc == "CHAT_ID_INVALID"
+        return [await gateway.chat_migrated_to(group(MEMBER, chat_id)) for chat_id in (5001, 5003, 5004, 5005)]
 
-    assert [info and info.id for info in sandbox_run(world, MEMBER, look)] == [None, None, 5002]
+    assert [info and info.id for info in sandbox_run(world, MEMBER, look)] == [None, None, 5002, None]
 
 
 def test_a_supergroup_the_account_is_not_in_is_forbidden(sandbox, sandbox_run):

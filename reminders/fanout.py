@@ -15,7 +15,8 @@ The pace adapts (accounts.pace, core.ratelimit): a FloodWait, SLOWMODE_WAIT or P
 shared budget and is recorded; clean sending raises it back. PEER_FLOOD, or too many FloodWaits in a while, rest
 the account: its bucket halts, so every worker of it stops at its next message, and every run of it pauses. A run
 whose recent groups fail above REMINDER_ERROR_SHARE_PERCENT pauses itself; an operator's Pause stops it at its next
-group.
+group. No part goes out after the window's end: a token due after it (a FloodWait holding the account) pauses the
+run before that part. A basic group Telegram upgraded to a supergroup is followed there (services.moved_groups).
 
 Why this size: one paced send loop and its stop rules (window, pause, FloodWait, rest, errors, cancel), read together.
 """

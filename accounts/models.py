@@ -78,6 +78,14 @@ class Chat(models.Model):
     username = models.CharField(max_length=100, blank=True, help_text="A person's @username, when they have one.")
     is_forum = models.BooleanField(default=False)
     slow_mode_seconds = models.PositiveIntegerField(default=0)
+    migrated_to = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="migrated_from",
+        help_text="The supergroup this basic group was upgraded to: its reminder targets moved there.",
+    )
     accounts = models.ManyToManyField(TelegramAccount, through="AccountChat", related_name="chats")
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -99,6 +99,15 @@ class BucketUnavailable(Exception):
     """Redis did not answer for REDIS_PATIENCE_SECONDS: nothing can be paced, so nothing is sent."""
 
 
+class BucketTooLate(Exception):
+    """The token is due later than the taker can use it (a FloodWait holds the account past a run's window). The
+    token stays taken: undoing it would let a later taker jump the queue, and one token is a second or two."""
+
+    def __init__(self, wait: float):
+        super().__init__(f"The next token is due in {wait:.0f} s.")
+        self.wait = wait
+
+
 class BucketHalted(Exception):
     """Nothing is handed out until `until` (epoch seconds)."""
 
@@ -203,9 +212,10 @@ class TokenBucket:
         """The pace now, changing nothing (a halted bucket answers with its halt, not BucketHalted)."""
         return self._call("state")
 
-    async def acquire(self) -> Pace:
+    async def acquire(self, *, wait_at_most: float | None = None) -> Pace:
         """Take one token, waiting until it is due. Redis not answering (a restart, a blip) is waited out for up to
-        REDIS_PATIENCE_SECONDS, then BucketUnavailable: a send is never made unpaced."""
+        REDIS_PATIENCE_SECONDS, then BucketUnavailable: a send is never made unpaced. A token due after
+        `wait_at_most` seconds is not waited for: BucketTooLate."""
         deadline = time.monotonic() + settings.REDIS_PATIENCE_SECONDS
         while True:
             try:
@@ -217,6 +227,8 @@ class TokenBucket:
                         f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s: {exc}"
                     ) from exc
                 await asyncio.sleep(1)
+        if wait_at_most is not None and pace.wait > wait_at_most:
+            raise BucketTooLate(pace.wait)
         if pace.wait > 0:
             await asyncio.sleep(pace.wait)
         return pace

@@ -15,7 +15,8 @@ The pace adapts (accounts.pace, core.ratelimit): a FloodWait, SLOWMODE_WAIT or P
 shared budget and is recorded; clean sending raises it back. PEER_FLOOD, or too many FloodWaits in a while, rest
 the account: its bucket halts, so every worker of it stops at its next message, and every run of it pauses. A run
 whose recent groups fail above REMINDER_ERROR_SHARE_PERCENT pauses itself; an operator's Pause stops it at its next
-group.
+group. No part goes out after the window's end: a token due after it (a FloodWait holding the account) pauses the
+run before that part. A basic group Telegram upgraded to a supergroup is followed there (services.moved_groups).
 
 Why this size: one paced send loop and its stop rules (window, pause, FloodWait, rest, errors, cancel), read together.
 """
@@ -43,7 +44,7 @@ from core import clock
 from core.crypto import unseal
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
-from core.ratelimit import BucketHalted, BucketUnavailable, Pace
+from core.ratelimit import BucketHalted, BucketTooLate, BucketUnavailable, Pace
 from core.runs import run_finish, run_hand_back
 from reminders import services
 from reminders.models import MediaFile, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
@@ -58,13 +59,15 @@ from telegram.errors import (
     TransientError,
 )
 from telegram.gateway import TelegramGateway, open_gateway
-from telegram.records import ChatRef, MediaHandle
+from telegram.records import GROUP, ChatRef, MediaHandle
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
+# What Telegram answers for a basic group that was deactivated (upgraded to a supergroup, or deleted).
+GROUP_GONE = {"CHAT_ID_INVALID", "PEER_ID_INVALID", "CHAT_DEACTIVATED"}
 
 # Why a run stops before every target was tried.
 WINDOW = "window"
@@ -110,6 +113,10 @@ class Fanout(RunEngine):
         self.lost_claim = False
         self.messages_sent = run.messages_sent
         self.pause_until = 0.0  # loop time until which Telegram asked this account to wait
+        self.window_held = 0  # groups whose slow mode would put their next part after the window's end
+        self.window_why = ""  # why the run stopped before its window's end, when it did
+        self.window_deadline: float | None = None  # loop time of the window's end, from the last clock reading
+        self.account_held = False  # a FloodWait holds the account past the window's end
         self.handles: dict[str, MediaHandle] = {}
         self.upload_locks: dict[str, asyncio.Lock] = {}
         self.temp_dir: Path | None = None
@@ -117,6 +124,7 @@ class Fanout(RunEngine):
         self.gateway: TelegramGateway | None = None
         self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
         self.tallied = self.messages_sent
+        self.moved: dict[int, ChatRef] = {}  # basic groups upgraded to supergroups, by the group's Telegram id
 
     # Entry point (sync, inside the account lock) ----------------------------------------------------------------
     def execute(self) -> str | None:
@@ -165,10 +173,14 @@ class Fanout(RunEngine):
     def _ending(self, counts: dict[str, int], error: str) -> tuple[str, str, str]:
         """The run's status, summary and pause cause."""
         run = self.run
-        partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason else 0
-        if self.stop_reason == WINDOW:
+        partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason or self.window_held else 0
+        if self.stop_reason == WINDOW or (not self.stop_reason and self.window_held):
+            if not self.stop_reason:
+                groups = "1 group" if self.window_held == 1 else f"{self.window_held} groups"
+                self.window_why = f"slow mode would put the next part of {groups} after it"
             status = RunStatus.PAUSED if counts["sent"] or partly else RunStatus.FAILED
-            return status, services.summary_window_closed(run=run, counts=counts, partly=partly), PauseCause.WINDOW
+            summary = services.summary_window_closed(run=run, counts=counts, partly=partly, before=self.window_why)
+            return status, summary, PauseCause.WINDOW
         if self.stop_reason == RESTING:
             account = TelegramAccount.objects.get(pk=self.account.pk)
             summary = services.summary_account_resting(run=run, account=account, counts=counts, partly=partly)
@@ -207,10 +219,31 @@ class Fanout(RunEngine):
         """An all-day window (no end) never closes."""
         return self.run.window_end_at is not None and moment >= self.run.window_end_at
 
+    def _window_seen(self, now) -> None:
+        """Keep the window's end on the loop's clock: every part is checked against it without reading the time."""
+        if self.run.window_end_at is not None:
+            loop = asyncio.get_running_loop()
+            self.window_deadline = loop.time() + (self.run.window_end_at - now).total_seconds()
+
+    def _window_left(self) -> float | None:
+        """Seconds until the window closes; None for an all-day window."""
+        if self.window_deadline is None:
+            return None
+        return self.window_deadline - asyncio.get_running_loop().time()
+
+    def _stop_window(self, why: str = "", *, account_held: bool = False) -> None:
+        """No part goes out after the window's end: the run stops before its next part, and every group stopped
+        part-way goes on at that part when it resumes. A FloodWait past the end stops the groups in flight too."""
+        if not self.stop_reason:
+            self.window_why = why
+            self.account_held = account_held
+        self._stop(WINDOW)
+
     @property
     def _aborting(self) -> bool:
-        """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
-        return self.stop_reason in {ACCOUNT, MEDIA, RESTING, OUTAGE}
+        """Account-wide trouble stops even the groups in flight; a closing window lets each go on while its next
+        part still fits before the end."""
+        return self.stop_reason in {ACCOUNT, MEDIA, RESTING, OUTAGE} or self.account_held
 
     # Database steps (sync, called through db()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
@@ -338,13 +371,19 @@ class Fanout(RunEngine):
 
     async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
         while queue and not self.stop_reason and not self.lost_claim:
-            if self._window_closed_by(clock.now()):
-                self._stop(WINDOW)
+            now = clock.now()
+            if self._window_closed_by(now):
+                self._stop_window()
                 return
+            self._window_seen(now)
             await self._deliver(queue.popleft(), hashes)
 
     async def _deliver(self, target: ReminderRunTarget, hashes: dict[int, int]) -> None:
         access_hash = hashes.get(target.chat_id)
+        if access_hash is None and target.chat.type == GROUP:
+            # A basic group needs no access hash; one upgraded to a supergroup drops out of the account's chats
+            # at the next refresh, and the send's answer tells which it is.
+            access_hash = 0
         if access_hash is None:
             error = f"{self.account} is no longer in “{target.chat.title}”; refresh its chats."
             await db(self._target_end)(target, TargetStatus.FAILED, error)
@@ -377,7 +416,16 @@ class Fanout(RunEngine):
         delay = random.uniform(settings.REMINDER_PART_JITTER_MIN_MS, settings.REMINDER_PART_JITTER_MAX_MS) / 1000
         if target.chat.slow_mode_seconds:
             delay = max(delay, last_sent + target.chat.slow_mode_seconds - loop.time())
+        left = self._window_left()
+        if left is not None and delay >= left:
+            self._window_hold()
         await asyncio.sleep(delay)
+
+    def _window_hold(self) -> None:
+        """This group's slow mode puts its next part after the window's end: it waits for the next window at that
+        part, and the other groups go on. Always raises."""
+        self.window_held += 1
+        raise _LeavePending
 
     async def _paced(self) -> None:
         """Before each message: the operator's Pause or Cancel and the account's rest or stop (as the database
@@ -392,10 +440,19 @@ class Fanout(RunEngine):
         if await db(pace.account_send_check)(account=self.account, bucket=self.bucket):
             self._stop(RESTING)
             raise _LeavePending
+        left = self._window_left()
+        if left is not None and left <= 0:
+            self._stop_window()
+            raise _LeavePending
         try:
-            now = await self.bucket.acquire()
+            now = await self.bucket.acquire(wait_at_most=left)
         except BucketHalted as exc:
             self._stop(RESTING)
+            raise _LeavePending from exc
+        except BucketTooLate as exc:  # a FloodWait holds the account (this run's, another run's or a package send's)
+            self._stop_window(
+                f"{self.account} may send again only in {_duration(exc.wait)}, after it", account_held=True
+            )
             raise _LeavePending from exc
         except BucketUnavailable as exc:
             self._stop(OUTAGE, exc)
@@ -420,6 +477,7 @@ class Fanout(RunEngine):
         while True:
             await self._paced()
             media = await self._media(part.media) if part.media else None
+            ref = self.moved.get(ref.id, ref)
             try:
                 await self.gateway.send_message(
                     ref,
@@ -440,6 +498,9 @@ class Fanout(RunEngine):
             except (AccountRestricted, AuthRequired) as exc:
                 await self._account_trouble(exc)
             except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
+                if ref.type == GROUP and exc.rpc in GROUP_GONE:
+                    await self._follow_migration(target, ref, exc)
+                    continue
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
                 self.messages_sent += 1
@@ -474,21 +535,25 @@ class Fanout(RunEngine):
         raise _LeavePending from exc
 
     async def _flood(self, exc: FloodWait) -> None:
-        """Slow mode holds back this group; any other FloodWait the whole account. The window keeps counting.
-        Either lowers the account's pace; too many FloodWaits in a while rest the account."""
+        """Slow mode holds back this group; any other FloodWait the whole account (every run and package send of
+        it waits on its bucket). The window keeps counting. Either lowers the account's pace; too many FloodWaits
+        in a while rest the account."""
         slow_mode = exc.rpc == SLOWMODE_WAIT
         past_window = self._window_closed_by(clock.now() + timedelta(seconds=exc.seconds))
-        kind = PaceEventKind.SLOWMODE_WAIT if slow_mode else PaceEventKind.FLOOD_WAIT
         reason = f"Telegram asked to wait {exc.seconds} s ({exc.rpc})"
-        # The account waits it out; a wait past the window ends this run instead (the next starts after it).
-        pause_seconds = 0 if slow_mode or past_window else exc.seconds
-        recent = await self._lower(kind, pause_seconds=pause_seconds, reason=reason)
+        if past_window and not slow_mode:
+            # Before any await: the groups in flight must not send their next part meanwhile.
+            why = f"Telegram asked {self.account} to wait {_duration(exc.seconds)} ({exc.rpc})"
+            self._stop_window(why, account_held=True)
+        kind = PaceEventKind.SLOWMODE_WAIT if slow_mode else PaceEventKind.FLOOD_WAIT
+        recent = await self._lower(kind, pause_seconds=0 if slow_mode else exc.seconds, reason=reason)
         if not slow_mode and recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
             await db(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
             self._stop(RESTING)
             raise _LeavePending from exc
+        if past_window and slow_mode:
+            self._window_hold()
         if past_window:
-            self._stop(WINDOW)
             raise _LeavePending from exc
         if slow_mode:
             await asyncio.sleep(exc.seconds)
@@ -496,6 +561,30 @@ class Fanout(RunEngine):
         logger.warning("Reminder run #%s: %s waits %s s (%s)", self.run.pk, self.account, exc.seconds, exc.rpc)
         loop = asyncio.get_running_loop()
         self.pause_until = max(self.pause_until, loop.time() + exc.seconds)
+
+    async def _follow_migration(self, target: ReminderRunTarget, ref: ChatRef, refused: TelegramError) -> None:
+        """A basic group refused the part: when Telegram upgraded it to a supergroup, the part goes there (and
+        every reminder follows it); otherwise the group is gone, and the target fails saying which and why."""
+        title = target.chat.title
+        try:
+            supergroup = await self.gateway.chat_migrated_to(ref)
+        except TelegramError as exc:
+            if exc.rpc == "CHANNEL_PRIVATE":
+                raise _TargetFailed(
+                    f"“{title}” was upgraded to a supergroup that {self.account} is not in ({exc.rpc}); add the "
+                    "account there, or remove the group from the reminder."
+                ) from refused
+            raise _TargetFailed(
+                f"{self.account} can no longer see “{title}” ({exc.rpc}): it was removed from the group, or the group "
+                "was deleted; add it again, or remove the group from the reminder."
+            ) from refused
+        if supergroup is None:
+            raise _TargetFailed(
+                f"“{title}” takes no more posts from {self.account} ({refused.rpc}) and did not become a supergroup: "
+                "it was deleted or deactivated, or the account was removed; remove it from the reminder."
+            ) from refused
+        await db(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
+        self.moved[ref.id] = supergroup.ref
 
     async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
         try:
@@ -545,3 +634,12 @@ class Fanout(RunEngine):
             with media.file.open("rb") as source, open(path, "wb") as copy:
                 shutil.copyfileobj(source, copy)
             return str(path)
+
+
+def _duration(seconds: float) -> str:
+    """A wait in the operator's words: 45 s, 12 min, 3 h 05 min."""
+    seconds = round(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"

@@ -70,6 +70,10 @@ class TelegramGateway(Protocol):
         """Channels, supergroups and groups the account is in, and the people it has a private chat with
         (type USER, id = their user id; not bots, deleted accounts, Telegram's service accounts or itself)."""
 
+    async def chat_migrated_to(self, chat: ChatRef) -> ChatInfo | None:
+        """The supergroup a basic group was upgraded to (Telegram's Chat.migrated_to), None when it was not.
+        TargetForbidden when the account cannot see the group, or is not in the supergroup."""
+
     # Reading
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
         """Last message id per chat id, in one request per LAST_MESSAGE_BATCH chats."""

@@ -4,7 +4,8 @@
 - runs: firing a run and the operator's actions on it;
 - summaries: what a stopped run says, and the notification it raises;
 - pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups;
-- slots: each schedule slot served by one run, the catch-up each minute, missed slots.
+- slots: each schedule slot served by one run, the catch-up each minute, missed slots;
+- moved_groups: a basic group upgraded to a supergroup, followed by its reminders.
 """
 
 from reminders.services.compose import (
@@ -20,6 +21,7 @@ from reminders.services.compose import (
     reminder_update,
     reminder_validate,
 )
+from reminders.services.moved_groups import GROUP_MIGRATED, chat_migration_follow
 from reminders.services.pausing import (
     reminder_run_move,
     reminder_run_pause,
@@ -61,6 +63,8 @@ from reminders.services.summaries import (
 )
 
 __all__ = [
+    "GROUP_MIGRATED",
+    "chat_migration_follow",
     "reminder_run_move",
     "reminder_run_pause",
     "runs_after_rest",

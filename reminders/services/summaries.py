@@ -38,10 +38,14 @@ def _still_pending(counts: dict[str, int], partly: int) -> str:
     return text + f" ({partly} with some parts sent; resume sends only the rest)" if partly else text
 
 
-def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int) -> str:
+def summary_window_closed(*, run: ReminderRun, counts: dict[str, int], partly: int, before: str = "") -> str:
+    """`before`: why the run stopped ahead of the window's end (no part may go out after it)."""
     reminder = run.reminder
     window = DeliveryWindow.of(reminder)
-    closed = f"Delivery window closed at {window.local_dated(run.window_end_at)} ({reminder.timezone})."
+    end = f"{window.local_dated(run.window_end_at)} ({reminder.timezone})"
+    closed = f"Delivery window closed at {end}."
+    if before:
+        closed = f"Paused before the delivery window's end at {end}: {before}."
     if not counts["sent"] and not partly:
         text = f"{closed} No group was delivered; {counts['pending']} of {run.total} still pending."
     else:

@@ -5,7 +5,15 @@ import json
 import os
 from pathlib import Path
 
-from telegram.records import CHAT_TYPES, GENERAL_TOPIC_ID, PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES, USER
+from telegram.records import (
+    CHAT_TYPES,
+    GENERAL_TOPIC_ID,
+    GROUP,
+    PREMIUM_UPLOAD_MAX_BYTES,
+    SUPERGROUP,
+    UPLOAD_MAX_BYTES,
+    USER,
+)
 from telegram.sandbox import world as store
 from telegram.sandbox.faults import FaultError, fault_parse
 from telegram.sandbox.world import (
@@ -78,6 +86,23 @@ def _accounts(data: dict) -> list[dict]:
     return accounts
 
 
+def _migrated_to(spec: dict, where: str, chat_type: str) -> int | None:
+    """A basic group upgraded to a supergroup names it (Telegram's Chat.migrated_to); checked once all are read."""
+    if spec.get("migrated_to") is None:
+        return None
+    if chat_type != GROUP:
+        raise WorldError(f"{where}: only a 'group' can have migrated to a supergroup")
+    return _int(spec["migrated_to"], f"{where}: 'migrated_to'", minimum=1)
+
+
+def _deactivated(spec: dict, where: str, chat_type: str) -> bool:
+    """A basic group deleted (deactivated) without a successor."""
+    deactivated = bool(spec.get("deactivated", False))
+    if deactivated and chat_type != GROUP:
+        raise WorldError(f"{where}: only a 'group' can be deactivated")
+    return deactivated
+
+
 def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
     """One chat of the world file; `users` maps each account's phone to its user id."""
     if not isinstance(spec, dict):
@@ -119,6 +144,8 @@ def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
         "slow_mode_seconds": _int(spec.get("slow_mode_seconds", 0), f"{where}: 'slow_mode_seconds'"),
         "members_can_post": bool(spec.get("members_can_post", True)),
         "role": role,
+        "migrated_to": _migrated_to(spec, where, chat_type),
+        "deactivated": _deactivated(spec, where, chat_type),
         "members": {phone: False for phone in members} | {phone: True for phone in admins},
         "topics": topics,
         "closed_topics": closed,
@@ -227,6 +254,10 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     chat_ids: set[int] = set()
     users = {account["phone"]: account["user_id"] for account in accounts}
     chats = [_chat(spec, users, chat_ids) for spec in data.get("chats") or []]
+    supergroups = {chat["id"] for chat in chats if chat["type"] == SUPERGROUP}
+    for chat in chats:
+        if chat["migrated_to"] is not None and chat["migrated_to"] not in supergroups:
+            raise WorldError(f"chat {chat['id']}: 'migrated_to' must name a supergroup of the world")
     try:
         faults = [fault_parse(spec) for spec in data.get("faults") or []]
     except FaultError as exc:
@@ -257,7 +288,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             for chat in chats:
                 conn.execute(
                     "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
-                    " :role, :username)",
+                    " :role, :username, :migrated_to, :deactivated)",
                     chat,
                 )
                 conn.executemany(

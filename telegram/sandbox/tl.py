@@ -73,6 +73,7 @@ def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types
     banned = types.ChatBannedRights(until_date=None, send_messages=not chat["members_can_post"])
     created = BASE_DATE
     if chat["type"] == GROUP:
+        migrated_to = chat.get("migrated_to")
         return types.Chat(
             id=chat["id"],
             title=chat["title"],
@@ -82,6 +83,10 @@ def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types
             version=1,
             admin_rights=types.ChatAdminRights(post_messages=True) if admin else None,
             default_banned_rights=banned,
+            deactivated=bool(migrated_to or chat.get("deactivated")),
+            migrated_to=(
+                types.InputChannel(migrated_to, access_hash("chat", phone, migrated_to)) if migrated_to else None
+            ),
         )
     return types.Channel(
         id=chat["id"],

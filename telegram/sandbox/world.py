@@ -57,7 +57,7 @@ SCHEMA = (
     """CREATE TABLE chats (
         id INTEGER PRIMARY KEY, title TEXT NOT NULL, type TEXT NOT NULL, forum INTEGER NOT NULL,
         slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT,
-        username TEXT NOT NULL DEFAULT '')""",
+        username TEXT NOT NULL DEFAULT '', migrated_to INTEGER, deactivated INTEGER NOT NULL DEFAULT 0)""",
     """CREATE TABLE chat_members (
         chat_id INTEGER NOT NULL, phone TEXT NOT NULL, admin INTEGER NOT NULL, PRIMARY KEY (chat_id, phone))""",
     """CREATE TABLE topics (
@@ -709,6 +709,25 @@ class World:
         with self.transaction() as conn:
             for key, value in fields.items():
                 conn.execute(f"UPDATE accounts SET {key} = ? WHERE phone = ?", (value, phone))
+
+    def chat_migrate(self, group_id: int, supergroup_id: int) -> None:
+        """A basic group upgraded to a supergroup (messages.migrateChat): the group is deactivated and names the
+        supergroup (Chat.migrated_to); posting in it is answered CHAT_ID_INVALID from then on."""
+        group, supergroup = self.chat(group_id), self.chat(supergroup_id)
+        if group is None or group["type"] != "group":
+            raise WorldError(f"Chat {group_id} is not a basic group of the sandbox.")
+        if supergroup is None or supergroup["type"] != "supergroup":
+            raise WorldError(f"Chat {supergroup_id} is not a supergroup of the sandbox.")
+        with self.transaction() as conn:
+            conn.execute("UPDATE chats SET migrated_to = ? WHERE id = ?", (supergroup_id, group_id))
+
+    def chat_deactivate(self, group_id: int) -> None:
+        """A basic group deleted without a successor: deactivated, and posting in it is answered CHAT_ID_INVALID."""
+        group = self.chat(group_id)
+        if group is None or group["type"] != "group":
+            raise WorldError(f"Chat {group_id} is not a basic group of the sandbox.")
+        with self.transaction() as conn:
+            conn.execute("UPDATE chats SET deactivated = 1 WHERE id = ?", (group_id,))
 
     def fault_add(self, spec: dict) -> None:
         try:

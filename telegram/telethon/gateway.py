@@ -47,7 +47,7 @@ from telegram.records import (
 )
 from telegram.telethon import transfers
 from telegram.telethon.client import StashcastClient
-from telegram.telethon.errors import mapped_errors, maps_errors
+from telegram.telethon.errors import OPERATOR_WORDS, mapped_errors, maps_errors
 
 PHOTO_MIME_TYPES = ("image/jpeg", "image/png")  # what Telegram accepts as a photo; other images go as documents
 SERVICE_NOTIFICATIONS_USER_ID = 777000  # "Telegram", who sends login codes: in every account's dialogs, no person
@@ -280,6 +280,21 @@ class TelethonGateway:
                     )
                 )
         return chats
+
+    @maps_errors
+    async def chat_migrated_to(self, chat: ChatRef) -> ChatInfo | None:
+        if chat.type != GROUP:
+            return None
+        result = await self._client(functions.messages.GetChatsRequest(id=[chat.id]))
+        group = next((entity for entity in result.chats if entity.id == chat.id), None)
+        migrated_to = getattr(group, "migrated_to", None)
+        if not isinstance(migrated_to, types.InputChannel):
+            return None
+        result = await self._client(functions.channels.GetChannelsRequest(id=[migrated_to]))
+        channel = next((entity for entity in result.chats if entity.id == migrated_to.channel_id), None)
+        if not isinstance(channel, types.Channel):  # ChannelForbidden: the account is not in it
+            raise TargetForbidden(OPERATOR_WORDS["CHANNEL_PRIVATE"], rpc="CHANNEL_PRIVATE")
+        return await self._channel_info(channel)
 
     async def _channel_info(self, channel: types.Channel) -> ChatInfo:
         admin = bool(channel.creator or channel.admin_rights)

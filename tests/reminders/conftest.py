@@ -74,13 +74,18 @@ def fast_pace(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
-@pytest.fixture(autouse=True)
-def fresh_buckets():
-    """Accounts get new ids in every test, but a bucket left by an earlier run of the suite may share one."""
+def buckets_forget() -> None:
+    """Drop every send bucket from Redis: what a day later looks like to a FloodWait's pause (Redis keeps time)."""
     client = redis.Redis.from_url(django_settings.REDIS_URL)
     keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
     if keys:
         client.delete(*keys)
+
+
+@pytest.fixture(autouse=True)
+def fresh_buckets():
+    """Accounts get new ids in every test, but a bucket left by an earlier run of the suite may share one."""
+    buckets_forget()
 
 
 @pytest.fixture

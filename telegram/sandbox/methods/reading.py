@@ -202,7 +202,21 @@ def get_messages(call: Call):
     return types.messages.Messages(messages=messages, topics=[], chats=chats, users=users)
 
 
+def get_chats(call: Call):
+    """messages.getChats: basic groups the account is in, an upgraded one naming its supergroup (migrated_to)."""
+    rows = [chat(call, types.InputPeerChat(chat_id))[0] for chat_id in call.request.id]
+    return types.messages.Chats(chats=entities(call, rows)[0])
+
+
+def get_channels(call: Call):
+    """channels.getChannels: by the account's own access hashes; CHANNEL_PRIVATE for one it is not in."""
+    rows = [chat(call, channel)[0] for channel in call.request.id]
+    return types.messages.Chats(chats=entities(call, rows)[0])
+
+
 HANDLERS = {
+    functions.messages.GetChatsRequest: get_chats,
+    functions.channels.GetChannelsRequest: get_channels,
     functions.messages.GetDialogsRequest: get_dialogs,
     functions.channels.GetFullChannelRequest: get_full_channel,
     functions.messages.GetPeerDialogsRequest: get_peer_dialogs,

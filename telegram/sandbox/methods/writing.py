@@ -47,6 +47,10 @@ def _send(call: Call, *, text: str, media=None):
     request = call.request
     me = call.me()
     chat_row, admin = chat(call, request.peer)
+    if chat_row.get("migrated_to") or chat_row.get(
+        "deactivated"
+    ):  # upgraded to a supergroup: the old group takes no more messages
+        raise RpcAnswer(400, "CHAT_ID_INVALID")
     topic = _topic(call, chat_row, admin, request.reply_to)
     if not can_post(chat_row, admin):
         raise (
@@ -113,6 +117,8 @@ def forward_messages(call: Call):
     me = call.me()
     from_row, _ = chat(call, request.from_peer)
     to_row, admin = chat(call, request.to_peer)
+    if to_row.get("migrated_to") or to_row.get("deactivated"):
+        raise RpcAnswer(400, "CHAT_ID_INVALID")
     random_ids = list(request.random_id or [])
     if not request.id or len(random_ids) != len(request.id):
         raise RpcAnswer(400, "RANDOM_ID_INVALID")

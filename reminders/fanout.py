@@ -393,7 +393,7 @@ class Fanout(RunEngine):
             self._stop(RESTING)
             raise _LeavePending
         try:
-            now = await self.bucket.acquire()
+            now = await self.bucket.acquire(taken=self._spent)
         except BucketHalted as exc:
             self._stop(RESTING)
             raise _LeavePending from exc
@@ -405,6 +405,9 @@ class Fanout(RunEngine):
             reason = "Clean sending raised the pace"
             await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
         await self._serve_pause()
+
+    async def _spent(self, taken: Pace) -> None:
+        await db(pace.account_send_spent)(account=self.account, pace=taken)
 
     async def _serve_pause(self) -> None:
         loop = asyncio.get_running_loop()

@@ -2,6 +2,7 @@
 
 import threading
 import time
+from datetime import datetime
 
 import pytest
 import redis
@@ -125,6 +126,32 @@ def test_a_redis_flush_mid_run_does_not_forget_the_accounts_rest(fanout_world, s
 
     assert run.status == RunStatus.PAUSED
     assert [len(posts(world, group_id(n))) for n in range(4)] == [1, 0, 0, 0], "nothing more while it rests"
+
+
+@pytest.mark.django_db
+def test_a_redis_flush_mid_run_gives_no_fresh_burst(fanout_world, settings, monkeypatch):
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 600  # ten a second
+    world = fanout_world(groups_world(groups=12))
+    run = reminder_fire(reminder=make_reminder(parts=THREE_PARTS[:1]))
+    original = fanout.Fanout._target_end
+
+    def forget_after_each_group(self, target, status, error="", latency_ms=None):
+        original(self, target, status, error, latency_ms)
+        _flush_buckets()  # Redis restarted without its data, or evicted the bucket
+
+    monkeypatch.setattr(fanout.Fanout, "_target_end", forget_after_each_group)
+
+    assert execute(run).status == RunStatus.SUCCESS
+
+    sent = sorted(
+        datetime.fromisoformat(message["date"]).timestamp() for n in range(12) for message in posts(world, group_id(n))
+    )
+    assert len(sent) == 12
+    burst, rate = settings.REMINDER_SEND_BURST, 10
+    for first in range(len(sent)):
+        for last in range(first + 1, len(sent)):
+            allowed = burst + rate * (sent[last] - sent[first]) + 1  # one of slack: the sandbox's arrival times
+            assert last - first + 1 <= allowed, f"{last - first + 1} sends in {sent[last] - sent[first]:.3f} s"
 
 
 @pytest.mark.django_db

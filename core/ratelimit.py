@@ -12,6 +12,7 @@ and every taker in every process learns it at its next token.
 """
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from functools import cache
 
 import redis
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "stashcast:ratelimit:"
 
@@ -234,8 +237,9 @@ class TokenBucket:
                 break
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 if time.monotonic() >= deadline:
+                    logger.error("Redis did not answer for %s s: %s", settings.REDIS_PATIENCE_SECONDS, exc)
                     raise BucketUnavailable(
-                        f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s: {exc}"
+                        f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s."
                     ) from exc
                 await asyncio.sleep(1)
         if taken is not None:
@@ -243,6 +247,14 @@ class TokenBucket:
         if pace.wait > 0:
             await asyncio.sleep(pace.wait)
         return pace
+
+
+def buckets_answer() -> bool:
+    """Whether Redis (where every send budget lives) answers now: what a run paused by its outage waits for."""
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
 
 
 def account_send_bucket(

@@ -277,7 +277,7 @@ class _Copier(RunEngine):
             problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
             raise _Stop(problem or f"Sending is held for {self.account}; send again later.") from exc
         except BucketUnavailable as exc:
-            raise _Stop(f"{exc}. Nothing more was sent; send again once Redis is back.") from exc
+            raise _Stop(f"{exc} Nothing more was sent; send again once Redis is back.") from exc
         self.check()
 
     async def _main(self) -> None:

@@ -175,8 +175,8 @@ class Fanout(RunEngine):
             cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
             return RunStatus.PAUSED, summary, cause
         if self.stop_reason == OUTAGE:
-            summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
-            return RunStatus.PAUSED, summary, ""
+            summary = services.summary_outage(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
+            return RunStatus.PAUSED, summary, PauseCause.OUTAGE
         if self.stop_reason == ERRORS:
             reasons = Counter(error for error in self.recent if error)
             summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)

@@ -12,8 +12,14 @@ from accounts import pace
 from core.models import RunStatus
 from core.ratelimit import KEY_PREFIX
 from reminders import fanout
-from reminders.models import ReminderRunTarget, TargetStatus
-from reminders.services import CANCELED, PartSpec, reminder_fire, reminder_run_cancel
+from reminders.models import PauseCause, ReminderRunTarget, TargetStatus
+from reminders.services import (
+    CANCELED,
+    PartSpec,
+    reminder_fire,
+    reminder_run_cancel,
+    reminder_runs_auto_resume,
+)
 from tests.reminders.conftest import SENDER, account, execute, group_id, groups_world, make_reminder, posts
 
 THREE_PARTS = [PartSpec(text="One"), PartSpec(text="Two"), PartSpec(text="Three")]
@@ -155,14 +161,46 @@ def test_a_redis_flush_mid_run_gives_no_fresh_burst(fanout_world, settings, monk
 
 
 @pytest.mark.django_db
-def test_redis_away_pauses_the_run_with_the_reason(fanout_world, settings):
+def test_redis_away_pauses_the_run_with_its_cause_and_it_resumes_once_redis_answers(
+    fanout_world, settings, django_capture_on_commit_callbacks
+):
     world = fanout_world(groups_world(groups=3))
     run = reminder_fire(reminder=make_reminder())
+    redis_url = settings.REDIS_URL
     settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens there: as a Redis being restarted
     settings.REDIS_PATIENCE_SECONDS = 1
 
     run = execute(run)
 
     assert run.status == RunStatus.PAUSED, "an outage is not the run's failure"
-    assert "Redis" in run.error_summary and all(posts(world, group_id(n)) == [] for n in range(3))
+    assert run.pause_cause == PauseCause.OUTAGE
+    assert run.error_summary.startswith("Paused: Redis (the shared send budget) did not answer for 1 s."), (
+        run.error_summary
+    )
+    assert "It resumes by itself once Redis answers again" in run.error_summary
+    assert "Error" not in run.error_summary and "refused" not in run.error_summary, "the operator's words"
+    assert all(posts(world, group_id(n)) == [] for n in range(3))
     assert ReminderRunTarget.objects.filter(run=run, status=TargetStatus.SENDING).count() == 0, "none left in flight"
+    assert reminder_runs_auto_resume() == [], "Redis is still away: it waits"
+
+    settings.REDIS_URL = redis_url  # Redis is back
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert reminder_runs_auto_resume() == [run.pk]
+    assert len(callbacks) == 1, "queued again"
+    run = execute(run)
+    assert run.status == RunStatus.SUCCESS and all(len(posts(world, group_id(n))) == 1 for n in range(3))
+
+
+@pytest.mark.django_db
+def test_the_api_says_a_run_paused_by_an_outage(fanout_world, settings, api):
+    fanout_world(groups_world(groups=2))
+    run = reminder_fire(reminder=make_reminder())
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"
+    settings.REDIS_PATIENCE_SECONDS = 1
+    execute(run)
+
+    body = api.get(f"/api/reminder-runs/{run.pk}/").json()
+
+    assert body["status"] == "paused" and body["pause_cause"] == "outage"
+    assert body["error_summary"].startswith("Paused: Redis (the shared send budget) did not answer")

@@ -447,7 +447,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             await db(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
             return Outcome(kind="duplicate", package=known)
         try:
-            return await self._attempt(reader, target, archive_set, writer, size)
+            outcome = await self._attempt(reader, target, archive_set, writer, size)
         except SetFailed as failure:
             record = await db(ingestion_services.skipped_package_record)(
                 channel=channel,
@@ -469,6 +469,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
             holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
             return Outcome(kind="skipped", holds_watermark=holds)
+        self._partials_drop(archive_set)  # a failed set or an outage keeps them for the next attempt
+        return outcome
 
     async def _attempt(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None, size: int

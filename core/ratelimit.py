@@ -242,10 +242,12 @@ class TokenBucket:
                         f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s."
                     ) from exc
                 await asyncio.sleep(1)
+        due = time.monotonic() + pace.wait
         if taken is not None:
             await taken(pace)
-        if pace.wait > 0:
-            await asyncio.sleep(pace.wait)
+        # Until the token's due time, not for `wait` after hearing of it: the spacing stays the bucket's.
+        if (left := due - time.monotonic()) > 0:
+            await asyncio.sleep(left)
         return pace
 
 

@@ -217,20 +217,20 @@ class FetchStage:
                         await retries.after(exc)
                     except TransientError:
                         raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
-        # Linked, not moved: should the run stop before the set is decided (an outage), the next attempt finds
-        # the whole download where it resumes downloads.
-        path.unlink(missing_ok=True)
-        os.link(partial, path)
+        partial.rename(path)
+        self.whole_downloads[path] = partial
         return path, volume_hash.hexdigest()
 
     def _partial_path(self, document) -> Path:
         """Where this account downloads a document: kept past the run, so a later attempt resumes it."""
         return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.account.pk}-{document.id}"
 
-    def _partials_drop(self, archive_set) -> None:
-        """The set is taken (or found a duplicate): what was downloaded of it for a later attempt goes."""
-        for item in archive_set.items:
-            self._partial_path(item.document).unlink(missing_ok=True)
+    def _downloads_keep(self) -> None:
+        """The run stops undecided (an outage, a lost lock): whole downloads still in its folder go back where
+        the next attempt resumes downloads, instead of being fetched from Telegram again."""
+        for path, partial in self.whole_downloads.items():
+            if path.exists():
+                os.replace(path, partial)
 
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
         """Re-fetch the message right before downloading, so its file reference is fresh."""

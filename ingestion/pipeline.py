@@ -85,6 +85,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.photos: dict[int, list[DocumentMessage]] = {}
         self.photos_since: dict[int, datetime] = {}
         self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
+        self.whole_downloads: dict[Path, Path] = {}  # staged volume → where its download is kept past the run
+        self.interrupted = False  # stopped undecided (an outage, a lost lock): whole downloads are kept
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -98,6 +100,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             except WorkLost as lost:
                 # Its lock or claim went (a database restart): nothing more goes to Telegram from here; the run
                 # is queued again at once, and what was decided stays decided.
+                self.interrupted = True
                 self.hand_back(lost)
                 return RunStatus.QUEUED
             except WorkStopped as stopped:
@@ -111,6 +114,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                 logger.exception("Ingestion run %s failed", self.run.pk)
                 status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
             finally:
+                if self.interrupted:
+                    self._downloads_keep()
                 shutil.rmtree(self.staging, ignore_errors=True)
             self._flush(force=True)
             self._finish(status, error)
@@ -194,6 +199,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         problems.append(f"{channel_map.channel.title}: {error}")
                         log.note(scanning.FAILED, error)
         except CycleInterrupted as exc:
+            self.interrupted = True
             problems.append(str(exc))
         finally:
             await self._prefetch_drop()
@@ -447,7 +453,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             await db(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
             return Outcome(kind="duplicate", package=known)
         try:
-            outcome = await self._attempt(reader, target, archive_set, writer, size)
+            return await self._attempt(reader, target, archive_set, writer, size)
         except SetFailed as failure:
             record = await db(ingestion_services.skipped_package_record)(
                 channel=channel,
@@ -469,8 +475,6 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
             holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
             return Outcome(kind="skipped", holds_watermark=holds)
-        self._partials_drop(archive_set)  # a failed set or an outage keeps them for the next attempt
-        return outcome
 
     async def _attempt(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None, size: int

@@ -6,9 +6,9 @@ bytes are read once more at most (by the upload). Where O_DIRECT is not
 available the same class writes through an ordinary large buffer.
 
 A process that dies mid-file leaves every whole block written: the file's
-length is where a download resumes (`partial_resume_point`). A whole download
-stays there too until its set is taken, so a run stopped by an outage (the
-object store, the database) does not fetch it again.
+length is where a download resumes (`partial_resume_point`). The whole downloads
+of a run stopped by an outage (the object store, the database, a lost lock)
+are put back there, so the next attempt does not fetch them again.
 """
 
 import fcntl

@@ -38,6 +38,8 @@ class TelegramAccount(models.Model):
     send_budget_per_minute = models.FloatField(null=True, blank=True)
     send_budget_reason = models.CharField(max_length=255, blank=True)
     send_budget_changed_at = models.DateTimeField(null=True, blank=True)
+    # When the last send token taken from the bucket was due: a bucket Redis forgot starts empty from there.
+    send_spent_until = models.DateTimeField(null=True, blank=True)
     # Quarantine: nothing is sent or ingested through the account until then (PEER_FLOOD, too many FloodWaits).
     resting_until = models.DateTimeField(null=True, blank=True)
     rest_reason = models.CharField(max_length=255, blank=True)

@@ -7,11 +7,11 @@ every worker of the account stops at its next token, whatever process it is in.
 """
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import AccountPaceEvent, AccountRest, AccountSendMinute, PaceEventKind, TelegramAccount
@@ -31,16 +31,35 @@ class AccountNotResting(OperatorError):
 def account_bucket(*, account: TelegramAccount) -> TokenBucket:
     """The account's shared send bucket, starting from the recorded pace, rest and stop when Redis holds none."""
     return account_send_bucket(
-        account_id=account.pk, start_per_minute=account.send_budget_per_minute, start_halt=_halt_until(account)
+        account_id=account.pk,
+        start_per_minute=account.send_budget_per_minute,
+        start_halt=_halt_until(account),
+        start_spent=_spent(account),
     )
 
 
 def account_send_check(*, account: TelegramAccount, bucket: TokenBucket) -> str:
     """Before each message: why the account may not send (its rest or stop, as the database keeps them: Redis may
-    have forgotten them), or "". The bucket learns the recorded pace and halt, should Redis have lost its own."""
-    account.refresh_from_db(fields=["sending_stopped", "resting_until", "rest_reason", "send_budget_per_minute"])
-    bucket.remember(start_per_minute=account.send_budget_per_minute, halt=_halt_until(account))
+    have forgotten them), or "". The bucket learns the recorded pace, halt and last spend, should Redis have lost
+    its own."""
+    account.refresh_from_db(
+        fields=["sending_stopped", "resting_until", "rest_reason", "send_budget_per_minute", "send_spent_until"]
+    )
+    bucket.remember(start_per_minute=account.send_budget_per_minute, halt=_halt_until(account), spent=_spent(account))
     return account_send_problem(account=account)
+
+
+def account_send_spent(*, account: TelegramAccount, pace: Pace) -> None:
+    """After a token is taken, before its message goes: record when it is due, so a bucket Redis forgets starts
+    empty from there (never with a fresh burst on top of the tokens already handed out)."""
+    due = datetime.fromtimestamp(pace.due, UTC)
+    TelegramAccount.objects.filter(pk=account.pk).filter(
+        Q(send_spent_until__isnull=True) | Q(send_spent_until__lt=due)
+    ).update(send_spent_until=due)
+
+
+def _spent(account: TelegramAccount) -> float:
+    return account.send_spent_until.timestamp() if account.send_spent_until else 0
 
 
 def account_pace_record(

@@ -231,6 +231,7 @@ def counts(loaded, *, sets: int, groups: int) -> dict:
         "most_sends_in_a_minute": worst_minute,
         "budget_plus_burst": PER_MINUTE + BURST,
         "duplicated_sessions": sum(s["duplicated"] for s in sessions.values()),
+        "duplicated_by_account": {phone: s["duplicated"] for phone, s in sessions.items() if s["duplicated"]},
         "runs_failed": IngestionRun.objects.filter(status="failed").count()
         + ReminderRun.objects.filter(status="failed").count(),
         "skipped_packages": SkippedPackage.objects.exclude(reason="waiting_for_volumes").count(),

@@ -278,7 +278,8 @@ def run_engine_start(
     lock_namespace: str = locks.FANOUT_ACCOUNT,
 ) -> str | None:
     """Take the run's account lock (one sending run per account), claim the run or take it over from a worker that
-    is gone (its lock went with it), and execute it: the engine's ending, BUSY, or None when there is nothing to do."""
+    is surely gone, and execute it: the engine's ending, BUSY (the account is busy, or the run's old worker may
+    still be working), or None when there is nothing to do."""
     account_id = model.objects.filter(pk=run_id).values_list("account_id", flat=True).first()
     if account_id is None:
         return None
@@ -287,5 +288,7 @@ def run_engine_start(
             return BUSY
         run = run_claim(model=model, run_id=run_id) or run_take_over(model=model, run_id=run_id)
         if run is None:
+            if model.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+                return BUSY  # its old worker lost the lock (a database restart) but may not have noticed yet
             return None  # another delivery already finished it, or it is paused or canceled
         return engine(run=run).execute()

@@ -12,26 +12,32 @@ and every taker in every process learns it at its next token.
 """
 
 import asyncio
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 
 import redis
 from django.conf import settings
 
+logger = logging.getLogger(__name__)
+
 KEY_PREFIX = "stashcast:ratelimit:"
 
 # KEYS[1] the bucket. ARGV: capacity, ceiling (tokens/s), raise_every, raise_step (tokens/s), memory (s),
-# start rate (tokens/s, when the bucket has none), start halt (epoch, when the bucket has none), mode, then the
-# mode's arguments.
+# start rate (tokens/s, when the bucket has none), start halt (epoch, when the bucket has none), start spent (epoch
+# the last token handed out was due, when the bucket has none; 0: none known), mode, then the mode's arguments.
 # State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
 # (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0),
 # `ceiling` (the one it was last used under).
-# Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before}.
+# Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before,
+# due (epoch the token taken is due; 0 when none was)}.
 _SCRIPT = """
 local capacity, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2])
 local raise_every, raise_step = tonumber(ARGV[3]), tonumber(ARGV[4])
-local memory, start, start_halt, mode = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local memory, start, start_halt = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local start_spent, mode = tonumber(ARGV[8]), ARGV[9]
 local clock = redis.call("TIME")
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local state = redis.call("HMGET", KEYS[1], "tokens", "at", "rate", "cap", "clean", "halt", "ceiling")
@@ -45,19 +51,28 @@ local before = rate
 local cap = math.min(ceiling, stored_cap)
 local clean = tonumber(state[5]) or 0
 local halt = tonumber(state[6]) or start_halt
-local tokens = tonumber(state[1]) or capacity
-local at = tonumber(state[2]) or now
+local tokens, at = tonumber(state[1]), tonumber(state[2])
+if tokens == nil then
+  -- Redis does not hold the bucket (never did, restarted, flushed, evicted): empty when its last token was due,
+  -- refilled since. Never full at once: the tokens reserved before it was forgotten still go out.
+  if start_spent > now then
+    tokens, at = 0, start_spent
+  else
+    tokens, at = math.min(capacity, (now - start_spent) * rate), now
+  end
+end
 if now > at then
   tokens = math.min(capacity, tokens + (now - at) * rate)
   at = now
 end
-local status, wait, changed = "ok", 0, 0
+local status, wait, changed, due = "ok", 0, 0, 0
 if mode == "take" then
   if halt > now then
     status = "halt"
   else
     tokens = tokens - 1
     wait = (at - now) + math.max(0, -tokens) / rate
+    due = now + wait
     clean = clean + 1
     if raise_every > 0 and clean >= raise_every and rate < cap then
       rate = math.min(cap, rate + raise_step)
@@ -65,28 +80,29 @@ if mode == "take" then
     end
   end
 elseif mode == "pause" then
-  at = math.max(at, now + tonumber(ARGV[9]))
+  at = math.max(at, now + tonumber(ARGV[10]))
   tokens = math.min(tokens, 0)
 elseif mode == "lower" then
   -- ARGV: factor, floor (tokens/s), pause seconds, share of the drawing rate clean sending may climb back to.
   -- Answers to sends reserved before the last lowering arrive while its pause runs: they lower nothing more.
   local paused = at > now
   if not paused then
-    local floor = tonumber(ARGV[10])
-    cap = math.max(floor, rate * tonumber(ARGV[12]))
-    rate = math.max(floor, rate * tonumber(ARGV[9]))
+    local floor = tonumber(ARGV[11])
+    cap = math.max(floor, rate * tonumber(ARGV[13]))
+    rate = math.max(floor, rate * tonumber(ARGV[10]))
     clean, changed = 0, 1
   end
-  at = math.max(at, now + tonumber(ARGV[11]))
+  at = math.max(at, now + tonumber(ARGV[12]))
   tokens = math.min(tokens, 0)
 elseif mode == "halt" then
-  halt = tonumber(ARGV[9])
+  halt = tonumber(ARGV[10])
 end
 redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at), "rate", tostring(rate),
   "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt), "ceiling", tostring(ceiling))
--- the pace is remembered for `memory` after the last use; a missing bucket is a full one at `start`
+-- the pace is remembered for `memory` after the last use; a missing bucket starts from what the caller knows
 redis.call("PEXPIRE", KEYS[1], math.ceil((memory + math.max(0, halt - now, at - now)) * 1000))
-return {status, tostring(wait), tostring(rate), changed, tostring(halt), tostring(cap), tostring(before)}
+return {status, tostring(wait), tostring(rate), changed, tostring(halt), tostring(cap), tostring(before),
+  tostring(due)}
 """
 
 
@@ -126,14 +142,16 @@ class Pace:
     halted_until: float  # epoch seconds, 0 when not halted
     cap_per_minute: float
     before_per_minute: float  # the rate when the call began
+    due: float = 0  # epoch seconds (Redis's clock) the token taken is due; 0 when none was taken
 
 
 class TokenBucket:
     """`capacity` tokens at most, refilled at `per_minute` / 60 a second (the ceiling of an adaptive pace).
 
     With `raise_every`, a lowered pace climbs back by `raise_step_per_minute` every that many clean takes.
-    `start_per_minute` is the pace of a bucket Redis does not hold (yet, or any more), and `start_halt` its
-    halt: what the database remembers, so a flushed or restarted Redis forgets neither (`remember`).
+    `start_per_minute` is the pace of a bucket Redis does not hold (yet, or any more), `start_halt` its halt and
+    `start_spent` when its last token was due (it starts empty then, refilled since; never full at once): what the
+    database remembers, so a flushed or restarted Redis forgets none of them (`remember`).
     """
 
     def __init__(
@@ -147,6 +165,7 @@ class TokenBucket:
         memory_seconds: float = 86400,
         start_per_minute: float | None = None,
         start_halt: float = 0,
+        start_spent: float = 0,
     ):
         if per_minute <= 0:
             raise ValueError(f"A rate must be above 0 per minute, got {per_minute}.")
@@ -158,14 +177,15 @@ class TokenBucket:
         self.raise_every = raise_every
         self.raise_step = raise_step_per_minute / 60
         self.memory_seconds = memory_seconds
-        self.remember(start_per_minute=start_per_minute, halt=start_halt)
+        self.remember(start_per_minute=start_per_minute, halt=start_halt, spent=start_spent)
 
-    def remember(self, *, start_per_minute: float | None, halt: float) -> None:
-        """The pace (None: the ceiling) and halt the database keeps: where the bucket starts again if Redis has
-        forgotten it."""
+    def remember(self, *, start_per_minute: float | None, halt: float, spent: float = 0) -> None:
+        """The pace (None: the ceiling), halt and last spend the database keeps: where the bucket starts again if
+        Redis has forgotten it."""
         start = self.rate * 60 if start_per_minute is None else start_per_minute
         self.start = min(self.rate, max(start / 60, 1e-6))
         self.start_halt = halt
+        self.start_spent = spent
 
     def _call(self, mode: str, *args: float) -> Pace:
         fixed = [
@@ -176,11 +196,14 @@ class TokenBucket:
             self.memory_seconds,
             self.start,
             self.start_halt,
+            self.start_spent,
         ]
-        status, wait, rate, changed, halt, cap, before = _script(settings.REDIS_URL)(
+        status, wait, rate, changed, halt, cap, before, due = _script(settings.REDIS_URL)(
             keys=[self.key], args=[*fixed, mode, *args]
         )
-        pace = Pace(float(wait), float(rate) * 60, bool(changed), float(halt), float(cap) * 60, float(before) * 60)
+        pace = Pace(
+            float(wait), float(rate) * 60, bool(changed), float(halt), float(cap) * 60, float(before) * 60, float(due)
+        )
         if status == b"halt":
             raise BucketHalted(pace.halted_until)
         return pace
@@ -212,8 +235,11 @@ class TokenBucket:
         """The pace now, changing nothing (a halted bucket answers with its halt, not BucketHalted)."""
         return self._call("state")
 
-    async def acquire(self, *, wait_at_most: float | None = None) -> Pace:
-        """Take one token, waiting until it is due. Redis not answering (a restart, a blip) is waited out for up to
+    async def acquire(
+        self, *, wait_at_most: float | None = None, taken: Callable[[Pace], Awaitable[None]] | None = None
+    ) -> Pace:
+        """Take one token, waiting until it is due; `taken` hears of it before the wait (to record the spend while
+        the token is still ahead). Redis not answering (a restart, a blip) is waited out for up to
         REDIS_PATIENCE_SECONDS, then BucketUnavailable: a send is never made unpaced. A token due after
         `wait_at_most` seconds is not waited for: BucketTooLate."""
         deadline = time.monotonic() + settings.REDIS_PATIENCE_SECONDS
@@ -223,19 +249,32 @@ class TokenBucket:
                 break
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 if time.monotonic() >= deadline:
+                    logger.error("Redis did not answer for %s s: %s", settings.REDIS_PATIENCE_SECONDS, exc)
                     raise BucketUnavailable(
-                        f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s: {exc}"
+                        f"Redis (the shared send budget) did not answer for {settings.REDIS_PATIENCE_SECONDS} s."
                     ) from exc
                 await asyncio.sleep(1)
         if wait_at_most is not None and pace.wait > wait_at_most:
             raise BucketTooLate(pace.wait)
-        if pace.wait > 0:
-            await asyncio.sleep(pace.wait)
+        due = time.monotonic() + pace.wait
+        if taken is not None:
+            await taken(pace)
+        # Until the token's due time, not for `wait` after hearing of it: the spacing stays the bucket's.
+        if (left := due - time.monotonic()) > 0:
+            await asyncio.sleep(left)
         return pace
 
 
+def buckets_answer() -> bool:
+    """Whether Redis (where every send budget lives) answers now: what a run paused by its outage waits for."""
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
 def account_send_bucket(
-    *, account_id: int, start_per_minute: float | None = None, start_halt: float = 0
+    *, account_id: int, start_per_minute: float | None = None, start_halt: float = 0, start_spent: float = 0
 ) -> TokenBucket:
     """The send budget of one Telegram account: every message of every run and worker takes from it.
 
@@ -250,4 +289,5 @@ def account_send_bucket(
         memory_seconds=settings.REMINDER_PACE_MEMORY_HOURS * 3600,
         start_per_minute=start_per_minute,
         start_halt=start_halt,
+        start_spent=start_spent,
     )

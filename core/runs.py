@@ -39,13 +39,22 @@ def run_claim(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
 
 
 def run_take_over(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
-    """Claim a run still `running` whose worker is known to be gone (the caller holds the lock every live
-    worker of that run would hold). Compare-and-set on the old worker_id: one taker wins."""
+    """Claim a run still `running` whose worker has surely stopped; None when there is none, or when its worker
+    may still be working (then try again later: never two holders at once).
+
+    The caller holds the lock every live worker of that run would hold, but a PostgreSQL restart frees that lock
+    under a worker still alive, which stops only at its next heartbeat. So the holder must be known gone: its
+    process is no more (same host), or its heartbeat has been quiet for two periods (a live holder beats every
+    period, and stops itself once it cannot). Compare-and-set on the old worker_id: one taker wins."""
     run = model.objects.filter(pk=run_id, status=RunStatus.RUNNING).first()
     if run is None:
         return None
     now = timezone.now()
-    taken = model.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_id=run.worker_id).update(
+    candidates = model.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker_id=run.worker_id)
+    if not worker_gone(run.worker_id):
+        quiet = now - timedelta(seconds=2 * settings.WORK_HEARTBEAT_SECONDS + 1)
+        candidates = candidates.filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=quiet))
+    taken = candidates.update(
         worker_id=worker_id(),
         claimed_at=now,
         heartbeat_at=now,
@@ -56,6 +65,20 @@ def run_take_over(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | N
         return None
     logger.warning("%s #%s: taken over from worker %s, which stopped mid-run", model.__name__, run_id, run.worker_id)
     return model.objects.get(pk=run_id)
+
+
+def worker_gone(holder: str) -> bool:
+    """Whether the process a worker_id names is surely gone: it ran on this host, and its pid is no more."""
+    host, _, pid = holder.rpartition("-")[0].rpartition("-")  # host-pid-start; a host name may hold dashes
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, under another user
+        pass
+    return False
 
 
 def run_task_send(task_name: str, run_id: int, *, countdown: int = 0) -> None:

@@ -11,6 +11,7 @@ whose raw file is kept (downloaded before, by this machine or another) is read b
 import asyncio
 import hashlib
 import logging
+import os
 import shutil
 from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
@@ -217,11 +218,19 @@ class FetchStage:
                     except TransientError:
                         raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{document.name}: {exc}") from exc
         partial.rename(path)
+        self.whole_downloads[path] = partial
         return path, volume_hash.hexdigest()
 
     def _partial_path(self, document) -> Path:
         """Where this account downloads a document: kept past the run, so a later attempt resumes it."""
         return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.account.pk}-{document.id}"
+
+    def _downloads_keep(self) -> None:
+        """The run stops undecided (an outage, a lost lock): whole downloads still in its folder go back where
+        the next attempt resumes downloads, instead of being fetched from Telegram again."""
+        for path, partial in self.whole_downloads.items():
+            if path.exists():
+                os.replace(path, partial)
 
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
         """Re-fetch the message right before downloading, so its file reference is fresh."""

@@ -85,6 +85,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.photos: dict[int, list[DocumentMessage]] = {}
         self.photos_since: dict[int, datetime] = {}
         self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
+        self.whole_downloads: dict[Path, Path] = {}  # staged volume → where its download is kept past the run
+        self.interrupted = False  # stopped undecided (an outage, a lost lock): whole downloads are kept
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -98,6 +100,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             except WorkLost as lost:
                 # Its lock or claim went (a database restart): nothing more goes to Telegram from here; the run
                 # is queued again at once, and what was decided stays decided.
+                self.interrupted = True
                 self.hand_back(lost)
                 return RunStatus.QUEUED
             except WorkStopped as stopped:
@@ -111,6 +114,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                 logger.exception("Ingestion run %s failed", self.run.pk)
                 status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
             finally:
+                if self.interrupted:
+                    self._downloads_keep()
                 shutil.rmtree(self.staging, ignore_errors=True)
             self._flush(force=True)
             self._finish(status, error)
@@ -194,6 +199,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         problems.append(f"{channel_map.channel.title}: {error}")
                         log.note(scanning.FAILED, error)
         except CycleInterrupted as exc:
+            self.interrupted = True
             problems.append(str(exc))
         finally:
             await self._prefetch_drop()

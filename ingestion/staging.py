@@ -6,7 +6,9 @@ bytes are read once more at most (by the upload). Where O_DIRECT is not
 available the same class writes through an ordinary large buffer.
 
 A process that dies mid-file leaves every whole block written: the file's
-length is where a download resumes (`partial_resume_point`).
+length is where a download resumes (`partial_resume_point`). The whole downloads
+of a run stopped by an outage (the object store, the database, a lost lock)
+are put back there, so the next attempt does not fetch them again.
 """
 
 import fcntl
@@ -78,6 +80,8 @@ def partial_resume_point(path, *, size: int, part_size: int) -> int:
         return 0
     if held > size:
         return 0
+    if held == size:  # downloaded whole, then kept through an outage: nothing to fetch again
+        return size
     return held - held % part_size
 
 

@@ -31,7 +31,7 @@ from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
 from core.models import RunStatus
 from core.notifications import notification_raise
-from core.ratelimit import BucketHalted, BucketUnavailable
+from core.ratelimit import BucketHalted, BucketUnavailable, Pace
 from core.runs import run_finish, run_hand_back, run_task_send
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
@@ -261,6 +261,9 @@ class _Copier(RunEngine):
             self.progressed()
         self._counts()
 
+    async def _spent(self, taken: Pace) -> None:
+        await db(pace.account_send_spent)(account=self.account, pace=taken)
+
     async def _may_send(self, bucket) -> None:
         """Before each message: the claim and the operator's word, then the account's rest and stop as the database
         keeps them (Redis may have forgotten them), then a token (a halted bucket: the account rests or stopped)."""
@@ -269,12 +272,12 @@ class _Copier(RunEngine):
         if problem:
             raise _Stop(problem)
         try:
-            await bucket.acquire()
+            await bucket.acquire(taken=self._spent)
         except BucketHalted as exc:
             problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
             raise _Stop(problem or f"Sending is held for {self.account}; send again later.") from exc
         except BucketUnavailable as exc:
-            raise _Stop(f"{exc}. Nothing more was sent; send again once Redis is back.") from exc
+            raise _Stop(f"{exc} Nothing more was sent; send again once Redis is back.") from exc
         self.check()
 
     async def _main(self) -> None:

@@ -187,8 +187,8 @@ class Fanout(RunEngine):
             cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
             return RunStatus.PAUSED, summary, cause
         if self.stop_reason == OUTAGE:
-            summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
-            return RunStatus.PAUSED, summary, ""
+            summary = services.summary_outage(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
+            return RunStatus.PAUSED, summary, PauseCause.OUTAGE
         if self.stop_reason == ERRORS:
             reasons = Counter(error for error in self.recent if error)
             summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)
@@ -445,7 +445,7 @@ class Fanout(RunEngine):
             self._stop_window()
             raise _LeavePending
         try:
-            now = await self.bucket.acquire(wait_at_most=left)
+            now = await self.bucket.acquire(wait_at_most=left, taken=self._spent)
         except BucketHalted as exc:
             self._stop(RESTING)
             raise _LeavePending from exc
@@ -462,6 +462,9 @@ class Fanout(RunEngine):
             reason = "Clean sending raised the pace"
             await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
         await self._serve_pause()
+
+    async def _spent(self, taken: Pace) -> None:
+        await db(pace.account_send_spent)(account=self.account, pace=taken)
 
     async def _serve_pause(self) -> None:
         loop = asyncio.get_running_loop()

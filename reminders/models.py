@@ -132,6 +132,8 @@ class PauseCause(models.TextChoices):
     ACCOUNT_REST = "account_rest", "Account resting"
     SENDING_STOPPED = "sending_stopped", "Sending stopped for the account"
     ERRORS = "errors", "Too many groups failed"
+    # Redis (the shared send budget) did not answer: resumes by itself once it does (services.runs).
+    OUTAGE = "outage", "Paused by an outage"
     # A failed run standing for a schedule slot nothing served before its window closed (services.slots).
     MISSED = "missed", "Slot missed"
 

@@ -13,6 +13,7 @@ from accounts.models import AuthState, TelegramAccount
 from core import clock
 from core.errors import OperatorError
 from core.models import RunStatus
+from core.ratelimit import buckets_answer
 from core.runs import run_task_send
 from reminders.models import (
     ACTIVE,
@@ -325,8 +326,9 @@ def _fail_waiting(run: ReminderRun, reason: str) -> None:
 
 
 def reminder_runs_auto_resume() -> list[int]:
-    """What beat does every minute: start the runs waiting for their delivery window once it is open, and
-    resume paused runs of auto-resume reminders once a new window has opened."""
+    """What beat does every minute: start the runs waiting for their delivery window once it is open, resume
+    paused runs of auto-resume reminders once a new window has opened, and runs an outage paused once Redis
+    answers again."""
     resumed = []
     waiting = ReminderRun.objects.filter(status=WAITING, reminder__isnull=False).select_related("reminder")
     for run in waiting:
@@ -346,9 +348,8 @@ def reminder_runs_auto_resume() -> list[int]:
         reminder__auto_resume=True,
         reminder__enabled=True,
     ).select_related("reminder")
-    for run in paused:
-        if not _window_opened(run):
-            continue
+    resumable = [run for run in paused if _window_opened(run)] + _outage_over()
+    for run in resumable:
         try:
             reminder_run_resume(run=run)
         except ReminderStateError as exc:
@@ -356,3 +357,21 @@ def reminder_runs_auto_resume() -> list[int]:
             continue
         resumed.append(run.pk)
     return resumed
+
+
+def _outage_over() -> list[ReminderRun]:
+    """Runs an outage paused, once Redis answers again, inside the window they were in (or, for auto-resume
+    reminders, a new one): the system stopped them, so the system goes on with them."""
+    paused = list(
+        ReminderRun.objects.filter(
+            status=RunStatus.PAUSED, pause_cause=PauseCause.OUTAGE, reminder__enabled=True
+        ).select_related("reminder")
+    )
+    if not paused or not buckets_answer():
+        return []
+    return [run for run in paused if _same_window_open(run) or (run.reminder.auto_resume and _window_opened(run))]
+
+
+def _same_window_open(run: ReminderRun) -> bool:
+    window = DeliveryWindow.of(run.reminder).containing(clock.now())
+    return window is not None and window.end_at == run.window_end_at

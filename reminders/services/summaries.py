@@ -76,6 +76,13 @@ def summary_stopped(*, run: ReminderRun, counts: dict[str, int], reason: str, pa
     )
 
 
+def summary_outage(*, run: ReminderRun, counts: dict[str, int], reason: str, partly: int) -> str:
+    return (
+        f"Paused: {reason} {counts['sent']} of {run.total} groups delivered, {_still_pending(counts, partly)}. "
+        "It resumes by itself once Redis answers again; Resume or Cancel it meanwhile if you like."
+    )
+
+
 def summary_account_resting(
     *, run: ReminderRun | None, account: TelegramAccount, counts: dict[str, int], partly: int, total: int = 0
 ) -> str:

@@ -9,6 +9,7 @@ import time
 import uuid
 
 import pytest
+import redis
 from django.conf import settings
 
 from core.ratelimit import KEY_PREFIX, BucketHalted, TokenBucket, account_send_bucket
@@ -192,6 +193,32 @@ def test_a_halt_stops_every_taker_of_the_bucket_until_lifted():
 def test_a_bucket_redis_does_not_hold_starts_at_its_start_pace_under_the_ceiling():
     assert adaptive(600, start_per_minute=120).state().per_minute == pytest.approx(120)
     assert adaptive(600, start_per_minute=6000).state().per_minute == pytest.approx(600), "capped by the ceiling"
+
+
+def _forget(bucket_: TokenBucket) -> None:
+    """Redis restarted without its data, or evicted the bucket."""
+    redis.Redis.from_url(settings.REDIS_URL).delete(bucket_.key)
+
+
+def test_a_bucket_redis_forgot_starts_from_its_last_spend_not_full():
+    name = f"test:{uuid.uuid4().hex}"
+    shared = TokenBucket(name, per_minute=600, capacity=3)
+    due = [time.time() + shared.reserve() for _ in range(6)]  # the burst, then three reserved ahead
+    _forget(shared)
+
+    # What the database recorded: the last token handed out was due then.
+    again = TokenBucket(name, per_minute=600, capacity=3, start_spent=max(due))
+    due += [time.time() + again.reserve() for _ in range(6)]
+
+    assert_paced(due, rate=10, capacity=3, slack=0.1)
+    assert min(due[6:]) == pytest.approx(max(due[:6]) + 0.1, abs=0.02), "next in line after the last reserved"
+
+
+def test_a_bucket_forgotten_long_after_its_last_spend_starts_full_again():
+    name = f"test:{uuid.uuid4().hex}"
+    quiet = TokenBucket(name, per_minute=600, capacity=3, start_spent=time.time() - 1)  # refilled meanwhile
+
+    assert [quiet.reserve() for _ in range(4)] == pytest.approx([0, 0, 0, 0.1], abs=0.02)
 
 
 def test_a_moved_ceiling_moves_a_pace_that_stood_at_it_and_keeps_a_learned_one():

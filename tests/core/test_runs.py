@@ -1,10 +1,13 @@
+import socket
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from core.models import RunStatus
-from core.runs import run_claim, run_claim_next, run_finish, run_holds, runs_reap, worker_id
+from core.runs import run_claim, run_claim_next, run_finish, run_holds, run_take_over, runs_reap, worker_id
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +96,39 @@ def test_runs_queued_long_ago_get_their_task_sent_again_once_a_period(django_cap
 
     assert sent == [old.pk]
     assert ProbeRun.objects.get(pk=old.pk).status == RunStatus.QUEUED
+
+
+def _held_by(holder: str, *, quiet_seconds: float) -> ProbeRun:
+    return ProbeRun.objects.create(
+        status=RunStatus.RUNNING, worker_id=holder, heartbeat_at=timezone.now() - timedelta(seconds=quiet_seconds)
+    )
+
+
+def test_a_run_whose_worker_may_still_work_is_not_taken_over_until_its_heartbeat_is_quiet(settings):
+    settings.WORK_HEARTBEAT_SECONDS = 5
+    alive = worker_id()  # this very process: alive, and it lost its lock to a database restart, say
+    run = _held_by(alive, quiet_seconds=6)
+
+    assert run_take_over(model=ProbeRun, run_id=run.pk) is None, "one missed beat: it may be about to notice"
+    assert ProbeRun.objects.get(pk=run.pk).worker_id == alive
+
+    ProbeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=12))
+    taken = run_take_over(model=ProbeRun, run_id=run.pk)
+    assert taken is not None and taken.requeue_count == 1, "two periods quiet: it stopped itself"
+
+
+def test_a_run_on_another_host_waits_for_its_heartbeat_to_go_quiet(settings):
+    settings.WORK_HEARTBEAT_SECONDS = 5
+
+    assert run_take_over(model=ProbeRun, run_id=_held_by("other-host-12-1", quiet_seconds=1).pk) is None
+    assert run_take_over(model=ProbeRun, run_id=_held_by("other-host-12-1", quiet_seconds=20).pk) is not None
+
+
+def test_a_run_whose_process_is_gone_is_taken_over_at_once(settings):
+    settings.WORK_HEARTBEAT_SECONDS = 5
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = f"{socket.gethostname()}-{ended.stdout.strip()}-1"
+
+    taken = run_take_over(model=ProbeRun, run_id=_held_by(gone, quiet_seconds=0).pk)
+
+    assert taken is not None and taken.worker_id == worker_id()

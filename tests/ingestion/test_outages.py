@@ -96,6 +96,10 @@ def test_an_object_store_outage_is_not_charged_to_the_archive(ingest_world, sett
     watermark = AccountChannelMap.objects.get(account__phone=READER).last_processed_message_id
     assert watermark < 12, "the watermark waits below the set"
 
+    downloads = loaded.stats()["calls"][READER]["upload.getFile"]
+
     settings.STORAGES = {**settings.STORAGES, "default": working}
     assert pipeline.ingestion_run_execute(run=_cycle()) == RunStatus.SUCCESS
     assert [m["document"]["name"] for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]] == ["after.zip"]
+    assert loaded.stats()["calls"][READER]["upload.getFile"] == downloads, "the kept download is used, not fetched"
+    assert not list((tmp_path / "staging" / "partial").iterdir()), "the set is taken: its kept download goes"

@@ -3,12 +3,14 @@
 import asyncio
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 import redis
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import Chat, TelegramAccount
 from core.errors import OperatorError
@@ -201,13 +203,19 @@ def test_what_cannot_be_sent_is_refused_with_the_reason(ingested):
         sending.package_send_create(packages=[dragon], chat=friends)
 
 
-def test_a_send_taken_by_another_worker_is_left_alone(ingested):
+def test_a_send_held_by_a_live_worker_is_left_alone_until_its_heartbeat_goes_quiet(ingested):
     send = sending.package_send_create(
         packages=[Package.objects.get(file_name="dragon.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
     )
+    # Held by this very process, alive: its lock went (a database restart), it has not noticed yet.
     assert run_claim(model=PackageSend, run_id=send.pk) is not None
 
-    assert _execute(send) is not None  # the lock is free: the holder is known gone, so it is taken over
+    assert _execute(send) == sending.BUSY, "never two holders at once: tried again later"
+    assert len(_documents(FRIENDS)) == 0
+
+    quiet = timezone.now() - timedelta(seconds=2 * django_settings.WORK_HEARTBEAT_SECONDS + 2)
+    PackageSend.objects.filter(pk=send.pk).update(heartbeat_at=quiet)
+    assert _execute(send) == RunStatus.SUCCESS, "quiet for two heartbeat periods: it stopped, so it is taken over"
     assert len(_documents(FRIENDS)) == 1
 
 

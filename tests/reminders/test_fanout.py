@@ -4,7 +4,7 @@ import asyncio
 import math
 import threading
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection, connections
@@ -516,6 +516,8 @@ def test_a_crash_between_the_send_and_its_record_never_posts_twice(fanout_world,
     assert run.targets.filter(status=TargetStatus.SENDING).exists()
 
     monkeypatch.setattr(fanout.Fanout, "_target_end", original)
+    # The "dead" worker is this very process: what proves it gone to the next one is its heartbeat gone quiet.
+    ReminderRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at - timedelta(minutes=5))
     run = execute(run)  # the redelivered task finds the run running with nobody holding the account: takes over
 
     assert run.status == RunStatus.SUCCESS and run.requeue_count == 1

@@ -2,6 +2,7 @@
 
 import threading
 import time
+from datetime import datetime
 
 import pytest
 import redis
@@ -11,8 +12,14 @@ from accounts import pace
 from core.models import RunStatus
 from core.ratelimit import KEY_PREFIX
 from reminders import fanout
-from reminders.models import ReminderRunTarget, TargetStatus
-from reminders.services import CANCELED, PartSpec, reminder_fire, reminder_run_cancel
+from reminders.models import PauseCause, ReminderRunTarget, TargetStatus
+from reminders.services import (
+    CANCELED,
+    PartSpec,
+    reminder_fire,
+    reminder_run_cancel,
+    reminder_runs_auto_resume,
+)
 from tests.reminders.conftest import SENDER, account, execute, group_id, groups_world, make_reminder, posts
 
 THREE_PARTS = [PartSpec(text="One"), PartSpec(text="Two"), PartSpec(text="Three")]
@@ -128,14 +135,72 @@ def test_a_redis_flush_mid_run_does_not_forget_the_accounts_rest(fanout_world, s
 
 
 @pytest.mark.django_db
-def test_redis_away_pauses_the_run_with_the_reason(fanout_world, settings):
+def test_a_redis_flush_mid_run_gives_no_fresh_burst(fanout_world, settings, monkeypatch):
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 600  # ten a second
+    world = fanout_world(groups_world(groups=12))
+    run = reminder_fire(reminder=make_reminder(parts=THREE_PARTS[:1]))
+    original = fanout.Fanout._target_end
+
+    def forget_after_each_group(self, target, status, error="", latency_ms=None):
+        original(self, target, status, error, latency_ms)
+        _flush_buckets()  # Redis restarted without its data, or evicted the bucket
+
+    monkeypatch.setattr(fanout.Fanout, "_target_end", forget_after_each_group)
+
+    assert execute(run).status == RunStatus.SUCCESS
+
+    sent = sorted(
+        datetime.fromisoformat(message["date"]).timestamp() for n in range(12) for message in posts(world, group_id(n))
+    )
+    assert len(sent) == 12
+    burst, rate = settings.REMINDER_SEND_BURST, 10
+    for first in range(len(sent)):
+        for last in range(first + 1, len(sent)):
+            allowed = burst + rate * (sent[last] - sent[first]) + 1  # one of slack: the sandbox's arrival times
+            assert last - first + 1 <= allowed, f"{last - first + 1} sends in {sent[last] - sent[first]:.3f} s"
+
+
+@pytest.mark.django_db
+def test_redis_away_pauses_the_run_with_its_cause_and_it_resumes_once_redis_answers(
+    fanout_world, settings, django_capture_on_commit_callbacks
+):
     world = fanout_world(groups_world(groups=3))
     run = reminder_fire(reminder=make_reminder())
+    redis_url = settings.REDIS_URL
     settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens there: as a Redis being restarted
     settings.REDIS_PATIENCE_SECONDS = 1
 
     run = execute(run)
 
     assert run.status == RunStatus.PAUSED, "an outage is not the run's failure"
-    assert "Redis" in run.error_summary and all(posts(world, group_id(n)) == [] for n in range(3))
+    assert run.pause_cause == PauseCause.OUTAGE
+    assert run.error_summary.startswith("Paused: Redis (the shared send budget) did not answer for 1 s."), (
+        run.error_summary
+    )
+    assert "It resumes by itself once Redis answers again" in run.error_summary
+    assert "Error" not in run.error_summary and "refused" not in run.error_summary, "the operator's words"
+    assert all(posts(world, group_id(n)) == [] for n in range(3))
     assert ReminderRunTarget.objects.filter(run=run, status=TargetStatus.SENDING).count() == 0, "none left in flight"
+    assert reminder_runs_auto_resume() == [], "Redis is still away: it waits"
+
+    settings.REDIS_URL = redis_url  # Redis is back
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert reminder_runs_auto_resume() == [run.pk]
+    assert len(callbacks) == 1, "queued again"
+    run = execute(run)
+    assert run.status == RunStatus.SUCCESS and all(len(posts(world, group_id(n))) == 1 for n in range(3))
+
+
+@pytest.mark.django_db
+def test_the_api_says_a_run_paused_by_an_outage(fanout_world, settings, api):
+    fanout_world(groups_world(groups=2))
+    run = reminder_fire(reminder=make_reminder())
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"
+    settings.REDIS_PATIENCE_SECONDS = 1
+    execute(run)
+
+    body = api.get(f"/api/reminder-runs/{run.pk}/").json()
+
+    assert body["status"] == "paused" and body["pause_cause"] == "outage"
+    assert body["error_summary"].startswith("Paused: Redis (the shared send budget) did not answer")

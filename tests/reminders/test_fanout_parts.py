@@ -2,14 +2,16 @@
 has forgotten the random_ids of the parts already sent (the sandbox's `random_id_memory_seconds`)."""
 
 import time
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.models import RunStatus
 from reminders import fanout
-from reminders.models import TargetStatus
+from reminders.models import ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire, reminder_run_resume, reminder_run_retry_failed
 from telegram.sandbox.faults import SandboxCrash
 from tests.reminders.conftest import (
@@ -66,6 +68,8 @@ def test_a_worker_dying_between_parts_is_taken_over_at_the_next_part(fanout_worl
     assert [texts(world, n) for n in range(3)] == [["one", "two"], ["one"], []]
 
     later(60)
+    # The "dead" worker is this very process: what proves it gone to the next one is its heartbeat gone quiet.
+    ReminderRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
     run = execute(run)
 
     assert (run.status, run.sent, run.requeue_count) == (RunStatus.SUCCESS, 3, 1)

@@ -29,6 +29,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -66,14 +67,17 @@ logger = logging.getLogger(__name__)
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
 
-# Why a run stops before every target was tried.
-WINDOW = "window"
-ACCOUNT = "account"
-MEDIA = "media"
-ERROR = "error"
-RESTING = "resting"  # the account rests or its sending was stopped: the bucket is halted
-ERRORS = "errors"  # too many recent groups failed
-OUTAGE = "outage"  # Redis (the shared budget) did not answer: nothing can be paced
+
+class StopReason(StrEnum):
+    """Why a run stops before every target was tried."""
+
+    WINDOW_CLOSED = "window closed"
+    ACCOUNT_UNUSABLE = "account unusable"  # its session is gone or Telegram restricted it
+    MEDIA_UNUSABLE = "media unusable"  # deleted, or too large for this account
+    CRASHED = "crashed"  # an unexpected exception in the engine itself
+    ACCOUNT_RESTING = "account resting"  # the account rests or its sending was stopped: the bucket is halted
+    TOO_MANY_FAILURES = "too many failures"  # too many recent groups failed
+    BUDGET_OUTAGE = "budget outage"  # Redis (the shared budget) did not answer: nothing can be paced
 
 
 def db(function):
@@ -105,7 +109,7 @@ class Fanout(RunEngine):
         super().__init__(run=run)
         self.reminder = run.reminder
         self.account = run.account
-        self.stop_reason = ""
+        self.stop_reason: StopReason | None = None
         self.stop_error: Exception | None = None
         self.lost_claim = False
         self.messages_sent = run.messages_sent
@@ -137,7 +141,7 @@ class Fanout(RunEngine):
             return None
         except Exception as exc:
             logger.exception("Reminder run #%s failed", self.run.pk)
-            self._stop(ERROR, exc)
+            self._stop(StopReason.CRASHED, exc)
             error = f"{exc.__class__.__name__}: {exc}"
         finally:
             if self.temp_dir is not None:
@@ -148,7 +152,7 @@ class Fanout(RunEngine):
             "messages_sent": self.messages_sent,
             "active_seconds": self.run.active_seconds + time.monotonic() - started,
         }
-        if self.stop_reason == ACCOUNT:
+        if self.stop_reason == StopReason.ACCOUNT_UNUSABLE:
             account_mark_unusable(account=self.account, error=self.stop_error)
         pace.account_sends_tally(account=self.account, sends=self.messages_sent - self.tallied)
         status, summary, cause = self._ending(counts, error)
@@ -166,32 +170,32 @@ class Fanout(RunEngine):
         """The run's status, summary and pause cause."""
         run = self.run
         partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason else 0
-        if self.stop_reason == WINDOW:
+        if self.stop_reason == StopReason.WINDOW_CLOSED:
             status = RunStatus.PAUSED if counts["sent"] or partly else RunStatus.FAILED
             return status, services.summary_window_closed(run=run, counts=counts, partly=partly), PauseCause.WINDOW
-        if self.stop_reason == RESTING:
+        if self.stop_reason == StopReason.ACCOUNT_RESTING:
             account = TelegramAccount.objects.get(pk=self.account.pk)
             summary = services.summary_account_resting(run=run, account=account, counts=counts, partly=partly)
             cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
             return RunStatus.PAUSED, summary, cause
-        if self.stop_reason == OUTAGE:
+        if self.stop_reason == StopReason.BUDGET_OUTAGE:
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.PAUSED, summary, ""
-        if self.stop_reason == ERRORS:
+        if self.stop_reason == StopReason.TOO_MANY_FAILURES:
             reasons = Counter(error for error in self.recent if error)
             summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)
             return RunStatus.PAUSED, summary, PauseCause.ERRORS
-        if self.stop_reason == ACCOUNT:
+        if self.stop_reason == StopReason.ACCOUNT_UNUSABLE:
             exc = self.stop_error
             if isinstance(exc, AuthRequired):
                 reason = f"the session of {self.account} is no longer valid ({exc.rpc}); log it in again."
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
             return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly), ""
-        if self.stop_reason == MEDIA:
+        if self.stop_reason == StopReason.MEDIA_UNUSABLE:
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.FAILED, summary, ""
-        if self.stop_reason == ERROR:
+        if self.stop_reason == StopReason.CRASHED:
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{error}.", partly=partly)
             return RunStatus.FAILED, summary, ""
         if counts["failed"] == 0 and counts["pending"] == 0:
@@ -199,7 +203,7 @@ class Fanout(RunEngine):
         status = RunStatus.PARTIAL if counts["sent"] else RunStatus.FAILED
         return status, services.summary_finished(run=run, counts=counts), ""
 
-    def _stop(self, reason: str, error: Exception | None = None) -> None:
+    def _stop(self, reason: StopReason, error: Exception | None = None) -> None:
         if not self.stop_reason:
             self.stop_reason, self.stop_error = reason, error
 
@@ -210,7 +214,12 @@ class Fanout(RunEngine):
     @property
     def _aborting(self) -> bool:
         """Account-wide trouble stops even the groups in flight; a closing window lets them finish."""
-        return self.stop_reason in {ACCOUNT, MEDIA, RESTING, OUTAGE}
+        return self.stop_reason in {
+            StopReason.ACCOUNT_UNUSABLE,
+            StopReason.MEDIA_UNUSABLE,
+            StopReason.ACCOUNT_RESTING,
+            StopReason.BUDGET_OUTAGE,
+        }
 
     # Database steps (sync, called through db()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
@@ -227,10 +236,10 @@ class Fanout(RunEngine):
         ]
         missing = sorted(media_ids - media.keys())
         if missing:
-            self._stop(MEDIA, ValueError(f"media #{missing[0]} of this run was deleted."))
+            self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"media #{missing[0]} of this run was deleted."))
         self.account.refresh_from_db()
         if pace.account_send_problem(account=self.account):
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
         return targets, hashes
 
     def _flush(self) -> None:
@@ -302,7 +311,7 @@ class Fanout(RunEngine):
         failed = sum(1 for outcome in self.recent if outcome)
         share = settings.REMINDER_ERROR_SHARE_PERCENT / 100
         if share and failed > share * self.recent.maxlen:
-            self._stop(ERRORS)
+            self._stop(StopReason.TOO_MANY_FAILURES)
 
     # The fan-out ----------------------------------------------------------------------------------------------
     async def _main(self) -> None:
@@ -339,7 +348,7 @@ class Fanout(RunEngine):
     async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
         while queue and not self.stop_reason and not self.lost_claim:
             if self._window_closed_by(clock.now()):
-                self._stop(WINDOW)
+                self._stop(StopReason.WINDOW_CLOSED)
                 return
             await self._deliver(queue.popleft(), hashes)
 
@@ -390,15 +399,15 @@ class Fanout(RunEngine):
             self.lost_claim = True
             raise _LeavePending from exc
         if await db(pace.account_send_check)(account=self.account, bucket=self.bucket):
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending
         try:
             now = await self.bucket.acquire()
         except BucketHalted as exc:
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
         except BucketUnavailable as exc:
-            self._stop(OUTAGE, exc)
+            self._stop(StopReason.BUDGET_OUTAGE, exc)
             raise _LeavePending from exc
         self.check()
         if now.changed:
@@ -460,14 +469,14 @@ class Fanout(RunEngine):
         """PEER_FLOOD rests the account; another restriction, or a session gone, stops it. Always raises."""
         if isinstance(exc, AccountRestricted) and exc.rpc == PEER_FLOOD:
             await self._peer_flood(exc)
-        self._stop(ACCOUNT, exc)
+        self._stop(StopReason.ACCOUNT_UNUSABLE, exc)
         raise _LeavePending from exc
 
     async def _peer_flood(self, exc: AccountRestricted) -> None:
         """Telegram thinks the account spams: rest it before it is banned; every run of it pauses."""
-        if self.stop_reason == RESTING:  # another group of this run got the same answer first
+        if self.stop_reason == StopReason.ACCOUNT_RESTING:  # another group of this run got the same answer first
             raise _LeavePending from exc
-        self._stop(RESTING)
+        self._stop(StopReason.ACCOUNT_RESTING)
         reason = f"Telegram answered {PEER_FLOOD} during run #{self.run.pk}"
         await self._lower(PaceEventKind.PEER_FLOOD, pause_seconds=0, reason=reason)
         await db(self._rest)(reason)
@@ -485,10 +494,10 @@ class Fanout(RunEngine):
         recent = await self._lower(kind, pause_seconds=pause_seconds, reason=reason)
         if not slow_mode and recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
             await db(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
         if past_window:
-            self._stop(WINDOW)
+            self._stop(StopReason.WINDOW_CLOSED)
             raise _LeavePending from exc
         if slow_mode:
             await asyncio.sleep(exc.seconds)
@@ -529,7 +538,9 @@ class Fanout(RunEngine):
             except TransientError as exc:
                 await self._transient(exc, retries)
             except FileTooLarge as exc:
-                self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
+                self._stop(
+                    StopReason.MEDIA_UNUSABLE, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}")
+                )
                 raise _LeavePending from exc
             except (AccountRestricted, AuthRequired) as exc:
                 await self._account_trouble(exc)

@@ -15,6 +15,7 @@ from django.db.models import F, Min
 from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+from core import task_names
 from core.errors import OperatorError
 from core.models import RunStatus
 from core.notifications import notifications_resolve
@@ -178,7 +179,7 @@ def _start_now(run: IngestionRun) -> None:
 
 
 def _enqueue(run_id: int, countdown: int = 0) -> None:
-    run_task_send("ingestion.tasks.ingestion_run_execute", run_id, countdown=countdown)
+    run_task_send(task_names.INGESTION_RUN_EXECUTE, run_id, countdown=countdown)
 
 
 def ingestion_run_enqueue(run_id: int) -> None:
@@ -418,9 +419,9 @@ def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) 
     return channel_title
 
 
-def catalog_task_send(name: str) -> None:
-    """Queue `ingestion.tasks.<name>` (catalog_audit, catalog_rebuild) after commit: a button's work."""
-    transaction.on_commit(lambda: signature(f"ingestion.tasks.{name}").apply_async())
+def catalog_task_send(task_name: str) -> None:
+    """Queue task_names.CATALOG_AUDIT or CATALOG_REBUILD after commit: a button's work."""
+    transaction.on_commit(lambda: signature(task_name).apply_async())
 
 
 def catalog_rebuild_from_destination(*, on_progress=None) -> catalog.CatalogRebuild:

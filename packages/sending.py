@@ -25,7 +25,7 @@ from django.utils import timezone
 from accounts import pace
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
 from accounts.services import account_mark_unusable
-from core import locks
+from core import locks, task_names
 from core.crypto import unseal
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
@@ -42,7 +42,6 @@ from telegram.retry import TransientRetries
 logger = logging.getLogger(__name__)
 
 PEER_FLOOD = "PEER_FLOOD"
-TASK = "packages.tasks.package_send_execute"
 SEND_FAILED = "package_send_failed"
 
 
@@ -171,7 +170,7 @@ def _part_names(package: Package) -> list[str]:
 
 
 def package_send_enqueue(send_id: int, countdown: int = 0) -> None:
-    run_task_send(TASK, send_id, countdown=countdown)
+    run_task_send(task_names.PACKAGE_SEND_EXECUTE, send_id, countdown=countdown)
 
 
 def package_send_execute(*, send_id: int) -> str | None:

@@ -177,7 +177,7 @@ class FetchStage:
         """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble, and from the
         first missing part of what an earlier attempt of this account left (a killed worker's). In the
         background (foreground=False) it leaves the run's current file and step to the set in front."""
-        path = folder / package_services.disk_name(item.document.name)
+        path = folder / raw_objects.disk_name(item.document.name)
         partial = self._partial_path(item.document)
         partial.parent.mkdir(parents=True, exist_ok=True)
         volume_hash = hashlib.sha256()

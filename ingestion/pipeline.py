@@ -53,6 +53,7 @@ from packages import services as package_services
 from packages.completeness import SetVerdict
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
+from packages.raw_objects import RawObjectUnreadable
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
@@ -587,7 +588,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             raws = await db(ingestion_services.set_raw_files_record)(channel=channel, volumes=volumes)
         except package_services.RetentionMisconfigured as exc:
             raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
-        except package_services.RawObjectUnreadable as exc:
+        except RawObjectUnreadable as exc:
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{archive_set.file_name}: {exc}") from exc
 
         names = [item.document.name for item in archive_set.items]

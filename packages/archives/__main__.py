@@ -5,4 +5,5 @@ import sys
 
 from packages.archives.child import child_main
 
-sys.stdout.write(json.dumps(child_main(json.loads(sys.stdin.read()))))
+if __name__ == "__main__":  # not when a test of the tree imports every module
+    sys.stdout.write(json.dumps(child_main(json.loads(sys.stdin.read()))))

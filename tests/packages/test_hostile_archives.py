@@ -24,7 +24,7 @@ from packages.archives import Entry, ListingError, PasswordProtected, child, lis
 from packages.archives.entries import Limits
 from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
-from packages.services import disk_name
+from packages.raw_objects import disk_name
 from telegram.sandbox.world import World
 from tests.ingestion.conftest import SOURCE, run_cycle, world
 from tests.packages import hostile

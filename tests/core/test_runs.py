@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from core.models import RunStatus
-from core.runs import run_claim, run_claim_next, run_finish, run_holds, runs_reap, worker_id
+from core.runs import run_claim, run_claim_next, run_finish, run_holds, runs_reap, runs_stuck, worker_id
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +93,17 @@ def test_runs_queued_long_ago_get_their_task_sent_again_once_a_period(django_cap
 
     assert sent == [old.pk]
     assert ProbeRun.objects.get(pk=old.pk).status == RunStatus.QUEUED
+
+
+def test_a_running_run_that_never_beat_is_stuck_and_the_reaper_queues_it_again():
+    never = ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="gone-3-1", heartbeat_at=None)
+    ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="here-1-1", heartbeat_at=timezone.now())
+    ProbeRun.objects.create(status=RunStatus.QUEUED, heartbeat_at=None)
+
+    assert list(ProbeRun.objects.filter(runs_stuck()).values_list("pk", flat=True)) == [never.pk]
+
+    result = runs_reap(model=ProbeRun, stale_after=timedelta(minutes=5), max_requeues=3)
+
+    assert result.requeued == [never.pk]
+    never.refresh_from_db()
+    assert never.status == RunStatus.QUEUED and "gone-3-1" in never.error

@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
-from telegram.records import GENERAL_TOPIC_ID
 
 
 class Channel(models.Model):
@@ -107,10 +106,6 @@ class TopicProgress(EmptyScans, models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-    @property
-    def is_general(self) -> bool:
-        return self.topic_id == GENERAL_TOPIC_ID
 
 
 class IngestionTrigger(models.TextChoices):

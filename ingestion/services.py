@@ -387,7 +387,7 @@ def watermark_advance(*, holder: AccountChannelMap | TopicProgress, message_id: 
     holder.last_processed_message_id = message_id
 
 
-def set_raw_files_record(*, channel: Channel, volumes) -> list[RawFile]:
+def archive_set_raw_files_record(*, channel: Channel, volumes) -> list[RawFile]:
     """Keep each downloaded volume ((message, staged path, sha256)) as a raw file, with the channel's retention."""
     return [
         package_services.raw_file_record(
@@ -403,7 +403,7 @@ def set_raw_files_record(*, channel: Channel, volumes) -> list[RawFile]:
     ]
 
 
-def set_record_duplicate(*, package: Package, channel: Channel, items) -> None:
+def archive_set_record_duplicate(*, package: Package, channel: Channel, items) -> None:
     """The set is content already ingested: its document ids dedupe for free next time."""
     package_services.package_remember_documents(package=package, document_ids=[item.document.id for item in items])
     skipped_package_resolve(channel=channel, message_id=items[0].id)
@@ -451,7 +451,7 @@ def catalog_rebuild_from_destination(*, on_progress=None) -> catalog.CatalogRebu
 
 
 @transaction.atomic
-def set_record_upload(
+def archive_set_record_upload(
     *,
     channel: Channel,
     topic: TopicProgress | None,
@@ -500,7 +500,7 @@ def set_record_upload(
 
 
 @transaction.atomic
-def set_record_reupload(
+def archive_set_record_reupload(
     *, package: Package, channel: Channel, items, dest_message_ids: list[int], dest_part_names: list[str], uploaded_by
 ) -> Package:
     """The new upload of a package whose destination messages were deleted."""

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import secrets
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -27,6 +26,7 @@ from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAcc
 from accounts.services import account_mark_unusable
 from core import locks, task_names
 from core.crypto import unseal
+from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
 from core.models import RunStatus
@@ -43,10 +43,6 @@ logger = logging.getLogger(__name__)
 
 PEER_FLOOD = "PEER_FLOOD"
 SEND_FAILED = "package_send_failed"
-
-
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
 
 
 def _senders(*, from_chats: set[int], chat: Chat):
@@ -264,20 +260,20 @@ class _Copier(RunEngine):
         """Before each message: the claim and the operator's word, then the account's rest and stop as the database
         keeps them (Redis may have forgotten them), then a token (a halted bucket: the account rests or stopped)."""
         await self.guard()
-        problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+        problem = await in_db_thread(pace.account_send_check)(account=self.account, bucket=bucket)
         if problem:
             raise _Stop(problem)
         try:
             await bucket.acquire()
         except BucketHalted as exc:
-            problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+            problem = await in_db_thread(pace.account_send_check)(account=self.account, bucket=bucket)
             raise _Stop(problem or f"Sending is held for {self.account}; send again later.") from exc
         except BucketUnavailable as exc:
             raise _Stop(f"{exc}. Nothing more was sent; send again once Redis is back.") from exc
         self.check()
 
     async def _main(self) -> None:
-        parts, refs = await db(self._load)()
+        parts, refs = await in_db_thread(self._load)()
         if not parts:
             return
         bucket = pace.account_bucket(account=self.account)
@@ -305,9 +301,9 @@ class _Copier(RunEngine):
                     except (AccountRestricted, AuthRequired):
                         raise
                     except TelegramError as exc:  # this part only: its message is gone, or the like
-                        await db(self._part_done)(part, error=f"{exc.rpc}: {exc}" if exc.rpc else str(exc))
+                        await in_db_thread(self._part_done)(part, error=f"{exc.rpc}: {exc}" if exc.rpc else str(exc))
                         break
-                    await db(self._part_done)(part, message_id=sent.id)
+                    await in_db_thread(self._part_done)(part, message_id=sent.id)
                     break
 
 

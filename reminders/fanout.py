@@ -32,7 +32,6 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
@@ -42,6 +41,7 @@ from accounts.models import AccountChat, PaceEventKind, TelegramAccount
 from accounts.services import account_mark_unusable
 from core import clock
 from core.crypto import unseal
+from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
 from core.ratelimit import BucketHalted, BucketUnavailable, Pace
@@ -78,10 +78,6 @@ class StopReason(StrEnum):
     ACCOUNT_RESTING = "account resting"  # the account rests or its sending was stopped: the bucket is halted
     TOO_MANY_FAILURES = "too many failures"  # too many recent groups failed
     BUDGET_OUTAGE = "budget outage"  # Redis (the shared budget) did not answer: nothing can be paced
-
-
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
 
 
 class _LeavePending(Exception):
@@ -221,7 +217,7 @@ class Fanout(RunEngine):
             StopReason.BUDGET_OUTAGE,
         }
 
-    # Database steps (sync, called through db()) -------------------------------------------------------------
+    # Database steps (sync, called through in_db_thread()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
         targets = list(
             self.run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING])
@@ -315,7 +311,7 @@ class Fanout(RunEngine):
 
     # The fan-out ----------------------------------------------------------------------------------------------
     async def _main(self) -> None:
-        targets, hashes = await db(self._load)()
+        targets, hashes = await in_db_thread(self._load)()
         if self.stop_reason:
             return
         self.bucket = pace.account_bucket(account=self.account)
@@ -343,7 +339,7 @@ class Fanout(RunEngine):
         """The counters the pages show; the claim is proved by the engine's heartbeat, not here."""
         while True:
             await asyncio.sleep(settings.REMINDER_PROGRESS_EVERY_SECONDS)
-            await db(self._flush)()
+            await in_db_thread(self._flush)()
 
     async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
         while queue and not self.stop_reason and not self.lost_claim:
@@ -356,9 +352,9 @@ class Fanout(RunEngine):
         access_hash = hashes.get(target.chat_id)
         if access_hash is None:
             error = f"{self.account} is no longer in “{target.chat.title}”; refresh its chats."
-            await db(self._target_end)(target, TargetStatus.FAILED, error)
+            await in_db_thread(self._target_end)(target, TargetStatus.FAILED, error)
             return
-        if not await db(self._target_start)(target):
+        if not await in_db_thread(self._target_start)(target):
             return
         ref = ChatRef(id=target.chat.telegram_id, access_hash=access_hash, type=target.chat.type)
         started = time.monotonic()
@@ -370,15 +366,15 @@ class Fanout(RunEngine):
                     await self._between_parts(target, last_sent)
                 last_sent = await self._send(target, ref, index, self.parts[index])
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
-                    await db(self._part_sent)(target, index)
+                    await in_db_thread(self._part_sent)(target, index)
         except _LeavePending:
-            await db(self._target_left)(target)
+            await in_db_thread(self._target_left)(target)
             return
         except _TargetFailed as exc:
-            await db(self._target_end)(target, TargetStatus.FAILED, str(exc))
+            await in_db_thread(self._target_end)(target, TargetStatus.FAILED, str(exc))
             return
         latency_ms = round((time.monotonic() - started) * 1000)
-        await db(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
+        await in_db_thread(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
         """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
@@ -398,7 +394,7 @@ class Fanout(RunEngine):
         except WorkStopped as exc:
             self.lost_claim = True
             raise _LeavePending from exc
-        if await db(pace.account_send_check)(account=self.account, bucket=self.bucket):
+        if await in_db_thread(pace.account_send_check)(account=self.account, bucket=self.bucket):
             self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending
         try:
@@ -412,7 +408,7 @@ class Fanout(RunEngine):
         self.check()
         if now.changed:
             reason = "Clean sending raised the pace"
-            await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
+            await in_db_thread(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
         await self._serve_pause()
 
     async def _serve_pause(self) -> None:
@@ -463,7 +459,9 @@ class Fanout(RunEngine):
             pause_seconds=pause_seconds,
             recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
         )
-        return await db(self._pace_record)(kind, lowered.before_per_minute, lowered, round(pause_seconds), reason)
+        return await in_db_thread(self._pace_record)(
+            kind, lowered.before_per_minute, lowered, round(pause_seconds), reason
+        )
 
     async def _account_trouble(self, exc: AccountRestricted | AuthRequired) -> None:
         """PEER_FLOOD rests the account; another restriction, or a session gone, stops it. Always raises."""
@@ -479,7 +477,7 @@ class Fanout(RunEngine):
         self._stop(StopReason.ACCOUNT_RESTING)
         reason = f"Telegram answered {PEER_FLOOD} during run #{self.run.pk}"
         await self._lower(PaceEventKind.PEER_FLOOD, pause_seconds=0, reason=reason)
-        await db(self._rest)(reason)
+        await in_db_thread(self._rest)(reason)
         raise _LeavePending from exc
 
     async def _flood(self, exc: FloodWait) -> None:
@@ -493,7 +491,7 @@ class Fanout(RunEngine):
         pause_seconds = 0 if slow_mode or past_window else exc.seconds
         recent = await self._lower(kind, pause_seconds=pause_seconds, reason=reason)
         if not slow_mode and recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
-            await db(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
+            await in_db_thread(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
             self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
         if past_window:

@@ -262,7 +262,7 @@ def run_detail(request, pk: int):
     }
     if request.htmx:
         html = render_to_string(f"{RUN}#run-body", context, request=request)
-        return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+        return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
     return render(request, RUN, context)
 
 
@@ -272,7 +272,7 @@ def run_row(request, pk: int):
     """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is over."""
     run = get_object_or_404(selectors.run_list(), pk=pk)
     html = render_to_string(f"{RUNS}#run-row", {"run": run}, request=request)
-    return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+    return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
 
 
 @login_required

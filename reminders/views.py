@@ -29,7 +29,7 @@ from core.forms import error_text
 from core.models import RunStatus
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, IN_FLIGHT, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, IN_FLIGHT, WAITING, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -308,7 +308,7 @@ def reminder_eta(request):
 
 
 def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.status in LIVE else HttpResponseStopPolling(html)
+    return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
 
 
 @login_required

@@ -107,3 +107,10 @@ def test_a_running_run_that_never_beat_is_stuck_and_the_reaper_queues_it_again()
     assert result.requeued == [never.pk]
     never.refresh_from_db()
     assert never.status == RunStatus.QUEUED and "gone-3-1" in never.error
+
+
+def test_a_run_is_live_while_queued_or_running_and_a_reminder_run_while_waiting_too():
+    from reminders.models import WAITING, ReminderRun
+
+    assert [status for status in RunStatus if ProbeRun(status=status).is_live] == [RunStatus.QUEUED, RunStatus.RUNNING]
+    assert ReminderRun(status=WAITING).is_live and not ReminderRun(status=RunStatus.PAUSED).is_live

@@ -21,8 +21,6 @@ SESSION = "telegram-session"
 class SessionBusy(Exception):
     """Another process holds this account's Telegram session; try again later."""
 
-    retryable = True
-
 
 class SessionLease:
     def __init__(self, connection: psycopg.AsyncConnection, key: int):

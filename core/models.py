@@ -12,6 +12,10 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+# A worker has the run or is about to: it changes without the operator, so pages keep polling it.
+IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
 class ClaimableRun(models.Model):
     """A unit of work that exactly one worker may hold at a time.
 
@@ -30,6 +34,13 @@ class ClaimableRun(models.Model):
 
     class Meta:
         abstract = True
+
+    live_statuses = IN_FLIGHT
+
+    @property
+    def is_live(self) -> bool:
+        """The one rule pages and the API follow to keep polling a run."""
+        return self.status in self.live_statuses
 
     @property
     def is_over(self) -> bool:

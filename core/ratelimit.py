@@ -285,7 +285,7 @@ def account_send_bucket(
         per_minute=ceiling,
         capacity=settings.REMINDER_SEND_BURST,
         raise_every=settings.REMINDER_PACE_RAISE_EVERY,
-        raise_step_per_minute=ceiling * settings.REMINDER_PACE_RAISE_STEP,
+        raise_step_per_minute=ceiling * settings.REMINDER_PACE_RAISE_PERCENT / 100,
         memory_seconds=settings.REMINDER_PACE_MEMORY_HOURS * 3600,
         start_per_minute=start_per_minute,
         start_halt=start_halt,

@@ -6,7 +6,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery import signature
 from django.conf import settings
@@ -162,27 +162,34 @@ class ReapResult:
     failed: list[int] = field(default_factory=list)
 
 
+def runs_stuck(*, now: datetime | None = None, stale_after: timedelta | None = None) -> Q:
+    """The one rule for "its worker is gone": running, and no heartbeat for WORK_STALE_AFTER_SECONDS (or none at
+    all). The reaper queues these runs again; the dashboard, /metrics and the API count them as stuck."""
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS)
+    cutoff = (now or timezone.now()) - stale_after
+    return Q(status=RunStatus.RUNNING) & (Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+
+
 def runs_reap(
     *,
     model: type[ClaimableRun],
-    stale_after: timedelta,
     max_requeues: int,
+    stale_after: timedelta | None = None,
     enqueue: Callable[[int], None] | None = None,
 ) -> ReapResult:
-    """Re-queue (or fail, after max_requeues) running runs whose heartbeat went quiet."""
+    """Re-queue (or fail, after max_requeues) the stuck runs (`runs_stuck`)."""
     result = ReapResult()
-    cutoff = timezone.now() - stale_after
     with transaction.atomic():
-        stale = list(
-            model.objects.select_for_update(skip_locked=True).filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
-        )
+        stale = list(model.objects.select_for_update(skip_locked=True).filter(runs_stuck(stale_after=stale_after)))
         for run in stale:
             if run.requeue_count >= max_requeues:
                 run.status = RunStatus.FAILED
                 run.finished_at = timezone.now()
+                last = f"{run.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if run.heartbeat_at else "none"
                 run.error = (
-                    f"Worker {run.worker_id} stopped answering (last heartbeat {run.heartbeat_at:%Y-%m-%d %H:%M:%S} "
-                    f"UTC) and the run was already re-queued {run.requeue_count} times."
+                    f"Worker {run.worker_id} stopped answering (last heartbeat {last}) and the run was already "
+                    f"re-queued {run.requeue_count} times."
                 )
                 result.failed.append(run.pk)
             else:
@@ -205,7 +212,6 @@ def runs_reap_stale() -> dict[str, ReapResult]:
     return {
         kind.model._meta.label: runs_reap(
             model=kind.model,
-            stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
             max_requeues=settings.WORK_MAX_REQUEUES,
             enqueue=kind.enqueue,
         )

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import TelegramAccount
+from core import task_names
 from core.api import ErrorSerializer, OutcomeFields, idempotent
 from core.errors import OperatorError
 from core.models import RunStatus
@@ -566,7 +567,7 @@ class CatalogAuditViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(summary="Audit now (queued)", request=None, responses={202: QueuedSerializer})
     def create(self, request):
-        services.catalog_task_send("catalog_audit")
+        services.catalog_task_send(task_names.CATALOG_AUDIT)
         return Response({"message": "Audit queued."}, status=202)
 
     @idempotent
@@ -592,5 +593,5 @@ class CatalogRebuildView(APIView):
     def post(self, request):
         if services.destination_get() is None:
             raise OperatorError("No destination channel is set: pick one first (/api/destination/).")
-        services.catalog_task_send("catalog_rebuild")
+        services.catalog_task_send(task_names.CATALOG_REBUILD)
         return Response({"message": "Rebuild queued."}, status=202)

@@ -1,25 +1,21 @@
-"""What the stages of an ingestion cycle share: its records, its two ways to stop, and `db`.
+"""What the stages of an ingestion cycle share: its records and its two ways to stop.
 
 The stages (scan in `pipeline.py`, fetch in `fetching.py`, upload in `uploading.py`, record and index in
 `services.py`) run inside one async cycle; every database step is a synchronous service or selector called
-through `db`, so the ORM never runs on the event loop and keeps the task thread's connection.
+through `core.db_thread.in_db_thread`, so the ORM never runs on the event loop and keeps the task thread's connection.
 """
 
 import asyncio
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from ingestion.models import AccountChannelMap, IngestionRun, TopicProgress
 from packages.models import Package
 from telegram.errors import FloodWait
 from telegram.records import ChatRef
-
-
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
 
 
 async def sleep_flood_wait(exc: FloodWait, *, account, doing: str) -> None:
@@ -72,9 +68,18 @@ class ScanResult:
     stopped: bool = False  # the topic's fetch was turned off mid-run
 
 
+class OutcomeKind(StrEnum):
+    """What became of one archive set in a cycle."""
+
+    INGESTED = "ingested"
+    DUPLICATE = "duplicate"  # content already in the catalog
+    SKIPPED = "skipped"  # recorded as a skipped package, with its reason
+    PENDING = "pending"  # its volumes are not all there yet: a later cycle takes it
+
+
 @dataclass
 class Outcome:
-    kind: str  # ingested, duplicate, skipped, pending
+    kind: OutcomeKind
     package: Package | None = None
     holds_watermark: bool = False
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from ingestion.cycle import SetFailed, db, sleep_flood_wait
+from core.db_thread import in_db_thread
+from ingestion.cycle import SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point, read_blocks
@@ -61,8 +62,8 @@ def content_hash_of(volume_hashes: list[str]) -> str:
 
 
 class FetchStage:
-    """Mixed into the cycle: uses its `account`, `progress`, `tick`, `_call` and `prefetching` (first message id
-    of a set → the task downloading it in the background)."""
+    """Mixed into the cycle: uses its `account`, `progress`, `progress_report`, `_call` and `prefetching` (first
+    message id of a set → the task downloading it in the background)."""
 
     async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
         return await documents_above(reader, ref, min_id=min_id, call=self._call)
@@ -80,7 +81,7 @@ class FetchStage:
             return await self._call(lambda: reader.read_range(ref, document, offset=offset, length=length))
 
         kept = [
-            await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+            await in_db_thread(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
             for item in items
         ]
         if all(kept):
@@ -133,7 +134,7 @@ class FetchStage:
         if task is None:
             return None
         if not task.done():
-            await self.tick(current_step="downloading")
+            await self.progress_report(current_step="downloading")
         return await task
 
     async def _prefetch_drop(self, *, keep: int | None = None) -> None:
@@ -149,7 +150,9 @@ class FetchStage:
     ) -> tuple[Path | None, str]:
         """(the staged download, its SHA-256), or (None, the recorded SHA-256) when the volume's raw file is
         kept: a retry, or another machine's set, does not download it from Telegram again."""
-        kept = await db(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
+        kept = await in_db_thread(package_selectors.raw_file_kept)(
+            file_uid=str(item.document.id), size=item.document.size
+        )
         if kept is not None:
             return None, kept.hash
         return await self._download(reader, ref, item, folder, **options)
@@ -159,13 +162,13 @@ class FetchStage:
         """The set's volumes as local files for the upload: this worker's staged copies, or the kept copies read
         back from the storage (in a thread: the cycle keeps its heartbeat meanwhile)."""
         if any(path is None for path in staged):
-            await self.tick(current_step="reading the kept copy")
+            await self.progress_report(current_step="reading the kept copy")
         files = raw_objects.raw_files_local(raws, names, staged=staged, under=folder)
         try:
             paths = await asyncio.to_thread(files.__enter__)
         except raw_objects.RawObjectUnreadable as exc:
             if exc.raw is not None:
-                await db(package_services.raw_file_lost)(raw=exc.raw)
+                await in_db_thread(package_services.raw_file_lost)(raw=exc.raw)
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{exc}; it is downloaded from Telegram again.") from exc
         try:
             yield paths
@@ -178,13 +181,13 @@ class FetchStage:
         """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble, and from the
         first missing part of what an earlier attempt of this account left (a killed worker's). In the
         background (foreground=False) it leaves the run's current file and step to the set in front."""
-        path = folder / package_services.disk_name(item.document.name)
+        path = folder / raw_objects.disk_name(item.document.name)
         partial = self._partial_path(item.document)
         partial.parent.mkdir(parents=True, exist_ok=True)
         volume_hash = hashlib.sha256()
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         if foreground:
-            await self.tick(current_step="downloading")
+            await self.progress_report(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
         offset = partial_resume_point(partial, size=document.size, part_size=PART_SIZE)
         if offset:
@@ -205,7 +208,7 @@ class FetchStage:
                             if foreground:
                                 self.progress.add(current_bytes_done=len(chunk))
                             if self.progress.due():
-                                await self.tick()
+                                await self.progress_report()
                     if offset < document.size:
                         raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
                 except FloodWait as exc:

@@ -11,7 +11,6 @@ from core.formatting import plural
 from core.models import ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
-from telegram.records import GENERAL_TOPIC_ID
 
 
 class Channel(models.Model):
@@ -110,10 +109,6 @@ class TopicProgress(EmptyScans, models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-    @property
-    def is_general(self) -> bool:
-        return self.topic_id == GENERAL_TOPIC_ID
 
 
 class IngestionTrigger(models.TextChoices):

@@ -3,7 +3,7 @@
 This module scans (what changed, which sets are whole, which are new) and drives each set through the
 stages: fetching (`fetching.py`), uploading (`uploading.py`), recording and indexing (services of
 `ingestion` and `packages`, no Telegram), the posted photo as its preview (`previewing.py`). The shared
-records and `db` are in `cycle.py`.
+records are in `cycle.py`.
 
 Why this size: scanning and driving a set are one loop over the cycle's records; the stages are elsewhere.
 """
@@ -26,6 +26,7 @@ from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
 from core import locks
 from core.crypto import unseal
+from core.db_thread import in_db_thread
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
 from core.models import RunStatus
 from core.runs import run_finish
@@ -36,12 +37,12 @@ from ingestion.cycle import (
     SCAN_COUNTERS,
     CycleInterrupted,
     Outcome,
+    OutcomeKind,
     Progress,
     ScanLog,
     ScanResult,
     ScanTarget,
     SetFailed,
-    db,
     sleep_flood_wait,
 )
 from ingestion.fetching import FetchStage, content_hash_of
@@ -53,6 +54,7 @@ from packages import services as package_services
 from packages.completeness import SetVerdict
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
 from packages.models import MetadataStatus, Package
+from packages.raw_objects import RawObjectUnreadable
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
@@ -145,20 +147,21 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.progress.written_at = time.monotonic()
         self.progressed()
 
-    async def tick(self, **values) -> None:
+    async def progress_report(self, **values) -> None:
+        """Stop here if the run was paused or canceled; else note the progress, written every so often."""
         self.check()
         self.progress.set(**values)
         if self.progress.due():
-            await db(self._flush)()
+            await in_db_thread(self._flush)()
         if self.on_progress is not None:
             self.on_progress(self.run)
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
-        maps = await db(selectors.reader_targets)(account=self.account, channel_id=self.run.channel_id)
-        writer = await db(selectors.destination_writer)(reader=self.account)
-        cycle = await db(scanning.cycle_number)(run=self.run)
-        plan = await db(scanning.scan_plan)(
+        maps = await in_db_thread(selectors.reader_targets)(account=self.account, channel_id=self.run.channel_id)
+        writer = await in_db_thread(selectors.destination_writer)(reader=self.account)
+        cycle = await in_db_thread(scanning.cycle_number)(run=self.run)
+        plan = await in_db_thread(scanning.scan_plan)(
             maps=[channel_map for channel_map, _ in maps], cycle=cycle, asked=self.run.channel_id is not None
         )
         problems = []
@@ -176,17 +179,17 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                     nothing_new = last_id is not None and last_id <= channel_map.scanned_through_message_id
                     if action == scanning.CHECK and nothing_new:
                         log.note(scanning.CHECK, f"{log.reason}: nothing new since the last scan")
-                        await db(scanning.scan_record_idle)(channel_map=channel_map)
+                        await in_db_thread(scanning.scan_record_idle)(channel_map=channel_map)
                         continue
                     if action == scanning.CHECK:
                         log.note(scanning.SCAN, f"{log.reason}: " + ("new messages" if last_id else "it failed"))
                     try:
                         await self._scan_channel(reader, channel_map, ref, writer, last_id)
                         if channel_map.channel.last_error:
-                            await db(ingestion_services.channel_error_clear)(channel=channel_map.channel)
+                            await in_db_thread(ingestion_services.channel_error_clear)(channel=channel_map.channel)
                     except (TargetForbidden, NotFound, TransientError) as exc:
                         # One unreachable channel does not stop the others; it is retried next cycle.
-                        await db(self._channel_unreachable)(channel_map, str(exc))
+                        await in_db_thread(self._channel_unreachable)(channel_map, str(exc))
                         problems.append(f"{channel_map.channel.title}: {exc}")
                         log.note(scanning.FAILED, str(exc))
                     except (CycleInterrupted, AuthRequired, AccountRestricted, WorkInterrupted, *OUTAGES) as exc:
@@ -195,7 +198,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                     except Exception as exc:
                         logger.exception("Unexpected error while scanning %s", channel_map.channel.title)
                         error = f"Unexpected error: {exc.__class__.__name__}: {exc}"
-                        await db(self._channel_unreachable)(channel_map, error)
+                        await in_db_thread(self._channel_unreachable)(channel_map, error)
                         problems.append(f"{channel_map.channel.title}: {error}")
                         log.note(scanning.FAILED, error)
         except CycleInterrupted as exc:
@@ -222,7 +225,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         try:
             yield log
         finally:
-            await db(scanning.channel_scan_write)(
+            await in_db_thread(scanning.channel_scan_write)(
                 run=self.run,
                 channel_map=channel_map,
                 action=log.action,
@@ -242,7 +245,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         run, another account's cycle uploading through this writer), then take them back. Not while the next set
         downloads in the background: none is started once someone waits, so the next boundary is free. A cycle
         whose account started resting stops here; it goes on after the rest."""
-        resting = await db(self._resting)()
+        resting = await in_db_thread(self._resting)()
         if resting:
             raise CycleInterrupted(f"Stopped: {', '.join(resting)} is resting; the cycle goes on after the rest.")
         if self.prefetching:
@@ -283,7 +286,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
 
     async def _duplicate(self, package: Package, channel, items: list[DocumentMessage]) -> None:
         self.progress.add(duplicates=1)
-        await db(ingestion_services.set_record_duplicate)(package=package, channel=channel, items=items)
+        await in_db_thread(ingestion_services.archive_set_record_duplicate)(
+            package=package, channel=channel, items=items
+        )
 
     async def _learn_topics(self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef):
         """List the forum's topics (TOPICS_PAGE a page): only to learn new topics and their titles."""
@@ -295,7 +300,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             if len(page) < TOPICS_PAGE:
                 break
             offset = page[-1].id
-        return await db(ingestion_services.topics_sync)(channel_map=channel_map, topics=topics)
+        return await in_db_thread(ingestion_services.topics_sync)(channel_map=channel_map, topics=topics)
 
     async def _call(self, make_call):
         """One Telegram request: short FloodWaits are slept through, then the same request again."""
@@ -313,14 +318,14 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
     async def _scan_channel(
         self, reader: TelegramGateway, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id: int | None
     ) -> None:
-        await self.tick(current_channel=channel_map.channel.title, current_topic="")
+        await self.progress_report(current_channel=channel_map.channel.title, current_topic="")
         if not channel_map.channel.chat.is_forum:
             messages = await self._history(reader, ref, min_id=channel_map.last_processed_message_id)
             self._photos_wanted_since(ref, messages)
             through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
             result = await self._process_messages(reader, ScanTarget(channel_map, ref), messages, writer, through)
             if not result.stopped:
-                await db(scanning.scan_record)(
+                await in_db_thread(scanning.scan_record)(
                     holder=channel_map,
                     found_archives=result.found,
                     failures=result.failures,
@@ -332,7 +337,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
 
     async def _scan_forum(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer, last_id) -> None:
         """One channel-wide scan from the lowest enabled topic watermark; each message goes to its topic."""
-        topics = await db(selectors.map_topics)(channel_map=channel_map)
+        topics = await in_db_thread(selectors.map_topics)(channel_map=channel_map)
         if not topics:
             topics = await self._learn_topics(reader, channel_map, ref)
         enabled = [topic for topic in topics if topic.fetch_enabled]
@@ -352,17 +357,17 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         held, complete = False, True
         # General last: a file first seen in a named topic keeps that topic as its context.
         for topic in sorted(enabled, key=lambda topic: (topic.topic_id == GENERAL_TOPIC_ID, topic.topic_id)):
-            await self.tick(current_topic=topic.title)
+            await self.progress_report(current_topic=topic.title)
             mine = [m for m in by_topic.get(topic.topic_id, []) if m.id > topic.last_processed_message_id]
             result = await self._process_messages(reader, ScanTarget(channel_map, ref, topic), mine, writer, through)
             if result.stopped:
                 complete = False
                 continue
-            await db(scanning.scan_record)(
+            await in_db_thread(scanning.scan_record)(
                 holder=topic, found_archives=result.found, failures=result.failures, retry_left=result.held
             )
             found, failures, held = found + result.found, failures + result.failures, held or result.held
-        await db(scanning.scan_record)(
+        await in_db_thread(scanning.scan_record)(
             holder=channel_map,
             found_archives=found,
             failures=failures,
@@ -380,12 +385,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         messages = await self._with_earlier_volumes(reader, target, messages, topic_of)
         sets = group_sets(messages, topic_of=topic_of)
         tried = {archive_set.items[0].id: {item.id for item in archive_set.items} for archive_set in sets}
-        capped = await db(selectors.skips_capped)(channel=target.channel_map.channel, sets=tried)
+        capped = await in_db_thread(selectors.skips_capped)(channel=target.channel_map.channel, sets=tried)
         lowest_held = None
         for index, archive_set in enumerate(sets):
             await self._prefetch_drop(keep=archive_set.items[0].id)
             await self._hand_over_sessions()
-            if target.topic is not None and not await db(selectors.topic_fetch_enabled)(topic=target.topic):
+            if target.topic is not None and not await in_db_thread(selectors.topic_fetch_enabled)(topic=target.topic):
                 result.stopped = True  # fetch turned off mid-run: stop after the current set
                 await self._prefetch_drop()
                 return result
@@ -397,7 +402,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             later = [s for s in sets[index + 1 :] if min(item.id for item in s.items) not in capped]
             self.up_next = (reader, target, later[0]) if later else None
             outcome = await self._process(reader, target, archive_set, writer)
-            if outcome.kind == "skipped":
+            if outcome.kind == OutcomeKind.SKIPPED:
                 result.failures += 1
             if outcome.holds_watermark:
                 lowest_held = first_id if lowest_held is None else min(lowest_held, first_id)
@@ -405,12 +410,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             candidate = (min(remaining) - 1) if remaining else through
             if lowest_held is not None:
                 candidate = min(candidate, lowest_held - 1)
-            await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=candidate)
+            await in_db_thread(ingestion_services.watermark_advance)(holder=target.holder, message_id=candidate)
         self.up_next = None
         await self._prefetch_drop()
         result.held = lowest_held is not None
         if not result.held:
-            await db(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)
+            await in_db_thread(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)
         return result
 
     async def _with_earlier_volumes(
@@ -418,7 +423,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
     ) -> list[DocumentMessage]:
         """Volumes posted before the watermark (a set passed over as MISSING_PART) join the new volumes of
         their set, so the set is taken whole."""
-        open_sets = await db(selectors.skips_open)(channel=target.channel_map.channel, topic_id=target.topic_id)
+        open_sets = await in_db_thread(selectors.skips_open)(
+            channel=target.channel_map.channel, topic_id=target.topic_id
+        )
         if not open_sets:
             return messages
         seen = {message.id for message in messages}
@@ -443,19 +450,19 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         items: list[DocumentMessage] = archive_set.items
         channel = target.channel_map.channel
         size = sum(item.document.size for item in items)
-        await self.tick(current_file=archive_set.file_name, current_bytes_done=0, current_bytes_total=size)
+        await self.progress_report(current_file=archive_set.file_name, current_bytes_done=0, current_bytes_total=size)
         document_ids = [item.document.id for item in items]
-        known = await db(package_services.package_find)(
+        known = await in_db_thread(package_services.package_find)(
             document_ids=document_ids, source=(channel.chat_id, items[0].id)
         )
         if known is not None and not known.reupload_needed:
             self.progress.add(duplicates=1)
-            await db(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
-            return Outcome(kind="duplicate", package=known)
+            await in_db_thread(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
+            return Outcome(kind=OutcomeKind.DUPLICATE, package=known)
         try:
             return await self._attempt(reader, target, archive_set, writer, size)
         except SetFailed as failure:
-            record = await db(ingestion_services.skipped_package_record)(
+            record = await in_db_thread(ingestion_services.skipped_package_record)(
                 channel=channel,
                 message_ids=[item.id for item in items],
                 topic_id=target.topic_id,
@@ -468,13 +475,13 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             )
             if failure.reason in PENDING_REASONS:
                 logger.info("%s in %s: %s", archive_set.file_name, target.label, failure)
-                return Outcome(kind="pending", holds_watermark=True)
+                return Outcome(kind=OutcomeKind.PENDING, holds_watermark=True)
             if failure.reason == SkipReason.DISK_FULL:
-                await db(notifications.notify_disk_full)(file_name=archive_set.file_name, error=str(failure))
+                await in_db_thread(notifications.notify_disk_full)(file_name=archive_set.file_name, error=str(failure))
             self.progress.add(skipped=1)
             logger.warning("Skipped %s in %s: %s", archive_set.file_name, target.label, failure)
             holds = record.is_retryable and record.attempt_count < settings.INGEST_MAX_SKIP_ATTEMPTS
-            return Outcome(kind="skipped", holds_watermark=holds)
+            return Outcome(kind=OutcomeKind.SKIPPED, holds_watermark=holds)
 
     async def _attempt(
         self, reader: TelegramGateway, target: ScanTarget, archive_set: ArchiveSet, writer: Writer | None, size: int
@@ -493,7 +500,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                     f"{size} bytes is above INGEST_MAX_PACKAGE_BYTES ({settings.INGEST_MAX_PACKAGE_BYTES}).",
                 )
             if writer is None:
-                await db(notifications.notify_destination_unreachable)()
+                await in_db_thread(notifications.notify_destination_unreachable)()
                 raise SetFailed(
                     SkipReason.NO_DESTINATION,
                     "No destination channel with a logged-in writer account; choose one on the Channels page.",
@@ -568,7 +575,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         for gateway in self.gateways.values():
             if await gateway.wanted_elsewhere():
                 return
-        known = await db(package_services.package_find)(
+        known = await in_db_thread(package_services.package_find)(
             document_ids=[item.document.id for item in archive_set.items],
             source=(target.channel_map.channel.chat_id, archive_set.items[0].id),
         )
@@ -585,28 +592,28 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             volumes = await self._fetch_set(reader, target.ref, archive_set, folder, writer)
         await self._prefetch_next(writer)
         content_hash = content_hash_of([volume_hash for _, _, volume_hash in volumes])
-        existing = await db(package_services.package_find)(content_hash=content_hash)
+        existing = await in_db_thread(package_services.package_find)(content_hash=content_hash)
         if existing is not None and not existing.reupload_needed:
             await self._duplicate(existing, channel, archive_set.items)
-            return Outcome(kind="duplicate", package=existing)
+            return Outcome(kind=OutcomeKind.DUPLICATE, package=existing)
         try:
-            raws = await db(ingestion_services.set_raw_files_record)(channel=channel, volumes=volumes)
+            raws = await in_db_thread(ingestion_services.archive_set_raw_files_record)(channel=channel, volumes=volumes)
         except package_services.RetentionMisconfigured as exc:
             raise SetFailed(SkipReason.CONFIGURATION, f"{channel.title}: {exc}") from exc
-        except package_services.RawObjectUnreadable as exc:
+        except RawObjectUnreadable as exc:
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{archive_set.file_name}: {exc}") from exc
 
         names = [item.document.name for item in archive_set.items]
         staged = [path for _, path, _ in volumes]
         async with self._raw_files_local(raws, names, staged, folder) as paths:
             # Listed once, before the upload: a copy of a listing the operator skips is not uploaded.
-            listing = await db(package_services.package_listing_read)(
+            listing = await in_db_thread(package_services.package_listing_read)(
                 archive_type=archive_set.archive_type, volume_paths=paths
             )
-            original = await db(package_services.package_skipped_copy_of)(listing=listing)
+            original = await in_db_thread(package_services.package_skipped_copy_of)(listing=listing)
             if original is not None:
                 await self._duplicate(original, channel, archive_set.items)
-                return Outcome(kind="duplicate", package=original)
+                return Outcome(kind=OutcomeKind.DUPLICATE, package=original)
             async with locks.async_advisory_lock(namespace=locks.CONTENT_HASH, name=content_hash) as acquired:
                 if not acquired:
                     # Kept as pending, so the set is checked again until the other copy is in the destination.
@@ -615,10 +622,10 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         f"Another worker is uploading the same content ({content_hash[:12]}…) right now; "
                         "checked again next cycle.",
                     )
-                existing = await db(package_services.package_find)(content_hash=content_hash)
+                existing = await in_db_thread(package_services.package_find)(content_hash=content_hash)
                 if existing is not None and not existing.reupload_needed:
                     await self._duplicate(existing, channel, archive_set.items)
-                    return Outcome(kind="duplicate", package=existing)
+                    return Outcome(kind=OutcomeKind.DUPLICATE, package=existing)
                 hashes = [volume_hash for _, _, volume_hash in volumes]
                 generation, live = 0, {}
                 if existing is not None:
@@ -627,7 +634,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                     writer, archive_set.items, paths, hashes, folder, content_hash, generation, live
                 )
                 if existing is not None:
-                    package = await db(ingestion_services.set_record_reupload)(
+                    package = await in_db_thread(ingestion_services.archive_set_record_reupload)(
                         package=existing,
                         channel=channel,
                         items=archive_set.items,
@@ -636,7 +643,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         uploaded_by=writer.account,
                     )
                 else:
-                    package = await db(ingestion_services.set_record_upload)(
+                    package = await in_db_thread(ingestion_services.archive_set_record_upload)(
                         channel=channel,
                         topic=target.topic,
                         archive_set=archive_set,
@@ -649,13 +656,15 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         uploaded_by=writer.account,
                     )
             if package.metadata_status == MetadataStatus.PENDING:
-                await self.tick(current_step="indexing")
-                await db(package_services.package_metadata_fill)(package=package, volume_paths=paths, listing=listing)
+                await self.progress_report(current_step="indexing")
+                await in_db_thread(package_services.package_metadata_fill)(
+                    package=package, volume_paths=paths, listing=listing
+                )
                 await self._photo_preview(reader, target, archive_set.items, package)
         shutil.rmtree(folder, ignore_errors=True)
-        await db(notifications.notifications_resolve_uploads)()
+        await in_db_thread(notifications.notifications_resolve_uploads)()
         self.progress.add(ingested=1)
-        return Outcome(kind="ingested", package=package)
+        return Outcome(kind=OutcomeKind.INGESTED, package=package)
 
 
 def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:

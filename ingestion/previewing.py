@@ -8,7 +8,8 @@ without one keeps the first image inside its archive, which the listing child th
 import logging
 from datetime import timedelta
 
-from ingestion.cycle import ScanTarget, db
+from core.db_thread import in_db_thread
+from ingestion.cycle import ScanTarget
 from packages import previews
 from packages.models import Package
 from telegram.errors import AccountRestricted, AuthRequired, TelegramError
@@ -74,7 +75,7 @@ class PreviewStage:
                 data += chunk
                 if len(data) > previews.PHOTO_MAX_BYTES:
                     return
-            await db(previews.preview_from_photo)(package=package, message_id=photo.id, data=bytes(data))
+            await in_db_thread(previews.preview_from_photo)(package=package, message_id=photo.id, data=bytes(data))
         except (AuthRequired, AccountRestricted):
             raise
         except (TelegramError, OSError) as exc:

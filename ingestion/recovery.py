@@ -37,7 +37,6 @@ CHECK_BATCH = 100
 def ingestion_recover() -> dict:
     reaped = runs_reap(
         model=IngestionRun,
-        stale_after=timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS),
         max_requeues=settings.WORK_MAX_REQUEUES,
         enqueue=ingestion_run_enqueue,
     )

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import F
-from django.utils import timezone
 
+from core import clock
 from ingestion.models import (
     RETRYABLE_REASONS,
     AccountChannelMap,
@@ -28,11 +28,6 @@ from ingestion.models import (
 )
 
 SCAN, CHECK, SKIP, FAILED = ScanAction.SCAN, ScanAction.CHECK, ScanAction.SKIP, ScanAction.FAILED
-
-
-def now() -> datetime:
-    """The scan clock (benchmarks move it to simulate cycles minutes apart)."""
-    return timezone.now()
 
 
 @dataclass(frozen=True)
@@ -68,7 +63,7 @@ def scan_plan(*, maps: list[AccountChannelMap], cycle: int, asked: bool = False)
     """asked: an operator asked for these channels (Ingest now on a channel's page): no idle rule sits them out."""
     if asked:
         return {m.pk: Decision(CHECK, "Ingest now") for m in maps}
-    at = now()
+    at = clock.now()
     pending = set(
         SkippedPackage.objects.filter(
             channel_id__in=[m.channel_id for m in maps],
@@ -81,7 +76,7 @@ def scan_plan(*, maps: list[AccountChannelMap], cycle: int, asked: bool = False)
 
 def scan_record_idle(*, channel_map: AccountChannelMap) -> None:
     """The last-message check found nothing new: an empty scan that read no history."""
-    at = now()
+    at = clock.now()
     AccountChannelMap.objects.filter(pk=channel_map.pk).update(
         last_scanned_at=at, last_scan_found_archives=0, consecutive_empty_scans=F("consecutive_empty_scans") + 1
     )
@@ -96,7 +91,7 @@ def scan_record(
     """After a scan: truly idle (nothing found, nothing failed, no retry left) grows the streak, else resets it."""
     idle = found_archives == 0 and failures == 0 and not retry_left
     fields = {
-        "last_scanned_at": now(),
+        "last_scanned_at": clock.now(),
         "last_scan_found_archives": found_archives,
         "consecutive_empty_scans": F("consecutive_empty_scans") + 1 if idle else 0,
     }
@@ -116,7 +111,7 @@ def scan_state_reset(*, channel_id: int, below: int) -> None:
 
 def channel_scans_purge(*, older_than: timedelta) -> int:
     """Scan history older than `older_than` goes; the runs themselves stay."""
-    deleted, _ = ChannelScan.objects.filter(scanned_at__lt=now() - older_than).delete()
+    deleted, _ = ChannelScan.objects.filter(scanned_at__lt=clock.now() - older_than).delete()
     return deleted
 
 
@@ -129,7 +124,7 @@ def channel_scan_write(
     return ChannelScan.objects.create(
         run=run,
         channel=channel_map.channel,
-        scanned_at=now(),
+        scanned_at=clock.now(),
         action=action,
         reason=reason[:300],
         topics=topics,

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
+from core import task_names
 from core.models import RunStatus
 from ingestion.models import (
     RUN_OUTCOME_FILTERS,
@@ -178,7 +179,7 @@ def channel_open_run(*, channel: Channel) -> IngestionRun | None:
 def next_cycle_at() -> datetime | None:
     """When beat next starts an ingestion cycle, from its schedule (CELERY_BEAT_SCHEDULE, kept by the
     DatabaseScheduler); None while beat has not started one yet."""
-    task = PeriodicTask.objects.filter(task="ingestion.tasks.ingestion_cycle_start", enabled=True).first()
+    task = PeriodicTask.objects.filter(task=task_names.INGESTION_CYCLE_START, enabled=True).first()
     if task is None or task.last_run_at is None:
         return None
     now = timezone.now()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.db_thread import in_db_thread
 from ingestion import notifications
-from ingestion.cycle import SetFailed, db, sleep_flood_wait
+from ingestion.cycle import SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from packages import services as package_services
@@ -34,7 +35,7 @@ def random_id_for(content_hash: str, part_index: int, generation: int = 0) -> in
 
 
 class UploadStage:
-    """Mixed into the cycle: uses its `progress`, `tick`, `_call` and `_gateway`."""
+    """Mixed into the cycle: uses its `progress`, `progress_report`, `_call` and `_gateway`."""
 
     async def _upload(
         self,
@@ -59,7 +60,7 @@ class UploadStage:
             if len(parts) == 1:
                 part_paths[parts[0]] = source
                 continue
-            await self.tick(current_step="splitting")
+            await self.progress_report(current_step="splitting")
             try:
                 written = await asyncio.to_thread(
                     package_services.volume_split,
@@ -69,12 +70,14 @@ class UploadStage:
                     expected_sha256=hashes[volume_index],
                 )
             except package_services.SplitMismatch as exc:
-                await db(notifications.notify_split_mismatch)(
+                await in_db_thread(notifications.notify_split_mismatch)(
                     file_name=items[volume_index].document.name, error=str(exc)
                 )
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"Splitting failed: {exc}") from exc
             part_paths.update(zip(parts, written, strict=True))
-        await self.tick(current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan))
+        await self.progress_report(
+            current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan)
+        )
         dest_ids = []
         for index, part in enumerate(plan):
             if part.name in live:  # still in the destination: only what vanished goes again
@@ -96,7 +99,7 @@ class UploadStage:
             if path.parent == folder:
                 path.unlink(missing_ok=True)
             self.progress.add(bytes_uploaded=part.length, current_bytes_done=part.length)
-            await self.tick()
+            await self.progress_report()
         return dest_ids, [part.name for part in plan]
 
     async def _live_parts(self, package: Package, writer: Writer) -> dict[str, int]:
@@ -130,7 +133,7 @@ class UploadStage:
                     raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
                 continue
             except (TargetForbidden, NotFound) as exc:
-                await db(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
+                await in_db_thread(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc
             if not sent.duplicate:
                 return sent.id

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from accounts.models import TelegramAccount
+from core import task_names
 from core.errors import OperatorError
 from core.formatting import format_moment, format_relative, plural
 from core.forms import error_text
@@ -261,7 +262,7 @@ def run_detail(request, pk: int):
     }
     if request.htmx:
         html = render_to_string(f"{RUN}#run-body", context, request=request)
-        return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+        return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
     return render(request, RUN, context)
 
 
@@ -271,7 +272,7 @@ def run_row(request, pk: int):
     """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is over."""
     run = get_object_or_404(selectors.run_list(), pk=pk)
     html = render_to_string(f"{RUNS}#run-row", {"run": run}, request=request)
-    return HttpResponseStopPolling(html) if run.is_over else HttpResponse(html)
+    return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
 
 
 @login_required
@@ -379,7 +380,7 @@ def skipped_retry_all(request):
 @login_required
 @require_POST
 def catalog_audit_now(request):
-    services.catalog_task_send("catalog_audit")
+    services.catalog_task_send(task_names.CATALOG_AUDIT)
     messages.success(request, "Audit queued: the results show here when it is done.")
     return redirect(reverse("operations") + "#catalog-audit")
 
@@ -390,7 +391,7 @@ def catalog_rebuild_now(request):
     if services.destination_get() is None:
         messages.error(request, "No destination channel is set: pick one on the Channels page first.")
     else:
-        services.catalog_task_send("catalog_rebuild")
+        services.catalog_task_send(task_names.CATALOG_REBUILD)
         messages.success(request, "Rebuild queued: a notification says what it added and repaired.")
     return redirect(reverse("operations") + "#catalog-audit")
 

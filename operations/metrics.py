@@ -21,7 +21,7 @@ from accounts.selectors import AccountHealth, account_health
 from core import health
 from core.formatting import format_duration
 from core.models import Notification, RunStatus
-from core.runs import run_kinds
+from core.runs import run_kinds, runs_stuck
 from ingestion.models import Channel, IngestionRun, SkippedPackage, SkipReason
 from packages.models import Package
 
@@ -148,7 +148,6 @@ def _age(now: datetime, since: datetime | None) -> float | None:
 def run_kind_metrics(*, now: datetime) -> list[RunKindMetrics]:
     """One aggregate query per kind of run."""
     since = now - AVERAGE_WINDOW
-    stale = now - timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS)
     ended = Q(finished_at__gte=since)
     results = []
     for kind in run_kinds():
@@ -158,9 +157,7 @@ def run_kind_metrics(*, now: datetime) -> list[RunKindMetrics]:
         ).aggregate(
             queued=Count("pk", filter=Q(status=RunStatus.QUEUED)),
             running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
-            stuck=Count(
-                "pk", filter=Q(status=RunStatus.RUNNING) & (Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True))
-            ),
+            stuck=Count("pk", filter=runs_stuck(now=now)),
             paused=Count("pk", filter=Q(status=RunStatus.PAUSED)),
             finished=Count("pk", filter=ended & ~Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])),
             failed=Count("pk", filter=ended & Q(status=RunStatus.FAILED)),

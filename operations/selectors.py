@@ -1,16 +1,12 @@
 """Reads for the dashboard: real counts only, straight from the database, and what needs a person first."""
 
 from dataclasses import dataclass, field
-from datetime import timedelta
 
-from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts.models import AuthState, Chat, TelegramAccount
-from core.models import RunStatus
-from core.runs import run_kinds
+from core.runs import run_kinds, runs_stuck
 from ingestion import selectors as ingestion_selectors
 from ingestion.models import PENDING_REASONS, Channel, SkippedPackage, SkipReason
 from operations.metrics import StateCount, accounts_by_state
@@ -105,12 +101,10 @@ def _failing_channels() -> list[Channel]:
 
 def _stuck_runs() -> list[StuckRun]:
     """Running runs whose worker went quiet: the reaper re-queues them every minute unless beat is down."""
-    stale = timezone.now() - timedelta(seconds=settings.WORK_STALE_AFTER_SECONDS)
-    quiet = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
     stuck = []
     for kind in run_kinds():
         label = str(kind.model._meta.verbose_name).capitalize()
-        for run in kind.model.objects.filter(quiet, status=RunStatus.RUNNING).order_by("pk"):
+        for run in kind.model.objects.filter(runs_stuck()).order_by("pk"):
             url = run.get_absolute_url() if hasattr(run, "get_absolute_url") else reverse("operations")
             stuck.append(StuckRun(label=label, pk=run.pk, quiet_since=run.heartbeat_at, url=url))
     return stuck

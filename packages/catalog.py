@@ -9,6 +9,7 @@ byte-split pieces of one volume (`<volume>.001`, `.002`, …) and the volumes co
 import logging
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -167,7 +168,7 @@ def catalog_rebuild(*, chat: Chat, account: TelegramAccount | None = None, on_pr
             continue
         outcome, package = _package_restore(chat=chat, ordered=[found[number] for number in range(1, count + 1)])
         setattr(result, outcome, getattr(result, outcome) + 1)
-        if outcome == "created":
+        if outcome == RestoreOutcome.CREATED:
             result.created_ids.append(package.pk)
     catalog_listings_restore(chat=chat, account=account, documents=documents, result=result, on_progress=on_progress)
     logger.info("Catalog rebuild from %s: %s", chat, result.summary())
@@ -253,8 +254,16 @@ def _volumes(ordered: list[CatalogPart]) -> list[tuple[str, int, int]]:
     return [tuple(volume) for volume in volumes]
 
 
-def _package_restore(*, chat: Chat, ordered: list[CatalogPart]) -> tuple[str, Package | None]:
-    """'created', 'repaired' or 'unchanged', and the package."""
+class RestoreOutcome(StrEnum):
+    """What a rebuild did to one package; each is also the name of its CatalogRebuild counter."""
+
+    CREATED = "created"
+    REPAIRED = "repaired"
+    UNCHANGED = "unchanged"
+
+
+def _package_restore(*, chat: Chat, ordered: list[CatalogPart]) -> tuple[RestoreOutcome, Package | None]:
+    """What the rebuild did to the package, and the package."""
     first = ordered[0]
     message_ids = [part.message_id for part in ordered]
     part_names = [part.name for part in ordered]
@@ -262,11 +271,11 @@ def _package_restore(*, chat: Chat, ordered: list[CatalogPart]) -> tuple[str, Pa
         package = Package.objects.select_for_update().filter(content_hash=first.content_hash).first()
         if package is not None:
             if package.dest_message_ids == message_ids and package.destination_chat_id == chat.pk:
-                return "unchanged", package
+                return RestoreOutcome.UNCHANGED, package
             package.dest_message_ids, package.dest_part_names = message_ids, part_names
             package.destination_chat, package.reupload_needed = chat, False
             package.save(update_fields=["dest_message_ids", "dest_part_names", "destination_chat", "reupload_needed"])
-            return "repaired", package
+            return RestoreOutcome.REPAIRED, package
         volumes = _volumes(ordered)
         names = [name for name, _, _ in volumes]
         kind = detection.classify(names[0])
@@ -296,11 +305,11 @@ def _package_restore(*, chat: Chat, ordered: list[CatalogPart]) -> tuple[str, Pa
                     dest_part_names=part_names,
                 )
         except IntegrityError:
-            return "unchanged", None  # ingested meanwhile by a cycle: its row is the better one
+            return RestoreOutcome.UNCHANGED, None  # ingested meanwhile by a cycle: its row is the better one
         Package.objects.filter(pk=package.pk).update(
             metadata_status=MetadataStatus.UNAVAILABLE, metadata_error=REBUILT_NOTE
         )
-    return "created", package
+    return RestoreOutcome.CREATED, package
 
 
 def catalog_rebuild_notify(*, chat: Chat, result: CatalogRebuild) -> None:

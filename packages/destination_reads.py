@@ -19,7 +19,7 @@ from pathlib import Path
 
 from packages.archives import RemoteVolume
 from packages.detection import RAR
-from packages.services import Listing, package_listing_read
+from packages.services import PackageListing, package_listing_read
 from telegram.errors import TelegramError
 from telegram.gateway import TelegramGateway
 from telegram.records import ChatRef, DocumentMessage
@@ -59,7 +59,7 @@ class ListingJob:
 
 @dataclass
 class ListingRead:
-    listing: Listing | None  # None: Telegram would not give the bytes (`trouble` says why)
+    listing: PackageListing | None  # None: Telegram would not give the bytes (`trouble` says why)
     bytes_read: int
     full_read: bool
     trouble: str = ""

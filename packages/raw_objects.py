@@ -135,7 +135,7 @@ def raw_files_local(raw_files, names: list[str], *, staged: list[Path | None] | 
 
 @contextmanager
 def raw_files_listable(raw_files, names: list[str], *, archive_type: str):
-    """What `packages.archives.list_archive` reads for a set: local files on a local disk; in an object
+    """What `packages.archives.read_archive` reads for a set: local files on a local disk; in an object
     store, the objects themselves by ranged reads, except a multi-volume rar, which is fetched first."""
     if storage_is_local() or (archive_type == RAR and len(raw_files) > 1):
         with raw_files_local(raw_files, names) as paths:

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import secrets
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -25,8 +24,9 @@ from django.utils import timezone
 from accounts import pace
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
 from accounts.services import account_mark_unusable
-from core import locks
+from core import locks, task_names
 from core.crypto import unseal
+from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
 from core.models import RunStatus
@@ -42,12 +42,7 @@ from telegram.retry import TransientRetries
 logger = logging.getLogger(__name__)
 
 PEER_FLOOD = "PEER_FLOOD"
-TASK = "packages.tasks.package_send_execute"
 SEND_FAILED = "package_send_failed"
-
-
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
 
 
 def _senders(*, from_chats: set[int], chat: Chat):
@@ -171,7 +166,7 @@ def _part_names(package: Package) -> list[str]:
 
 
 def package_send_enqueue(send_id: int, countdown: int = 0) -> None:
-    run_task_send(TASK, send_id, countdown=countdown)
+    run_task_send(task_names.PACKAGE_SEND_EXECUTE, send_id, countdown=countdown)
 
 
 def package_send_execute(*, send_id: int) -> str | None:
@@ -262,26 +257,26 @@ class _Copier(RunEngine):
         self._counts()
 
     async def _spent(self, taken: Pace) -> None:
-        await db(pace.account_send_spent)(account=self.account, pace=taken)
+        await in_db_thread(pace.account_send_spent)(account=self.account, pace=taken)
 
     async def _may_send(self, bucket) -> None:
         """Before each message: the claim and the operator's word, then the account's rest and stop as the database
         keeps them (Redis may have forgotten them), then a token (a halted bucket: the account rests or stopped)."""
         await self.guard()
-        problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+        problem = await in_db_thread(pace.account_send_check)(account=self.account, bucket=bucket)
         if problem:
             raise _Stop(problem)
         try:
             await bucket.acquire(taken=self._spent)
         except BucketHalted as exc:
-            problem = await db(pace.account_send_check)(account=self.account, bucket=bucket)
+            problem = await in_db_thread(pace.account_send_check)(account=self.account, bucket=bucket)
             raise _Stop(problem or f"Sending is held for {self.account}; send again later.") from exc
         except BucketUnavailable as exc:
             raise _Stop(f"{exc} Nothing more was sent; send again once Redis is back.") from exc
         self.check()
 
     async def _main(self) -> None:
-        parts, refs = await db(self._load)()
+        parts, refs = await in_db_thread(self._load)()
         if not parts:
             return
         bucket = pace.account_bucket(account=self.account)
@@ -309,9 +304,9 @@ class _Copier(RunEngine):
                     except (AccountRestricted, AuthRequired):
                         raise
                     except TelegramError as exc:  # this part only: its message is gone, or the like
-                        await db(self._part_done)(part, error=f"{exc.rpc}: {exc}" if exc.rpc else str(exc))
+                        await in_db_thread(self._part_done)(part, error=f"{exc.rpc}: {exc}" if exc.rpc else str(exc))
                         break
-                    await db(self._part_done)(part, message_id=sent.id)
+                    await in_db_thread(self._part_done)(part, message_id=sent.id)
                     break
 
 

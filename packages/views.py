@@ -18,7 +18,6 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 from accounts.models import Chat, ChatTopic, TelegramAccount
 from core.errors import OperatorError
 from core.forms import error_text
-from core.models import RunStatus
 from core.pagination import CappedPaginator
 from packages import grouping, previews, selectors, sending, services
 from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
@@ -31,7 +30,6 @@ COLLECTION = "packages/collection.html"
 PER_PAGE = 25
 GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
 SENDS_SHOWN = 10
-LIVE_SENDS = {RunStatus.QUEUED, RunStatus.RUNNING}
 
 
 ID_MAX = 2**63 - 1
@@ -327,7 +325,7 @@ def _send_options(*destination_ids: int) -> list[tuple[str, list[tuple[str, str]
 
 def _sends_context(*, package: Package | None = None, collection: Collection | None = None) -> dict:
     sends = list(selectors.package_sends(package=package, collection=collection)[:SENDS_SHOWN])
-    return {"sends": sends, "sends_live": any(send.status in LIVE_SENDS for send in sends)}
+    return {"sends": sends, "sends_live": any(send.is_live for send in sends)}
 
 
 def _an_id(text: str) -> bool:

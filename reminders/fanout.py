@@ -30,9 +30,9 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
@@ -42,6 +42,7 @@ from accounts.models import AccountChat, PaceEventKind, TelegramAccount
 from accounts.services import account_mark_unusable
 from core import clock
 from core.crypto import unseal
+from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
 from core.ratelimit import BucketHalted, BucketTooLate, BucketUnavailable, Pace
@@ -69,18 +70,17 @@ PEER_FLOOD = "PEER_FLOOD"
 # What Telegram answers for a basic group that was deactivated (upgraded to a supergroup, or deleted).
 GROUP_GONE = {"CHAT_ID_INVALID", "PEER_ID_INVALID", "CHAT_DEACTIVATED"}
 
-# Why a run stops before every target was tried.
-WINDOW = "window"
-ACCOUNT = "account"
-MEDIA = "media"
-ERROR = "error"
-RESTING = "resting"  # the account rests or its sending was stopped: the bucket is halted
-ERRORS = "errors"  # too many recent groups failed
-OUTAGE = "outage"  # Redis (the shared budget) did not answer: nothing can be paced
 
+class StopReason(StrEnum):
+    """Why a run stops before every target was tried."""
 
-def db(function):
-    return sync_to_async(function, thread_sensitive=True)
+    WINDOW_CLOSED = "window closed"
+    ACCOUNT_UNUSABLE = "account unusable"  # its session is gone or Telegram restricted it
+    MEDIA_UNUSABLE = "media unusable"  # deleted, or too large for this account
+    CRASHED = "crashed"  # an unexpected exception in the engine itself
+    ACCOUNT_RESTING = "account resting"  # the account rests or its sending was stopped: the bucket is halted
+    TOO_MANY_FAILURES = "too many failures"  # too many recent groups failed
+    BUDGET_OUTAGE = "budget outage"  # Redis (the shared budget) did not answer: nothing can be paced
 
 
 class _LeavePending(Exception):
@@ -145,7 +145,7 @@ class Fanout(RunEngine):
             return None
         except Exception as exc:
             logger.exception("Reminder run #%s failed", self.run.pk)
-            self._stop(ERROR, exc)
+            self._stop(StopReason.CRASHED, exc)
             error = f"{exc.__class__.__name__}: {exc}"
         finally:
             if self.temp_dir is not None:
@@ -156,7 +156,7 @@ class Fanout(RunEngine):
             "messages_sent": self.messages_sent,
             "active_seconds": self.run.active_seconds + time.monotonic() - started,
         }
-        if self.stop_reason == ACCOUNT:
+        if self.stop_reason == StopReason.ACCOUNT_UNUSABLE:
             account_mark_unusable(account=self.account, error=self.stop_error)
         pace.account_sends_tally(account=self.account, sends=self.messages_sent - self.tallied)
         status, summary, cause = self._ending(counts, error)
@@ -174,36 +174,36 @@ class Fanout(RunEngine):
         """The run's status, summary and pause cause."""
         run = self.run
         partly = services.targets_partly_sent(run_id=run.pk) if self.stop_reason or self.window_held else 0
-        if self.stop_reason == WINDOW or (not self.stop_reason and self.window_held):
+        if self.stop_reason == StopReason.WINDOW_CLOSED or (not self.stop_reason and self.window_held):
             if not self.stop_reason:
                 groups = "1 group" if self.window_held == 1 else f"{self.window_held} groups"
                 self.window_why = f"slow mode would put the next part of {groups} after it"
             status = RunStatus.PAUSED if counts["sent"] or partly else RunStatus.FAILED
             summary = services.summary_window_closed(run=run, counts=counts, partly=partly, before=self.window_why)
             return status, summary, PauseCause.WINDOW
-        if self.stop_reason == RESTING:
+        if self.stop_reason == StopReason.ACCOUNT_RESTING:
             account = TelegramAccount.objects.get(pk=self.account.pk)
             summary = services.summary_account_resting(run=run, account=account, counts=counts, partly=partly)
             cause = PauseCause.SENDING_STOPPED if account.sending_stopped else PauseCause.ACCOUNT_REST
             return RunStatus.PAUSED, summary, cause
-        if self.stop_reason == OUTAGE:
+        if self.stop_reason == StopReason.BUDGET_OUTAGE:
             summary = services.summary_outage(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.PAUSED, summary, PauseCause.OUTAGE
-        if self.stop_reason == ERRORS:
+        if self.stop_reason == StopReason.TOO_MANY_FAILURES:
             reasons = Counter(error for error in self.recent if error)
             summary = services.summary_too_many_failed(run=run, counts=counts, reasons=reasons, partly=partly)
             return RunStatus.PAUSED, summary, PauseCause.ERRORS
-        if self.stop_reason == ACCOUNT:
+        if self.stop_reason == StopReason.ACCOUNT_UNUSABLE:
             exc = self.stop_error
             if isinstance(exc, AuthRequired):
                 reason = f"the session of {self.account} is no longer valid ({exc.rpc}); log it in again."
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
             return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly), ""
-        if self.stop_reason == MEDIA:
+        if self.stop_reason == StopReason.MEDIA_UNUSABLE:
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.FAILED, summary, ""
-        if self.stop_reason == ERROR:
+        if self.stop_reason == StopReason.CRASHED:
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{error}.", partly=partly)
             return RunStatus.FAILED, summary, ""
         if counts["failed"] == 0 and counts["pending"] == 0:
@@ -237,15 +237,24 @@ class Fanout(RunEngine):
         if not self.stop_reason:
             self.window_why = why
             self.account_held = account_held
-        self._stop(WINDOW)
+        self._stop(StopReason.WINDOW_CLOSED)
 
     @property
     def _aborting(self) -> bool:
         """Account-wide trouble stops even the groups in flight; a closing window lets each go on while its next
         part still fits before the end."""
-        return self.stop_reason in {ACCOUNT, MEDIA, RESTING, OUTAGE} or self.account_held
+        return (
+            self.stop_reason
+            in {
+                StopReason.ACCOUNT_UNUSABLE,
+                StopReason.MEDIA_UNUSABLE,
+                StopReason.ACCOUNT_RESTING,
+                StopReason.BUDGET_OUTAGE,
+            }
+            or self.account_held
+        )
 
-    # Database steps (sync, called through db()) -------------------------------------------------------------
+    # Database steps (sync, called through in_db_thread()) -------------------------------------------------------------
     def _load(self) -> tuple[list[ReminderRunTarget], dict[int, int]]:
         targets = list(
             self.run.targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.SENDING])
@@ -260,10 +269,10 @@ class Fanout(RunEngine):
         ]
         missing = sorted(media_ids - media.keys())
         if missing:
-            self._stop(MEDIA, ValueError(f"media #{missing[0]} of this run was deleted."))
+            self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"media #{missing[0]} of this run was deleted."))
         self.account.refresh_from_db()
         if pace.account_send_problem(account=self.account):
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
         return targets, hashes
 
     def _flush(self) -> None:
@@ -335,11 +344,11 @@ class Fanout(RunEngine):
         failed = sum(1 for outcome in self.recent if outcome)
         share = settings.REMINDER_ERROR_SHARE_PERCENT / 100
         if share and failed > share * self.recent.maxlen:
-            self._stop(ERRORS)
+            self._stop(StopReason.TOO_MANY_FAILURES)
 
     # The fan-out ----------------------------------------------------------------------------------------------
     async def _main(self) -> None:
-        targets, hashes = await db(self._load)()
+        targets, hashes = await in_db_thread(self._load)()
         if self.stop_reason:
             return
         self.bucket = pace.account_bucket(account=self.account)
@@ -367,7 +376,7 @@ class Fanout(RunEngine):
         """The counters the pages show; the claim is proved by the engine's heartbeat, not here."""
         while True:
             await asyncio.sleep(settings.REMINDER_PROGRESS_EVERY_SECONDS)
-            await db(self._flush)()
+            await in_db_thread(self._flush)()
 
     async def _worker(self, queue: deque, hashes: dict[int, int]) -> None:
         while queue and not self.stop_reason and not self.lost_claim:
@@ -386,9 +395,9 @@ class Fanout(RunEngine):
             access_hash = 0
         if access_hash is None:
             error = f"{self.account} is no longer in “{target.chat.title}”; refresh its chats."
-            await db(self._target_end)(target, TargetStatus.FAILED, error)
+            await in_db_thread(self._target_end)(target, TargetStatus.FAILED, error)
             return
-        if not await db(self._target_start)(target):
+        if not await in_db_thread(self._target_start)(target):
             return
         ref = ChatRef(id=target.chat.telegram_id, access_hash=access_hash, type=target.chat.type)
         started = time.monotonic()
@@ -400,15 +409,15 @@ class Fanout(RunEngine):
                     await self._between_parts(target, last_sent)
                 last_sent = await self._send(target, ref, index, self.parts[index])
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
-                    await db(self._part_sent)(target, index)
+                    await in_db_thread(self._part_sent)(target, index)
         except _LeavePending:
-            await db(self._target_left)(target)
+            await in_db_thread(self._target_left)(target)
             return
         except _TargetFailed as exc:
-            await db(self._target_end)(target, TargetStatus.FAILED, str(exc))
+            await in_db_thread(self._target_end)(target, TargetStatus.FAILED, str(exc))
             return
         latency_ms = round((time.monotonic() - started) * 1000)
-        await db(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
+        await in_db_thread(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
         """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
@@ -437,8 +446,8 @@ class Fanout(RunEngine):
         except WorkStopped as exc:
             self.lost_claim = True
             raise _LeavePending from exc
-        if await db(pace.account_send_check)(account=self.account, bucket=self.bucket):
-            self._stop(RESTING)
+        if await in_db_thread(pace.account_send_check)(account=self.account, bucket=self.bucket):
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending
         left = self._window_left()
         if left is not None and left <= 0:
@@ -447,7 +456,7 @@ class Fanout(RunEngine):
         try:
             now = await self.bucket.acquire(wait_at_most=left, taken=self._spent)
         except BucketHalted as exc:
-            self._stop(RESTING)
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
         except BucketTooLate as exc:  # a FloodWait holds the account (this run's, another run's or a package send's)
             self._stop_window(
@@ -455,16 +464,16 @@ class Fanout(RunEngine):
             )
             raise _LeavePending from exc
         except BucketUnavailable as exc:
-            self._stop(OUTAGE, exc)
+            self._stop(StopReason.BUDGET_OUTAGE, exc)
             raise _LeavePending from exc
         self.check()
         if now.changed:
             reason = "Clean sending raised the pace"
-            await db(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
+            await in_db_thread(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
         await self._serve_pause()
 
     async def _spent(self, taken: Pace) -> None:
-        await db(pace.account_send_spent)(account=self.account, pace=taken)
+        await in_db_thread(pace.account_send_spent)(account=self.account, pace=taken)
 
     async def _serve_pause(self) -> None:
         loop = asyncio.get_running_loop()
@@ -518,23 +527,25 @@ class Fanout(RunEngine):
             pause_seconds=pause_seconds,
             recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
         )
-        return await db(self._pace_record)(kind, lowered.before_per_minute, lowered, round(pause_seconds), reason)
+        return await in_db_thread(self._pace_record)(
+            kind, lowered.before_per_minute, lowered, round(pause_seconds), reason
+        )
 
     async def _account_trouble(self, exc: AccountRestricted | AuthRequired) -> None:
         """PEER_FLOOD rests the account; another restriction, or a session gone, stops it. Always raises."""
         if isinstance(exc, AccountRestricted) and exc.rpc == PEER_FLOOD:
             await self._peer_flood(exc)
-        self._stop(ACCOUNT, exc)
+        self._stop(StopReason.ACCOUNT_UNUSABLE, exc)
         raise _LeavePending from exc
 
     async def _peer_flood(self, exc: AccountRestricted) -> None:
         """Telegram thinks the account spams: rest it before it is banned; every run of it pauses."""
-        if self.stop_reason == RESTING:  # another group of this run got the same answer first
+        if self.stop_reason == StopReason.ACCOUNT_RESTING:  # another group of this run got the same answer first
             raise _LeavePending from exc
-        self._stop(RESTING)
+        self._stop(StopReason.ACCOUNT_RESTING)
         reason = f"Telegram answered {PEER_FLOOD} during run #{self.run.pk}"
         await self._lower(PaceEventKind.PEER_FLOOD, pause_seconds=0, reason=reason)
-        await db(self._rest)(reason)
+        await in_db_thread(self._rest)(reason)
         raise _LeavePending from exc
 
     async def _flood(self, exc: FloodWait) -> None:
@@ -551,8 +562,8 @@ class Fanout(RunEngine):
         kind = PaceEventKind.SLOWMODE_WAIT if slow_mode else PaceEventKind.FLOOD_WAIT
         recent = await self._lower(kind, pause_seconds=0 if slow_mode else exc.seconds, reason=reason)
         if not slow_mode and recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
-            await db(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
-            self._stop(RESTING)
+            await in_db_thread(self._rest)(f"{recent} FloodWaits within {settings.ACCOUNT_REST_WINDOW_MINUTES} minutes")
+            self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
         if past_window and slow_mode:
             self._window_hold()
@@ -586,7 +597,7 @@ class Fanout(RunEngine):
                 f"“{title}” takes no more posts from {self.account} ({refused.rpc}) and did not become a supergroup: "
                 "it was deleted or deactivated, or the account was removed; remove it from the reminder."
             ) from refused
-        await db(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
+        await in_db_thread(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
         self.moved[ref.id] = supergroup.ref
 
     async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
@@ -621,7 +632,9 @@ class Fanout(RunEngine):
             except TransientError as exc:
                 await self._transient(exc, retries)
             except FileTooLarge as exc:
-                self._stop(MEDIA, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
+                self._stop(
+                    StopReason.MEDIA_UNUSABLE, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}")
+                )
                 raise _LeavePending from exc
             except (AccountRestricted, AuthRequired) as exc:
                 await self._account_trouble(exc)

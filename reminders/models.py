@@ -5,7 +5,7 @@ from django.db.models import F, Q
 from django.utils.timezone import now
 
 from accounts.models import Chat, TelegramAccount
-from core.models import ClaimableRun, RunStatus
+from core.models import IN_FLIGHT, ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
 from telegram.records import TOPIC_ID_MAX
 
@@ -140,7 +140,6 @@ class PauseCause(models.TextChoices):
 
 # Run-state rules, in one place: which run states each operator action takes. Services enforce them; pages
 # and the API show them (can_resume, can_cancel, can_retry_failed).
-IN_FLIGHT = (RunStatus.QUEUED, RunStatus.RUNNING)
 LIVE = (WAITING, *IN_FLIGHT)  # pages keep polling these: they change without the operator
 RESUMABLE = (RunStatus.PAUSED, RunStatus.FAILED)  # with groups still pending
 CANCELABLE = (*LIVE, RunStatus.PAUSED, RunStatus.FAILED)  # a failed run only with groups still pending
@@ -211,6 +210,8 @@ class ReminderRun(ClaimableRun):
                 fields=["reminder", "slot"], condition=Q(slot__isnull=False), name="unique_reminder_run_slot"
             )
         ]
+
+    live_statuses = LIVE  # waiting for its window too
 
     def __str__(self) -> str:
         return f"{self.reminder_name} run #{self.pk}"

@@ -30,7 +30,7 @@ from core.models import RunStatus
 from core.outcomes import outcome_pills
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, LIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, WAITING, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -301,7 +301,7 @@ def reminder_eta(request):
 
 
 def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.status in LIVE else HttpResponseStopPolling(html)
+    return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
 
 
 @login_required

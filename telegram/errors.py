@@ -4,8 +4,6 @@
 class TelegramError(Exception):
     """Telegram refused the request."""
 
-    retryable = False
-
     def __init__(self, message: str = "", *, rpc: str = ""):
         # The class's words without their full stop: callers go on after them ("…: {error}. It is tried again").
         super().__init__(message or (self.__class__.__doc__ or self.__class__.__name__).rstrip("."))
@@ -14,8 +12,6 @@ class TelegramError(Exception):
 
 class FloodWait(TelegramError):
     """Telegram asks to wait before the next request."""
-
-    retryable = True
 
     def __init__(self, seconds: int, message: str = "", *, rpc: str = "FLOOD_WAIT"):
         super().__init__(message or f"Telegram asks to wait {seconds} s ({rpc}).", rpc=rpc)
@@ -41,8 +37,6 @@ class TargetForbidden(TelegramError):
 class FileReferenceExpired(TelegramError):
     """Telegram's link to this file has expired; it is fetched again."""
 
-    retryable = True
-
 
 class NotFound(TelegramError):
     """The message or chat is gone from Telegram."""
@@ -50,8 +44,6 @@ class NotFound(TelegramError):
 
 class TransientError(TelegramError):
     """Telegram could not be reached or did not answer in time; it is tried again."""
-
-    retryable = True
 
 
 class SessionInUse(TransientError):
@@ -65,19 +57,13 @@ class FileTooLarge(TelegramError):
 class LoginError(TelegramError):
     """This login step failed; try it again."""
 
-    retryable = True
-
 
 class PhoneInvalid(LoginError):
     """Telegram does not accept this phone number."""
 
-    retryable = False
-
 
 class LoginRefused(LoginError):
     """Telegram will not send a login code now (a payment or a login email first, too many tries)."""
-
-    retryable = False
 
 
 class CodeInvalid(LoginError):

@@ -27,7 +27,6 @@ from telegram.records import (
     SentMessage,
     TopicInfo,
 )
-from telegram.sandbox.sender import SandboxClient
 from telegram.telethon.gateway import TelethonGateway
 
 SANDBOX_API_ID, SANDBOX_API_HASH = 1, "sandbox"  # the sandbox server takes any application
@@ -160,6 +159,9 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
             api_hash=settings.TELEGRAM_API_HASH,
             **options,
         )
+    # Imported here: a production process never loads the sandbox.
+    from telegram.sandbox.sender import SandboxClient
+
     return TelethonGateway(
         phone=phone,
         session=session,

@@ -9,7 +9,6 @@
 """
 
 from reminders.services.compose import (
-    FIRE_TASK,
     PartSpec,
     ReminderSpec,
     TargetSpec,
@@ -74,7 +73,6 @@ __all__ = [
     "summary_account_resting",
     "summary_too_many_failed",
     "CANCELED",
-    "FIRE_TASK",
     "REMINDER_DELETED",
     "PartSpec",
     "ReminderSpec",

@@ -16,7 +16,7 @@ from django_celery_beat.models import ClockedSchedule, CrontabSchedule, Periodic
 
 from accounts.models import AccountChat, Chat, TelegramAccount
 from accounts.selectors import chat_topics
-from core import clock
+from core import clock, task_names
 from core.errors import item_error
 from core.models import RunStatus
 from reminders.media_types import media_fits_account, media_type
@@ -46,8 +46,6 @@ from reminders.services.summaries import summary_waiting
 from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
-
-FIRE_TASK = "reminders.tasks.reminder_fire"
 
 
 @dataclass(frozen=True)
@@ -343,7 +341,7 @@ def reminder_schedule_sync(*, reminder: Reminder) -> PeriodicTask | None:
             task.delete()
         return None
     if task is None:
-        task = PeriodicTask(name=f"reminder-{reminder.pk}", task=FIRE_TASK)
+        task = PeriodicTask(name=f"reminder-{reminder.pk}", task=task_names.REMINDER_FIRE)
     if reminder.schedule_crontab:
         task.crontab, _ = CrontabSchedule.objects.get_or_create(
             **crontab_fields(reminder.schedule_crontab), timezone=zone(reminder.timezone)

@@ -10,7 +10,7 @@ from django.db.models import Count
 
 from accounts import pace
 from accounts.models import AuthState, TelegramAccount
-from core import clock
+from core import clock, task_names
 from core.errors import OperatorError
 from core.models import RunStatus
 from core.ratelimit import buckets_answer
@@ -158,7 +158,7 @@ def _fire(
 
 
 def reminder_run_enqueue(run_id: int) -> None:
-    run_task_send("reminders.tasks.reminder_run_execute", run_id)
+    run_task_send(task_names.REMINDER_RUN_EXECUTE, run_id)
 
 
 def target_counts(*, run_id: int) -> dict[str, int]:

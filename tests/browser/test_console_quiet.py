@@ -16,6 +16,7 @@ from core.runs import run_claim
 from ingestion import services as ingestion_services
 from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPackage
 from ingestion.pipeline import ingestion_run_execute
+from ingestion.services import runs as ingestion_run_services
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
 from reminders.services import reminder_fire, reminder_run_cancel
@@ -409,7 +410,9 @@ def test_ingest_now_starts_at_once_a_run_that_waits_for_its_delayed_start(
 ):
     at(timezone.now())  # the reminder world left the console's clock on another day
     sent = []
-    monkeypatch.setattr(ingestion_services, "_enqueue", lambda run_id, countdown=0: sent.append((run_id, countdown)))
+    monkeypatch.setattr(
+        ingestion_run_services, "_enqueue", lambda run_id, countdown=0: sent.append((run_id, countdown))
+    )
     channel = Channel.objects.get(chat__telegram_id=SOURCE)
     account = TelegramAccount.objects.get(phone=READER)
     run, _ = ingestion_services.ingestion_run_request(account=account, trigger=IngestionTrigger.SCHEDULE, countdown=240)

@@ -17,6 +17,7 @@ from django.utils.module_loading import import_string
 
 from config.celery_app import app
 from config.env import envbool, envint, envlist, envstr
+from core import task_names
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUES = {"ingest", "fanout", "default"}
@@ -159,9 +160,9 @@ def test_celery_routes_work_to_the_three_queues():
         return app.amqp.router.route({}, name)["queue"].name
 
     assert app.conf.task_default_queue == "default"
-    assert queue_of("core.tasks.runs_reap_all") == "default"
-    assert queue_of("reminders.tasks.reminder_run_execute") == "fanout"
-    assert queue_of("reminders.tasks.reminder_runs_auto_resume") == "default"  # short: never behind long runs
+    assert queue_of(task_names.RUNS_REAP_ALL) == "default"
+    assert queue_of(task_names.REMINDER_RUN_EXECUTE) == "fanout"
+    assert queue_of(task_names.REMINDER_RUNS_AUTO_RESUME) == "default"  # short: never behind long runs
     assert settings.CELERY_TASK_ROUTES, "no task is routed off the default queue"
     for pattern, route in settings.CELERY_TASK_ROUTES.items():
         assert route["queue"] in QUEUES

@@ -7,7 +7,16 @@ import pytest
 from django.utils import timezone
 
 from core.models import RunStatus
-from core.runs import run_claim, run_claim_next, run_finish, run_holds, run_take_over, runs_reap, worker_id
+from core.runs import (
+    run_claim,
+    run_claim_next,
+    run_finish,
+    run_holds,
+    run_take_over,
+    runs_reap,
+    runs_stuck,
+    worker_id,
+)
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db
@@ -132,3 +141,24 @@ def test_a_run_whose_process_is_gone_is_taken_over_at_once(settings):
     taken = run_take_over(model=ProbeRun, run_id=_held_by(gone, quiet_seconds=0).pk)
 
     assert taken is not None and taken.worker_id == worker_id()
+
+
+def test_a_running_run_that_never_beat_is_stuck_and_the_reaper_queues_it_again():
+    never = ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="gone-3-1", heartbeat_at=None)
+    ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id="here-1-1", heartbeat_at=timezone.now())
+    ProbeRun.objects.create(status=RunStatus.QUEUED, heartbeat_at=None)
+
+    assert list(ProbeRun.objects.filter(runs_stuck()).values_list("pk", flat=True)) == [never.pk]
+
+    result = runs_reap(model=ProbeRun, stale_after=timedelta(minutes=5), max_requeues=3)
+
+    assert result.requeued == [never.pk]
+    never.refresh_from_db()
+    assert never.status == RunStatus.QUEUED and "gone-3-1" in never.error
+
+
+def test_a_run_is_live_while_queued_or_running_and_a_reminder_run_while_waiting_too():
+    from reminders.models import WAITING, ReminderRun
+
+    assert [status for status in RunStatus if ProbeRun(status=status).is_live] == [RunStatus.QUEUED, RunStatus.RUNNING]
+    assert ReminderRun(status=WAITING).is_live and not ReminderRun(status=RunStatus.PAUSED).is_live

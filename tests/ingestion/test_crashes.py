@@ -36,7 +36,7 @@ def restart():
 
 def test_crash_after_the_upload_before_the_stub(ingest_world, monkeypatch):
     ingest_world(world(messages=ARCHIVES[:2]))
-    crash_once(monkeypatch, pipeline.ingestion_services, "set_record_upload")
+    crash_once(monkeypatch, pipeline.ingestion_services, "archive_set_record_upload")
 
     with pytest.raises(SandboxCrash):
         run_cycle()

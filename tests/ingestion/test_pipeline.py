@@ -5,6 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
+from core.db_thread import in_db_thread
 from core.models import RunStatus
 from ingestion.models import AccountChannelMap, MapRole, SkippedPackage, SkipReason, TopicProgress
 from ingestion.services import skipped_package_retry, topics_sync
@@ -327,8 +328,8 @@ def test_a_cycle_whose_account_starts_resting_stops_at_the_next_set(ingest_world
         outcome = await original(self, *args, **kwargs)
         processed.append(outcome)
         if len(processed) == 1:  # Telegram flags the account while its first set is uploaded
-            reader = await pipeline.db(TelegramAccount.objects.get)(phone=READER)
-            await pipeline.db(pace.account_rest)(account=reader, reason="PEER_FLOOD")
+            reader = await in_db_thread(TelegramAccount.objects.get)(phone=READER)
+            await in_db_thread(pace.account_rest)(account=reader, reason="PEER_FLOOD")
         return outcome
 
     monkeypatch.setattr(pipeline.IngestionCycle, "_process", process_then_rest)

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from accounts.models import TelegramAccount
+from core import task_names
 from core.models import RunStatus
 from core.runs import run_claim
 from ingestion import selectors
@@ -141,7 +142,7 @@ def test_the_channel_page_says_when_the_next_cycle_comes_from_the_beat_schedule(
     every, _ = IntervalSchedule.objects.get_or_create(every=600, period=IntervalSchedule.SECONDS)
     PeriodicTask.objects.create(
         name="ingestion-cycle",
-        task="ingestion.tasks.ingestion_cycle_start",
+        task=task_names.INGESTION_CYCLE_START,
         interval=every,
         last_run_at=timezone.now() - timedelta(minutes=3),
     )

@@ -7,7 +7,6 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from ingestion import scanning
 from ingestion.models import AccountChannelMap, SkippedPackage, SkipReason, TopicProgress
 from ingestion.scanning import CHECK, SCAN, SKIP, scan_decide
 from ingestion.services import skipped_package_retry, topic_set_fetch
@@ -28,7 +27,7 @@ def clock(monkeypatch):
     def advance(minutes: int = 10):
         moments["at"] += timedelta(minutes=minutes)
 
-    monkeypatch.setattr(scanning, "now", lambda: moments["at"])
+    monkeypatch.setattr("core.clock.now", lambda: moments["at"])
     return advance
 
 

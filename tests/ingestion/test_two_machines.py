@@ -16,6 +16,7 @@ from django.utils import timezone
 from accounts.models import TelegramAccount
 from config.celery_app import app
 from config.storage import object_store_parse
+from core import task_names
 from core.models import RunStatus
 from ingestion.models import IngestionRun, SkippedPackage
 from ingestion.services import skipped_package_retry
@@ -152,7 +153,7 @@ def test_a_set_fetched_on_one_machine_is_uploaded_and_listed_by_the_other(ingest
     # The operator presses Retry; only machine B is up, with nothing of A's on its disk.
     second = skipped_package_retry(skipped=skipped)  # runs the set's channel now
     assert second is not None
-    app.send_task("ingestion.tasks.ingestion_recover", queue="default")
+    app.send_task(task_names.INGESTION_RECOVER, queue="default")
     machine_b = machine_start("machine-b", tmp_path, object_store)
     try:
         wait_until_over([second.pk])

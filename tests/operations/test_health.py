@@ -3,7 +3,7 @@
 import pytest
 from django.db import OperationalError
 
-from core import health
+from core import health, task_names
 from core.tasks import beat_heartbeat
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def tick_ago(seconds: float) -> None:
 def test_beat_sends_a_heartbeat_every_30_seconds(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["beat-heartbeat"]
 
-    assert entry["task"] == "core.tasks.beat_heartbeat" and entry["schedule"] == 30.0
+    assert entry["task"] == task_names.BEAT_HEARTBEAT and entry["schedule"] == 30.0
 
 
 def test_healthy_with_a_fresh_tick_and_no_login_needed(client, admin_client):

@@ -20,10 +20,11 @@ from django.conf import settings
 from core.models import RunStatus
 from ingestion.models import SkippedPackage
 from packages import archives
-from packages.archives import Entry, ListingError, PasswordProtected, list_archive, safe_path
+from packages.archives import Entry, ListingError, PasswordProtected, child, listing, read_archive, safe_path
+from packages.archives.entries import Limits
 from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
-from packages.services import disk_name
+from packages.raw_objects import disk_name
 from telegram.sandbox.world import World
 from tests.ingestion.conftest import SOURCE, run_cycle, world
 from tests.packages import hostile
@@ -42,8 +43,8 @@ def listing_peak_rss_mib(archive_type: str, volumes: list[Path]) -> float:
     (This test process's own RUSAGE_CHILDREN also remembers earlier children, e.g. Celery workers.)
     """
     code = (
-        "import resource, sys; from pathlib import Path; from packages.archives import list_archive; "
-        "list_archive(sys.argv[1], [Path(p) for p in sys.argv[2:]]); "
+        "import resource, sys; from pathlib import Path; from packages.archives import read_archive; "
+        "read_archive(sys.argv[1], [Path(p) for p in sys.argv[2:]]).entries; "
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     done = subprocess.run(
@@ -75,7 +76,7 @@ def nothing_extracts(monkeypatch):
 
 def list_in_process(archive_type: str, volumes: list[Path]) -> list[Entry]:
     """The child's listing code, run here so `nothing_extracts` can watch it."""
-    return archives._list(archive_type, volumes, archives._Limits(archives.MAX_ENTRIES, archives.MAX_DECLARED_BYTES))
+    return listing.entries_list(archive_type, volumes, Limits(archives.MAX_ENTRIES, archives.MAX_DECLARED_BYTES))
 
 
 # -- zip bombs -------------------------------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def test_a_gigabyte_of_zeros_lists_as_is_without_inflating(tmp_path, nothing_ext
 
     (entry,) = list_in_process(ZIP, [bomb])
     started = time.monotonic()
-    (through_child,) = list_archive(ZIP, [bomb])
+    (through_child,) = read_archive(ZIP, [bomb]).entries
     elapsed = time.monotonic() - started
 
     assert entry == through_child
@@ -102,7 +103,7 @@ def test_a_gigabyte_of_zeros_lists_as_is_without_inflating(tmp_path, nothing_ext
 @pytest.mark.parametrize("declared", [2**62, archives.MAX_DECLARED_BYTES + 1])
 def test_a_zip_declaring_an_absurd_size_is_unavailable_with_the_reason(tmp_path, declared):
     with pytest.raises(ListingError, match="above the limit of 1099511627776 bytes") as caught:
-        list_archive(ZIP, [hostile.lying_zip(tmp_path / "lie.zip", declared=declared)])
+        read_archive(ZIP, [hostile.lying_zip(tmp_path / "lie.zip", declared=declared)])
     assert "zip bomb" in str(caught.value)
     assert not caught.value.needs_password
 
@@ -114,7 +115,7 @@ def test_sizes_that_only_add_up_past_the_limit_are_refused_too(tmp_path):
         [hostile.RawEntry(f"part{n}.stl".encode(), b"\x03\x00", hostile.DEFLATED, crc=0, size=share) for n in range(3)],
     )
     with pytest.raises(ListingError, match=f"declares {3 * share} bytes uncompressed"):
-        list_archive(ZIP, [path])
+        read_archive(ZIP, [path])
 
 
 # -- paths that point outside ------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_traversal_and_absolute_paths_are_listed_inside_and_flagged(tmp_path, no
     path = hostile.traversal_zip(work / "traversal.zip")
     before_tmp, before_root = tree(tmp_path), set(Path("/etc/cron.d").glob("*"))
 
-    entries = list_archive(ZIP, [path])
+    entries = read_archive(ZIP, [path]).entries
 
     assert [(entry.path, entry.unsafe) for entry in entries] == [
         ("evil.txt", True),
@@ -162,13 +163,13 @@ def test_safe_path(raw, expected):
 
 
 def test_links_are_flagged(tmp_path):
-    entries = list_archive(ZIP, [hostile.symlink_zip(tmp_path / "link.zip")])
+    entries = read_archive(ZIP, [hostile.symlink_zip(tmp_path / "link.zip")]).entries
     assert [(entry.path, entry.unsafe) for entry in entries] == [("link", True), ("body.stl", False)]
 
 
 def test_the_rar_symlink_traversal_lists_with_its_link_flagged(tmp_path, nothing_extracts):
     before = tree(tmp_path)
-    entries = list_archive(RAR, [RAR_FIXTURES / "rar5-evil-symlink-traversal.rar"])
+    entries = read_archive(RAR, [RAR_FIXTURES / "rar5-evil-symlink-traversal.rar"]).entries
     assert {(entry.path, entry.unsafe) for entry in entries} == {("up", True), ("up/pwned.txt", False)}
     assert list_in_process(RAR, [RAR_FIXTURES / "rar5-evil-symlink-traversal.rar"]) == entries
     assert tree(tmp_path) == before
@@ -179,13 +180,13 @@ def test_the_rar_symlink_traversal_lists_with_its_link_flagged(tmp_path, nothing
 
 def test_encrypted_headers_need_a_password(tmp_path):
     with pytest.raises(PasswordProtected, match="7z archive has encrypted headers"):
-        list_archive(SEVEN_ZIP, [hostile.encrypted_header_7z(tmp_path / "secret.7z")])
+        read_archive(SEVEN_ZIP, [hostile.encrypted_header_7z(tmp_path / "secret.7z")])
     with pytest.raises(PasswordProtected, match="rar archive has encrypted headers"):
-        list_archive(RAR, [RAR_FIXTURES / "rar5-hpsw.rar"])
+        read_archive(RAR, [RAR_FIXTURES / "rar5-hpsw.rar"])
 
 
 def test_encrypted_data_with_plain_headers_still_lists():
-    entries = list_archive(RAR, [RAR_FIXTURES / "rar5-psw.rar"])
+    entries = read_archive(RAR, [RAR_FIXTURES / "rar5-psw.rar"]).entries
     assert sorted(entry.path for entry in entries) == ["stest1.txt", "stest2.txt"]
 
 
@@ -193,7 +194,7 @@ def test_a_volume_set_whose_last_volume_is_cut_is_unavailable(tmp_path):
     volumes = hostile.truncated_7z_volumes(tmp_path)
     assert len(volumes) >= 3
     with pytest.raises(ListingError) as caught:
-        list_archive(SEVEN_ZIP, volumes)
+        read_archive(SEVEN_ZIP, volumes)
     assert not caught.value.needs_password
     assert str(caught.value)
 
@@ -201,7 +202,7 @@ def test_a_volume_set_whose_last_volume_is_cut_is_unavailable(tmp_path):
 @pytest.mark.parametrize(("archive_type", "name"), [(ZIP, "fake.zip"), (SEVEN_ZIP, "fake.7z"), (RAR, "fake.rar")])
 def test_a_file_that_is_not_the_archive_its_name_says_is_unavailable(tmp_path, archive_type, name):
     with pytest.raises(ListingError) as caught:
-        list_archive(archive_type, [hostile.not_a_zip(tmp_path / name)])
+        read_archive(archive_type, [hostile.not_a_zip(tmp_path / name)])
     assert not caught.value.needs_password
     assert "Cannot read the archive listing" in str(caught.value)
 
@@ -209,14 +210,14 @@ def test_a_file_that_is_not_the_archive_its_name_says_is_unavailable(tmp_path, a
 def test_an_empty_file_is_unavailable(tmp_path):
     (tmp_path / "empty.zip").write_bytes(b"")
     with pytest.raises(ListingError):
-        list_archive(ZIP, [tmp_path / "empty.zip"])
+        read_archive(ZIP, [tmp_path / "empty.zip"])
 
 
 # -- names -----------------------------------------------------------------------------------------------------
 
 
 def test_names_in_other_encodings_list_without_crashing(tmp_path):
-    paths = [entry.path for entry in list_archive(ZIP, [hostile.odd_names_zip(tmp_path / "odd.zip")])]
+    paths = [entry.path for entry in read_archive(ZIP, [hostile.odd_names_zip(tmp_path / "odd.zip")]).entries]
 
     # Without the UTF-8 flag the zip standard says cp437; names that are valid UTF-8 are read as such.
     assert paths[0] == "ドラゴン/胴体.stl".encode("shift_jis").decode("cp437")
@@ -228,7 +229,7 @@ def test_names_in_other_encodings_list_without_crashing(tmp_path):
 
 
 def test_unicode_rar_names():
-    assert {entry.path for entry in list_archive(RAR, [RAR_FIXTURES / "unicode.rar"])} >= {"уииоотивл.txt"}
+    assert {entry.path for entry in read_archive(RAR, [RAR_FIXTURES / "unicode.rar"]).entries} >= {"уииоотивл.txt"}
 
 
 @pytest.mark.parametrize(
@@ -260,7 +261,7 @@ def test_a_hundred_thousand_entries_list_in_bounded_time_and_memory(tmp_path):
     path = hostile.many_entries_zip(tmp_path / "many.zip", 100_000)
 
     started = time.monotonic()
-    entries = list_archive(ZIP, [path])
+    entries = read_archive(ZIP, [path]).entries
     elapsed = time.monotonic() - started
 
     assert len(entries) == 100_000
@@ -271,33 +272,33 @@ def test_a_hundred_thousand_entries_list_in_bounded_time_and_memory(tmp_path):
 
 def test_more_entries_than_max_entries_is_refused_with_the_count(tmp_path, monkeypatch):
     path = hostile.many_entries_zip(tmp_path / "many.zip", 2_000)
-    monkeypatch.setattr(archives, "MAX_ENTRIES", 1_000)
+    monkeypatch.setattr(child, "MAX_ENTRIES", 1_000)
     with pytest.raises(ListingError, match="lists 2000 entries, above the limit of 1000"):
-        list_archive(ZIP, [path])
+        read_archive(ZIP, [path])
 
 
 def test_a_declared_count_is_refused_before_any_entry_is_parsed(tmp_path):
     path = hostile.raw_zip(tmp_path / "count.zip", [hostile.RawEntry(b"a.stl")], declared_count=50_000_000)
     started = time.monotonic()
     with pytest.raises(ListingError, match="lists 50000000 entries, above the limit of 200000"):
-        list_archive(ZIP, [path])
+        read_archive(ZIP, [path])
     assert time.monotonic() - started < 10
 
 
 def test_a_listing_that_needs_too_much_memory_is_stopped(tmp_path, monkeypatch):
     path = hostile.many_entries_zip(tmp_path / "many.zip", 100_000)
-    monkeypatch.setattr(archives, "LISTING_MEMORY_BYTES", 80 * MIB)
+    monkeypatch.setattr(child, "LISTING_MEMORY_BYTES", 80 * MIB)
     # Starved of memory, the child either fails an allocation or (rarely) stalls until the time limit.
-    monkeypatch.setattr(archives, "LISTING_TIMEOUT_SECONDS", 10)
+    monkeypatch.setattr(child, "LISTING_TIMEOUT_SECONDS", 10)
     with pytest.raises(ListingError, match="memory|stopped unexpectedly|took longer than 10 s"):
-        list_archive(ZIP, [path])
+        read_archive(ZIP, [path])
 
 
 def test_a_listing_that_takes_too_long_is_stopped(tmp_path, monkeypatch):
     path = hostile.many_entries_zip(tmp_path / "many.zip", 100_000)
-    monkeypatch.setattr(archives, "LISTING_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(child, "LISTING_TIMEOUT_SECONDS", 0.05)
     with pytest.raises(ListingError, match=r"took longer than 0.05 s"):
-        list_archive(ZIP, [path])
+        read_archive(ZIP, [path])
 
 
 # -- the whole pipeline ------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ from storages.backends.s3 import S3Storage
 
 from config.storage import object_store_parse
 from packages import archives
-from packages.archives import RemoteVolume, list_archive
+from packages.archives import RemoteVolume, listing, read_archive
+from packages.archives.entries import Limits
+from packages.archives.ranged import RangedReader
 from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package, RawFile
 from packages.raw_objects import RawObjectUnreadable, raw_files_listable, raw_files_local, storage_is_local
@@ -134,7 +136,7 @@ def test_a_kept_copy_gone_from_the_bucket_says_so(object_store, tmp_path):
     assert caught.value.raw == raw
 
 
-class CountingReader(archives._RangedReader):
+class CountingReader(RangedReader):
     opened: list["CountingReader"] = []
 
     def __init__(self, volume):
@@ -147,11 +149,11 @@ def test_a_large_zip_is_listed_in_place_reading_a_small_part_of_it(tmp_path, mon
     data = zip_bytes({"dragon/body.stl": payload, "dragon/wing.stl": b"w" * 1000, "readme.txt": b"hi"})
     raw = keep(tmp_path, "dragon.zip", data)
     CountingReader.opened = []
-    monkeypatch.setattr(archives, "_RangedReader", CountingReader)
+    monkeypatch.setattr(listing, "RangedReader", CountingReader)
 
     with raw_files_listable([raw], ["dragon.zip"], archive_type=ZIP) as volumes:
         assert isinstance(volumes[0], RemoteVolume) and volumes[0].url.startswith("http://127.0.0.1")
-        entries = archives._list(ZIP, volumes, archives._Limits(1000, archives.MAX_DECLARED_BYTES))
+        entries = listing.entries_list(ZIP, volumes, Limits(1000, archives.MAX_DECLARED_BYTES))
 
     assert sorted(entry.path for entry in entries) == ["dragon/body.stl", "dragon/wing.stl", "readme.txt"]
     fetched = sum(reader.fetched for reader in CountingReader.opened)
@@ -172,13 +174,13 @@ def test_the_listing_child_reads_zip_and_7z_volume_sets_and_a_single_rar_in_plac
 
     with raw_files_listable(raws, names, archive_type=SEVEN_ZIP) as remote:
         assert all(isinstance(volume, RemoteVolume) for volume in remote)
-        assert sorted(entry.path for entry in list_archive(SEVEN_ZIP, remote)) == ["a.stl", "b/c.stl"]
+        assert sorted(entry.path for entry in read_archive(SEVEN_ZIP, remote).entries) == ["a.stl", "b/c.stl"]
     with raw_files_listable([zipped], ["model.zip"], archive_type=ZIP) as remote:
-        assert [entry.path for entry in list_archive(ZIP, remote)] == ["m.stl"]
+        assert [entry.path for entry in read_archive(ZIP, remote).entries] == ["m.stl"]
     with raw_files_listable([rar], ["subdirs.rar"], archive_type=RAR) as remote:
         assert isinstance(remote[0], RemoteVolume)
         local = [RAR_FIXTURES / "rar3-subdirs.rar"]
-        assert list_archive(RAR, remote) == list_archive(RAR, local)
+        assert read_archive(RAR, remote).entries == read_archive(RAR, local).entries
 
 
 def test_a_multi_volume_rar_is_fetched_to_local_copies_to_be_listed(tmp_path, settings):
@@ -187,8 +189,8 @@ def test_a_multi_volume_rar_is_fetched_to_local_copies_to_be_listed(tmp_path, se
 
     with raw_files_listable(raws, names, archive_type=RAR) as volumes:
         assert all(isinstance(volume, Path) for volume in volumes)
-        listed = list_archive(RAR, volumes)
-    assert listed == list_archive(RAR, [RAR_FIXTURES / name for name in names])
+        listed = read_archive(RAR, volumes).entries
+    assert listed == read_archive(RAR, [RAR_FIXTURES / name for name in names]).entries
     assert list(Path(settings.INGEST_STAGING_DIR).iterdir()) == []
 
 

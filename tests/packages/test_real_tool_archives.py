@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from packages.archives import PasswordProtected, _JoinedVolumes, list_archive
+from packages.archives import PasswordProtected, read_archive
+from packages.archives.streams import JoinedVolumes
 from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
 from packages.services import package_metadata_fill
@@ -49,7 +50,7 @@ def workdir(tmp_path) -> Path:
 
 def listed(archive_type: str, volumes: list[Path]) -> dict[str, bool]:
     """path → encrypted"""
-    return {entry.path: entry.encrypted for entry in list_archive(archive_type, volumes)}
+    return {entry.path: entry.encrypted for entry in read_archive(archive_type, volumes).entries}
 
 
 # Info-ZIP split sets ---------------------------------------------------------------------------------------------
@@ -60,7 +61,7 @@ def test_a_split_set_whose_central_directory_spans_volumes_lists_completely(work
     run(tool("zip"), "-q", "-r", "-s", "64k", str(workdir / "big.zip"), "models", cwd=workdir / "in")
     volumes = sorted(workdir.glob("big.z*"))
     assert [volume.name for volume in volumes][-1] == "big.zip" and len(volumes) > 3
-    with _JoinedVolumes(sorted(volumes[:-1]) + [volumes[-1]]) as joined:
+    with JoinedVolumes(sorted(volumes[:-1]) + [volumes[-1]]) as joined:
         end = zipfile._EndRecData(joined)
     assert end[zipfile._ECD_DISK_START] < end[zipfile._ECD_DISK_NUMBER], "the central directory starts a volume early"
     with pytest.raises(zipfile.BadZipFile):
@@ -103,7 +104,7 @@ def test_7z_with_a_password_is_flagged_and_with_encrypted_headers_needs_one_to_l
 
     assert listed(SEVEN_ZIP, [workdir / "data.7z"]) == {"a.stl": True, "b.stl": True}
     with pytest.raises(PasswordProtected, match="encrypted headers"):
-        list_archive(SEVEN_ZIP, [workdir / "headers.7z"])
+        read_archive(SEVEN_ZIP, [workdir / "headers.7z"])
 
 
 def test_rar_fixtures_flag_encrypted_entries():
@@ -141,8 +142,8 @@ def test_empty_archives_list_as_empty(workdir):
     subprocess.run([tool("zip"), "-q", "-d", str(workdir / "empty.zip"), "only.stl"], cwd=workdir, capture_output=True)
     run(tool("7z"), "a", str(workdir / "empty.7z"), "empty-folder", cwd=workdir / "in")
 
-    assert list_archive(ZIP, [workdir / "empty.zip"]) == []
-    assert list_archive(SEVEN_ZIP, [workdir / "empty.7z"]) == []
+    assert read_archive(ZIP, [workdir / "empty.zip"]).entries == []
+    assert read_archive(SEVEN_ZIP, [workdir / "empty.7z"]).entries == []
 
 
 # On the package, and on its page ---------------------------------------------------------------------------------

@@ -10,11 +10,11 @@ from django.core.files.base import ContentFile
 from django_celery_beat.models import PeriodicTask
 
 from accounts.models import AccountChat, Chat
+from core import task_names
 from core.models import RunStatus
 from reminders.models import MediaFile, ReminderRun
 from reminders.selectors import account_observed_rate, reminder_spec
 from reminders.services import (
-    FIRE_TASK,
     PartSpec,
     ReminderStateError,
     TargetSpec,
@@ -50,7 +50,12 @@ def test_a_crontab_becomes_a_periodic_task_in_the_reminders_zone(world):
     reminder = make_reminder(timezone=KL, start=9, end=18, schedule_crontab="0 9 * * 1-5")
 
     task = PeriodicTask.objects.get(pk=reminder.periodic_task_id)
-    assert (task.task, json.loads(task.args), task.enabled, task.one_off) == (FIRE_TASK, [reminder.pk], True, False)
+    assert (task.task, json.loads(task.args), task.enabled, task.one_off) == (
+        task_names.REMINDER_FIRE,
+        [reminder.pk],
+        True,
+        False,
+    )
     crontab = task.crontab
     assert (crontab.minute, crontab.hour, crontab.day_of_week) == ("0", "9", "1-5")
     assert str(crontab.timezone) == KL

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Count
 
 from config.devstack import EmbeddedRedis
+from core import task_names
 from core.models import RunStatus
 from reminders.models import ReminderRun, ReminderRunTarget, RunTrigger
 from tests.reminders.conftest import SENDER, groups_world, make_reminder
@@ -140,7 +141,7 @@ def test_one_slots_fire_task_delivered_three_times_makes_one_run(world, every_mi
         # the first slot of the reminder: the minute it was made in was due before it existed
         wait_until_slot(minute_of(datetime.now(UTC)) + timedelta(minutes=1), after_seconds=2)
         for _ in range(3):  # what a redelivery, a restarted beat and a second beat each send
-            app.send_task("reminders.tasks.reminder_fire", args=[every_minute.pk])
+            app.send_task(task_names.REMINDER_FIRE, args=[every_minute.pk])
         wait_for(lambda: fires(tmp_path, "succeeded") >= 3, timeout=90, what="the three deliveries to finish")
         settle(every_minute)
     finally:
@@ -216,7 +217,7 @@ def test_a_fire_task_meeting_a_database_outage_retries_and_serves_the_slot_it_wa
         slot = minute_of(datetime.now(UTC)) + timedelta(minutes=1)
         wait_until_slot(slot, after_seconds=40)
         gate.close()  # PostgreSQL is gone for the worker, 40 s into the slot's minute
-        app.send_task("reminders.tasks.reminder_fire", args=[every_minute.pk])
+        app.send_task(task_names.REMINDER_FIRE, args=[every_minute.pk])
         wait_for(lambda: fires(tmp_path, "retry") >= 2, timeout=60, what="the fire task to retry")
         wait_until_slot(slot + timedelta(minutes=1), after_seconds=5)  # the next minute has begun
         gate.open()

@@ -148,7 +148,6 @@ def test_a_refused_code_says_what_the_operator_must_do(sandbox, login, rpc, advi
         step(READER, "", lambda gateway: gateway.send_code())
 
     assert refused.value.rpc == rpc
-    assert not refused.value.retryable
 
 
 def test_a_banned_account_is_restricted(sandbox, sandbox_run):

@@ -37,7 +37,7 @@ def test_flood_waits_carry_their_seconds(telethon_error, seconds, rpc):
     mapped = map_error(telethon_error)
 
     assert type(mapped) is FloodWait
-    assert (mapped.seconds, mapped.rpc, mapped.retryable) == (seconds, rpc, True)
+    assert (mapped.seconds, mapped.rpc) == (seconds, rpc)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_an_unknown_telegram_error_keeps_its_name_and_is_not_retried():
     mapped = map_error(errors.BadRequestError(request=None, message="SOMETHING_NEW", code=400))
 
     assert type(mapped) is TelegramError
-    assert (mapped.rpc, mapped.retryable) == ("SOMETHING_NEW", False)
+    assert mapped.rpc == "SOMETHING_NEW"
     assert str(mapped) == "Telegram refused the request (SOMETHING_NEW)"
 
 

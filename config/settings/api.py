@@ -1,0 +1,39 @@
+"""The REST API and its OpenAPI schema."""
+
+from config.settings.security import TRUSTED_PROXIES
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "core.roles.IsOperatorOrReadOnly",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
+    "NUM_PROXIES": TRUSTED_PROXIES,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Stashcast API",
+    "DESCRIPTION": "Telegram archive ingestion and paced broadcast reminders.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        # Every kind of run shares one status vocabulary.
+        "RunStatusEnum": "core.models.RunStatus",
+        "GroupingRuleEnum": "packages.models.GroupingRule",
+        "RepackDecisionEnum": "packages.models.RepackDecision",
+        # Run and run-target statuses are both `status`: each gets its own name.
+        "ReminderRunTargetStatusEnum": "reminders.models.TargetStatus",
+    },
+    # Swagger UI and ReDoc from the drf-spectacular-sidecar package's static files, not from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}

@@ -1,0 +1,21 @@
+"""Static files, uploaded media and raw files: the local disk or the object store every machine shares."""
+
+from pathlib import Path
+
+from config.env import envbool, envstr, var_dir
+from config.settings.environment import BASE_DIR, DEBUG
+from config.storage import default_storage_for
+
+STATIC_URL = "static/"
+# `make run` serves static/ from the source folders with DEBUG off too; production collects them.
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(var_dir(BASE_DIR) / "media")))
+MEDIA_URL = "media/"
+# Media and raw files: the local disk, or the object store every machine shares (config/storage.py).
+STORAGE_URL = envstr("STORAGE_URL", "")
+STORAGES = {
+    "default": default_storage_for(STORAGE_URL),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -5,6 +5,30 @@ import subprocess
 
 import pytest
 
+# Fixtures that take the whole test stack away from every other test process: tests using them run alone.
+ALONE_FIXTURES = {"postgres_restart"}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tests-alone",
+        choices=("with-others", "skip", "only"),
+        default="with-others",
+        help="`make test` runs the tests that must run alone (marked `alone`) after the others: skip, then only.",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ALONE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.alone)
+    choice = config.getoption("--tests-alone")
+    if choice == "with-others":
+        return
+    wanted = choice == "only"
+    config.hook.pytest_deselected(items=[item for item in items if bool(item.get_closest_marker("alone")) != wanted])
+    items[:] = [item for item in items if bool(item.get_closest_marker("alone")) == wanted]
+
 
 @pytest.fixture
 def storage(settings, tmp_path):

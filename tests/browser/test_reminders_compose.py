@@ -10,8 +10,7 @@ from playwright.sync_api import expect
 from core.roles import OPERATORS_GROUP
 from reminders.models import Reminder
 from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import groups_world, png_bytes
+from tests.support.reminders import groups_world, png_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -21,8 +20,6 @@ def top(page) -> None:
     page.evaluate("window.scrollTo(0, 0)")
 
 
-fanout_world = reminders.fanout_world  # the fixtures, from the reminders tests' conftest
-at = reminders.at
 # 09:00 UTC: a crontab firing at 09:45 leaves 15 minutes of a 09:00–10:00 window.
 NINE = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from accounts.services import account_refresh_chats
 from packages.models import Package
 from reminders.services import reminder_fire
 from telegram.sandbox.world import World
-from tests.reminders.conftest import make_reminder
+from tests.support.reminders import make_reminder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

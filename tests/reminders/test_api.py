@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 from core.models import RunStatus
 from reminders.models import Reminder, ReminderRun
 from reminders.services import reminder_fire
-from tests.reminders.conftest import (
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,

@@ -13,7 +13,7 @@ from core.ratelimit import KEY_PREFIX
 from reminders import fanout
 from reminders.models import ReminderRunTarget, TargetStatus
 from reminders.services import CANCELED, PartSpec, reminder_fire, reminder_run_cancel
-from tests.reminders.conftest import SENDER, account, execute, group_id, groups_world, make_reminder, posts
+from tests.support.reminders import SENDER, account, execute, group_id, groups_world, make_reminder, posts
 
 THREE_PARTS = [PartSpec(text="One"), PartSpec(text="Two"), PartSpec(text="Three")]
 

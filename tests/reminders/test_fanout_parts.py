@@ -12,7 +12,7 @@ from reminders import fanout
 from reminders.models import TargetStatus
 from reminders.services import PartSpec, reminder_fire, reminder_run_resume, reminder_run_retry_failed
 from telegram.sandbox.faults import SandboxCrash
-from tests.reminders.conftest import (
+from tests.support.reminders import (
     KL,
     KL_MORNING,
     KL_NEXT_MORNING,

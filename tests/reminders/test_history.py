@@ -12,7 +12,7 @@ from core.models import RunStatus
 from ingestion.models import IngestionRun
 from reminders.models import Reminder, ReminderRun, TargetStatus
 from reminders.services import ReminderStateError, reminder_delete, reminder_fire, reminder_run_resume
-from tests.reminders.conftest import KL, KL_AFTER_CLOSE, KL_MORNING, account, execute, groups_world, make_reminder
+from tests.support.reminders import KL, KL_AFTER_CLOSE, KL_MORNING, account, execute, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -9,7 +9,7 @@ from accounts import pace
 from core.models import RunStatus
 from reminders.models import PauseCause, ReminderRun
 from reminders.services import reminder_fire, reminder_run_pause
-from tests.reminders.conftest import SENDER, SENDER_B, account, execute, groups_world, make_reminder
+from tests.support.reminders import SENDER, SENDER_B, account, execute, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
 

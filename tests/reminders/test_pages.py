@@ -13,7 +13,7 @@ from accounts.models import Chat
 from core.models import RunStatus
 from reminders.models import WAITING, MediaFile, Reminder, ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire
-from tests.reminders.conftest import (
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,

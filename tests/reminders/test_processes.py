@@ -18,7 +18,8 @@ from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import PartSpec, reminder_fire
 from tests.core.test_ratelimit import assert_paced
-from tests.reminders.conftest import (
+from tests.reminders.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
+from tests.support.reminders import (
     SENDER,
     SENDER_B,
     account,
@@ -27,7 +28,6 @@ from tests.reminders.conftest import (
     image,
     make_reminder,
 )
-from tests.reminders.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

@@ -609,14 +609,14 @@ def pytest_runs(args: list[str], *, workers: int) -> list[list[str]]:
     """The pytest command lines `make test ARGS` runs, one after the other.
 
     The whole suite, or a folder of it: every test but those that must run alone (they restart the shared
-    PostgreSQL) on `workers` processes, then those alone. One file, one test, -x or a debugger: one process,
-    which starts sooner than several. An -n of the caller's own is taken as it is.
+    PostgreSQL) on `workers` processes, then those alone. One file (or tests of one file), -x or a debugger: one
+    process, which starts sooner than several. An -n of the caller's own is taken as it is.
     """
     words = [word.split("=", 1)[0] for word in args]
     if any(word in _XDIST_OPTIONS or word.startswith("-n") and word[2:].isdigit() for word in words):
         return [args]
-    one_file = any("::" in word or word.endswith(".py") for word in args if not word.startswith("-"))
-    if workers < 2 or one_file or any(word in _SERIAL_OPTIONS for word in words):
+    files = {word.split("::")[0] for word in args if word.endswith(".py") or "::" in word}
+    if workers < 2 or len(files) == 1 or any(word in _SERIAL_OPTIONS for word in words):
         return [args]
     return [
         ["-n", str(workers), "--dist", "worksteal", "--tests-alone=skip", *args],

@@ -1,19 +1,14 @@
 """What the end-to-end journeys share: numbered screenshots, a superuser login, and a real Celery worker."""
 
-import os
 import re
-import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from django.conf import settings
-from django.db import connection
 from playwright.sync_api import expect
 
-from tests.ingestion.test_celery_workers import purge_queues
+from tests.support.processes import purge_queues, start_celery_worker, stop_workers
 
 # A worker has started when the ingestion cycle it queues for itself at startup is over: from then on, the
 # only runs are the ones the journey asks for.
@@ -71,35 +66,8 @@ def celery_worker(tmp_path: Path, *, queues: str = "ingest,default,fanout"):
     INGEST_STAGING_DIR must be set before), so the worker and the pages see the same Telegram and files.
     """
     purge_queues()  # nothing left by an earlier test reaches this worker
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "INGEST_STAGING_DIR": str(settings.INGEST_STAGING_DIR),
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process; a worker runs without it
-    log = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", queues]
-    command += ["--concurrency", "1", "--hostname", "journey@%h", "--without-mingle", "--without-gossip", "-l", "info"]
-    with log.open("w") as stderr:
-        process = subprocess.Popen(
-            command,
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-        )
+    process = start_celery_worker(tmp_path, queues=queues, name="journey")
     try:
-        yield Worker(process, log)
+        yield Worker(process, tmp_path / "journey.log")
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_workers([process])

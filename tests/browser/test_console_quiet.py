@@ -20,8 +20,8 @@ from packages.models import Package
 from reminders.models import Reminder, ReminderRun
 from tests.browser.test_reminders_compose import log_in_as_operator, top
 from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
 from tests.support import reminders
+from tests.support.ingestion import READER, SOURCE, run_cycle, world
 from tests.support.reminders import groups_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]

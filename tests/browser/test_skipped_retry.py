@@ -7,7 +7,7 @@ from django.db import connections
 from playwright.sync_api import expect
 
 from ingestion.models import SkippedPackage, SkipReason
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ from ingestion import selectors
 from ingestion.models import ChannelScan, IngestionRun, ScanAction, SkippedPackage, SkipReason
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
+from tests.support.ingestion import READER, SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from packages.models import Package, RepackDecision, SkippedFingerprint
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

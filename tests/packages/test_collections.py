@@ -7,7 +7,7 @@ from django.urls import reverse
 from packages.grouping import base_name
 from packages.models import Collection, GroupingRule, Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from core.models import RunStatus
 from packages.models import Package, RepackDecision, SkippedFingerprint
 from packages.repacks import ListedFile, listing_fingerprint, overlap_percent
 from packages.services import RepackDecisionRefused, package_metadata_fill, package_repack_decide
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

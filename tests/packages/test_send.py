@@ -19,8 +19,7 @@ from core.runs import run_claim
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
+from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, dump, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from core.ratelimit import KEY_PREFIX
 from packages import sending
 from packages.models import Package, PackageSend, PackageSendPart
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import WRITER, run_cycle, world
+from tests.support.ingestion import WRITER, run_cycle, world
 
 FRIENDS = 5000
 PARTS = 6

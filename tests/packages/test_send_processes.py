@@ -8,9 +8,8 @@ from accounts.models import Chat
 from packages import sending
 from packages.models import Package
 from tests.core.test_ratelimit import assert_paced
-from tests.ingestion.conftest import READER, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
 from tests.reminders.test_processes import BURST, PER_MINUTE, race_in_processes
+from tests.support.ingestion import READER, WRITER, dump, run_cycle, world
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

@@ -14,8 +14,7 @@ from core.ratelimit import KEY_PREFIX
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
-from tests.ingestion.conftest import DESTINATION, READER, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
+from tests.support.ingestion import DESTINATION, READER, WRITER, dump, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

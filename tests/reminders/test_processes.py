@@ -18,7 +18,7 @@ from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import PartSpec, reminder_fire
 from tests.core.test_ratelimit import assert_paced
-from tests.reminders.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
+from tests.support.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
 from tests.support.reminders import (
     SENDER,
     SENDER_B,
@@ -39,7 +39,7 @@ def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> li
         subprocess.Popen(
             [sys.executable, "-m", worker_module, str(go_file), *map(str, ids)],
             cwd=settings.BASE_DIR,
-            env=worker_env(tmp_path),
+            env=worker_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -1,5 +1,6 @@
-"""Real OS processes for reminder tests: a Celery worker and beat against the test database, one sandbox, and
-the test Redis (or a Redis of the test's own)."""
+"""Real OS processes for tests, started one way: Celery workers, beat, and `manage.py` or test programs, on the
+test database, this test's sandbox and folders (from its settings), and this test process's Redis database (or
+a Redis of the test's own)."""
 
 import contextlib
 import os
@@ -17,51 +18,65 @@ PER_MINUTE = 300  # time-scaled: 5 a second
 BURST = 3
 
 
-def worker_env(tmp_path, **extra) -> dict:
+def worker_env(**extra) -> dict:
+    """The environment of a process that works beside the test: its database, sandbox and folders, and the
+    reminders' time-scaled pace; `extra` overrides any of them."""
     database = connection.settings_dict
-    return {
+    env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
         "SANDBOX_PATH": str(settings.SANDBOX_PATH),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "INGEST_STAGING_DIR": str(settings.INGEST_STAGING_DIR),
         "REMINDER_MAX_SEND_PER_MINUTE": str(PER_MINUTE),
         "REMINDER_SEND_BURST": str(BURST),
         "REMINDER_PART_JITTER_MIN_MS": "0",
         "REMINDER_PART_JITTER_MAX_MS": "2",
         **extra,
     }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in a browser test; a worker runs without it
+    return env
 
 
-def start_celery_worker(tmp_path, *, concurrency: int = 1, **extra_env) -> subprocess.Popen:
+def start_celery_worker(
+    tmp_path,
+    *,
+    queues: str = "fanout,default",
+    concurrency: int = 1,
+    name: str = "worker",
+    level: str = "info",
+    **extra_env,
+) -> subprocess.Popen:
+    """A Celery worker on `queues`, in a process group of its own (stop() ends it and its children); its log in
+    tmp_path/<name>.log."""
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "-Q",
-            "fanout,default",
-            "--concurrency",
-            str(concurrency),
-            "--hostname",
-            "fanout-test@%h",
-            "--without-mingle",
-            "--without-gossip",
-            "-l",
-            "info",
-        ],
+        [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", queues]
+        + ["--concurrency", str(concurrency), "--hostname", f"{name}@%h", "--without-mingle", "--without-gossip"]
+        + ["-l", level],
         cwd=settings.BASE_DIR,
-        env=worker_env(tmp_path, **extra_env),
+        env=worker_env(**extra_env),
         stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "worker.log", "a"),
+        stderr=open(tmp_path / f"{name}.log", "a"),
         start_new_session=True,
     )
 
 
+def start_program(args: list[str], **extra_env) -> subprocess.Popen:
+    """`manage.py …` or `-m tests.…` beside the test (output captured as text): python ARGS."""
+    return subprocess.Popen(
+        [sys.executable, *args],
+        cwd=settings.BASE_DIR,
+        env=worker_env(**extra_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def purge_queues() -> None:
+    """Empty this test process's Celery queues (its own Redis database): nothing an earlier test left reaches a
+    worker started now."""
     from config.celery_app import app
 
     with app.connection_for_write() as conn:
@@ -96,7 +111,7 @@ def start_beat(tmp_path, name: str = "beat", **extra_env) -> subprocess.Popen:
             "info",
         ],
         cwd=settings.BASE_DIR,
-        env=worker_env(tmp_path, **extra_env),
+        env=worker_env(**extra_env),
         stdout=subprocess.DEVNULL,
         stderr=open(tmp_path / f"{name}.log", "a"),
         start_new_session=True,
@@ -104,9 +119,30 @@ def start_beat(tmp_path, name: str = "beat", **extra_env) -> subprocess.Popen:
 
 
 def stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the process group (a warm shutdown); it must be over within 30 s."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
+
+
+def stop_workers(workers):
+    for worker in workers:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+
+def start_workers(count: int, tmp_path, level="warning", **extra_env) -> list[subprocess.Popen]:
+    """`count` workers on the ingest and default queues."""
+    return [
+        start_celery_worker(tmp_path, queues="ingest,default", name=f"test{n}", level=level, **extra_env)
+        for n in range(count)
+    ]
 
 
 class Gate:

@@ -351,13 +351,13 @@ def test_one_file_or_stopping_at_the_first_failure_runs_in_one_process(args):
     assert devstack.pytest_runs(args, workers=4) == [args]
 
 
-@pytest.mark.parametrize("args", [["-n", "2"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])
 def test_several_files_run_on_several_processes():
     runs = devstack.pytest_runs(["tests/core/test_locks.py", "tests/core/test_runs.py"], workers=2)
 
     assert [run[:2] for run in runs] == [["-n", "2"], ["-p", "no:xdist"]]
 
 
+@pytest.mark.parametrize("args", [["-n", "2"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])
 def test_the_callers_own_choice_of_processes_is_kept(args):
     assert devstack.pytest_runs(args, workers=4) == [args]
 

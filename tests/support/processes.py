@@ -140,7 +140,7 @@ def stop_workers(workers):
 def start_workers(count: int, tmp_path, level="warning", **extra_env) -> list[subprocess.Popen]:
     """`count` workers on the ingest and default queues."""
     return [
-        start_celery_worker(tmp_path, queues="ingest,default", name=f"test{n}", level=level, **extra_env)
+        start_celery_worker(tmp_path, queues="ingest,default", name=f"worker{n}", level=level, **extra_env)
         for n in range(count)
     ]
 

@@ -229,15 +229,9 @@ def fast_pace(settings, tmp_path):
 def fresh_buckets():
     """Accounts get new ids in every test, but a bucket left by an earlier run of the suite may share one.
     The test process has a Redis database of its own (config/settings/test.py): only its buckets go."""
-    import redis
-    from django.conf import settings as django_settings
+    from tests.support.buckets import send_buckets_flush
 
-    from core.ratelimit import KEY_PREFIX
-
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
+    send_buckets_flush()
 
 
 @pytest.fixture

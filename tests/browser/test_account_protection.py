@@ -8,8 +8,7 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import SENDER, SENDER_B, account, execute, groups_world, make_reminder
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]

@@ -18,9 +18,8 @@ from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPac
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
 from tests.support import reminders
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
 from tests.support.ingestion import READER, SOURCE, run_cycle, world
 from tests.support.reminders import groups_world
 

@@ -19,8 +19,7 @@ from core.runs import worker_id
 from ingestion.models import IngestionRun, SkippedPackage
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
-from tests.browser.journey_helpers import Shots, celery_worker, log_in_as_superuser
-from tests.browser.test_skipped_retry import off_the_page_thread
+from tests.support.browser import Shots, celery_worker, log_in_as_superuser, off_the_page_thread
 from tests.support.reminders import execute, groups_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_skipped_retry import log_in, off_the_page_thread
+from tests.support.browser import log_in, off_the_page_thread
 from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.browser

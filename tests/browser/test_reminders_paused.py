@@ -7,8 +7,7 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,

@@ -12,21 +12,11 @@ import pytest
 from django.conf import settings
 
 from core.ratelimit import KEY_PREFIX, BucketHalted, TokenBucket, account_send_bucket
+from tests.support.processes import assert_paced
 
 
 def bucket(per_minute: float = 600, capacity: int = 3) -> TokenBucket:
     return TokenBucket(f"test:{uuid.uuid4().hex}", per_minute=per_minute, capacity=capacity)
-
-
-def assert_paced(stamps: list[float], *, rate: float, capacity: int, slack: float) -> None:
-    """No stretch of time holds more than the burst plus what refilled in it (plus `slack` tokens)."""
-    stamps = sorted(stamps)
-    for first in range(len(stamps)):
-        for last in range(first, len(stamps)):
-            allowed = capacity + rate * (stamps[last] - stamps[first]) + slack
-            assert last - first + 1 <= allowed, (
-                f"{last - first + 1} tokens in {stamps[last] - stamps[first]:.3f} s; at most {allowed:.2f} allowed"
-            )
 
 
 def test_a_burst_then_one_token_every_1_over_rate_seconds():

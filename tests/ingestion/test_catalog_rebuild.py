@@ -54,12 +54,6 @@ MESSAGES = [
 LISTED = {"dragon.zip", "big.7z.001", "bust.stl", "subdirs.rar", "vols.part1.rar"}
 
 
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 @pytest.fixture
 def ingested(ingest_world):
     data = world(messages=MESSAGES, forum=True, topics=TOPICS, limits={"upload_max_bytes": 100_000})

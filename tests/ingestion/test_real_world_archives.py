@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from packages.models import Package
-from tests.packages.test_real_tool_archives import PASSWORD, files, run, tool
+from tests.support.archives import PASSWORD, files, run, tool
 from tests.support.ingestion import SOURCE, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db

@@ -36,9 +36,7 @@ OTHER = {
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.INGEST_MAX_PACKAGE_BYTES = 30_000  # huge.zip is skipped as too large
 
 

@@ -17,8 +17,7 @@ from ingestion.notifications import notify_account_unusable, notify_channel_unre
 from ingestion.services import channel_error_clear, channel_error_record
 from reminders.models import ReminderRun
 from telegram.records import AccountInfo
-from tests import factories
-from tests.support import reminders
+from tests.support import factories, reminders
 from tests.support.reminders import groups_world
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]

@@ -15,9 +15,7 @@ HOUR = 3600
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.PACKAGE_COLLECTION_WINDOW_SECONDS = 6 * HOUR
 
 

@@ -25,7 +25,7 @@ from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
 from packages.services import disk_name
 from telegram.sandbox.world import World
-from tests.packages import hostile
+from tests.support import hostile
 from tests.support.ingestion import SOURCE, run_cycle, world
 
 RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"

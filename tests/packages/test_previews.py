@@ -29,9 +29,7 @@ RENDERS = [
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS = 600
 
 

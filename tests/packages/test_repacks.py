@@ -115,12 +115,6 @@ def test_the_operator_keeps_both_or_skips_future_copies(tmp_path):
     assert repack.repack_decision == RepackDecision.KEPT and not SkippedFingerprint.objects.exists()
 
 
-@pytest.fixture
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-
-
 def test_a_cycle_marks_a_repack_and_skips_its_copies_once_told(ingest_world, storage, tmp_path):
     original_zip = write_zip(tmp_path / "dragon.zip", MODEL, wrapper="dragon/")
     repack_7z = write_7z(tmp_path / "repack.7z", MODEL, wrapper="Dragon (repack)/")

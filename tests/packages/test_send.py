@@ -5,8 +5,6 @@ import threading
 import time
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
@@ -14,11 +12,11 @@ from accounts.models import Chat, TelegramAccount
 from core.errors import OperatorError
 from core.leases import session_lease
 from core.models import Notification, RunStatus
-from core.ratelimit import KEY_PREFIX
 from core.runs import run_claim
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
+from tests.support.buckets import send_buckets_flush
 from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, dump, run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -43,10 +41,7 @@ def settings_for_sends(settings, tmp_path):
     settings.INGEST_STAGING_DIR = tmp_path / "staging"
     settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
     settings.REMINDER_SEND_BURST = 3
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
+    send_buckets_flush()
 
 
 @pytest.fixture

@@ -3,17 +3,15 @@ chat an account has with them, exactly once per part; a topic, or an account wit
 refused with what to do."""
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from accounts.models import Chat, TelegramAccount
 from core.models import RunStatus
-from core.ratelimit import KEY_PREFIX
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
+from tests.support.buckets import send_buckets_flush
 from tests.support.ingestion import DESTINATION, READER, WRITER, dump, run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -34,10 +32,7 @@ PEOPLE = [
 def fast_budget(settings, storage):
     settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
     settings.REMINDER_SEND_BURST = 3
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
+    send_buckets_flush()
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ from core import clock
 from core.models import RunStatus
 from reminders.models import MediaFile
 from reminders.services import PartSpec, media_create, media_purge_unused, reminder_fire
-from tests.reminders.test_api import body
-from tests.reminders.test_pages import HTMX, compose
+from tests.support.pages import HTMX, body, compose
 from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,

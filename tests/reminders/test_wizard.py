@@ -10,7 +10,7 @@ from accounts.models import AccountChat, Chat, ChatTopic
 from core.models import RunStatus
 from reminders.models import Reminder
 from reminders.services import reminder_fire
-from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post
+from tests.support.pages import HTMX, compose, current_step, htmx_post
 from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,

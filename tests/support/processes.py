@@ -3,6 +3,7 @@ test database, this test's sandbox and folders (from its settings), and this tes
 a Redis of the test's own)."""
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -10,9 +11,16 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection
+
+from reminders.models import ReminderRun
+from tests.support.reminders import (
+    SENDER,
+    group_id,
+)
 
 PER_MINUTE = 300  # time-scaled: 5 a second
 BURST = 3
@@ -195,3 +203,53 @@ class Gate:
             for end in (source, sink):
                 with contextlib.suppress(OSError):
                     end.close()
+
+
+def assert_paced(stamps: list[float], *, rate: float, capacity: int, slack: float) -> None:
+    """No stretch of time holds more than the burst plus what refilled in it (plus `slack` tokens)."""
+    stamps = sorted(stamps)
+    for first in range(len(stamps)):
+        for last in range(first, len(stamps)):
+            allowed = capacity + rate * (stamps[last] - stamps[first]) + slack
+            assert last - first + 1 <= allowed, (
+                f"{last - first + 1} tokens in {stamps[last] - stamps[first]:.3f} s; at most {allowed:.2f} allowed"
+            )
+
+
+def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> list[dict]:
+    """One OS process of `worker_module` per list of ids, all starting at once; their reports."""
+    go_file = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", worker_module, str(go_file), *map(str, ids)],
+            cwd=settings.BASE_DIR,
+            env=worker_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for ids in id_groups
+    ]
+    time.sleep(2)  # every process has set Django up and waits for the go
+    go_file.touch()
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
+    return race_in_processes(
+        tmp_path, "tests.reminders.fanout_worker", *([run.pk for run in runs] for runs in run_groups)
+    )
+
+
+def send_times(world, groups: range, phone: str = SENDER) -> list[float]:
+    return sorted(
+        datetime.fromisoformat(message["date"]).timestamp()
+        for n in groups
+        for message in world.chat_dump(group_id(n))["messages"]
+        if message["sender"] == phone
+    )

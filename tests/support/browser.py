@@ -1,13 +1,18 @@
-"""What the end-to-end journeys share: numbered screenshots, a superuser login, and a real Celery worker."""
+"""Browser tests: logins, screenshots numbered by step, ORM work off the page's thread, and a real Celery worker
+for the journeys."""
 
 import re
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.contrib.auth.models import Group
+from django.db import connections
 from playwright.sync_api import expect
 
+from core.roles import OPERATORS_GROUP
 from tests.support.processes import purge_queues, start_celery_worker, stop_workers
 
 # A worker has started when the ingestion cycle it queues for itself at startup is over: from then on, the
@@ -71,3 +76,40 @@ def celery_worker(tmp_path: Path, *, queues: str = "ingest,default,fanout"):
         yield Worker(process, tmp_path / "journey.log")
     finally:
         stop_workers([process])
+
+
+def top(page) -> None:
+    """Scroll up before a full-page screenshot, or the sticky top bar is drawn where the page was scrolled to."""
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def log_in_as_operator(page, url: str, django_user_model) -> None:
+    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def off_the_page_thread(function):
+    """Playwright keeps an event loop running in the test's thread, and the sandbox gateway needs asyncio.run."""
+
+    def call():
+        try:
+            return function()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
+def log_in(page, url: str, django_user_model) -> None:
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()

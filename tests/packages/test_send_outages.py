@@ -20,14 +20,7 @@ PARTS = 6
 MESSAGES = [{"id": 30, "document": {"name": "huge.zip", "size": PARTS * 100_000, "seed": 5}}]
 FRIENDS_CHAT = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [WRITER], "messages": []}
 
-
-@pytest.fixture(autouse=True)
-def settings_for_sends(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
-    settings.REMINDER_SEND_BURST = 3
-    send_buckets_flush()
+pytestmark = pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")
 
 
 @pytest.fixture

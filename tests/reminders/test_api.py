@@ -25,13 +25,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
-
-
-@pytest.fixture
 def world(fanout_world):
     return fanout_world(
         groups_world(groups=4, faults=[{"op": "send", "chat": group_id(3), "error": "write_forbidden"}])

@@ -76,8 +76,13 @@ def dump(chat_id: int) -> dict:
     return json.loads(out.getvalue())
 
 
+def documents(chat_id: int) -> list[dict]:
+    """The messages of a sandbox chat that carry a document, oldest first (the `sandbox_dump` format)."""
+    return [message for message in dump(chat_id)["messages"] if message["document"]]
+
+
 def uploads() -> list[dict]:
-    return [message for message in dump(DESTINATION)["messages"] if message["document"]]
+    return documents(DESTINATION)
 
 
 ARCHIVES = [

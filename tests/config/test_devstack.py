@@ -382,7 +382,8 @@ def test_each_test_process_has_a_redis_database_and_folders_of_its_own():
         "print(settings.REDIS_URL.rsplit('/', 1)[1], settings.CELERY_BROKER_URL == settings.REDIS_URL, "
         "settings.SANDBOX_PATH.name, settings.MEDIA_ROOT.name)"
     )
-    env = {key: value for key, value in os.environ.items() if key not in ("SANDBOX_PATH", "MEDIA_ROOT")}
+    chosen = ("SANDBOX_PATH", "MEDIA_ROOT", "STASHCAST_TEST_REDIS_DB", "TEST_REDIS_URL")
+    env = {key: value for key, value in os.environ.items() if key not in chosen}
     env.update(DJANGO_SETTINGS_MODULE="config.settings.test", PYTEST_XDIST_WORKER="gw3")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
 
@@ -391,7 +392,8 @@ def test_each_test_process_has_a_redis_database_and_folders_of_its_own():
 
 
 def test_more_test_processes_than_redis_databases_is_refused_with_what_to_do():
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", "PYTEST_XDIST_WORKER": "gw15"}
+    env = {key: value for key, value in os.environ.items() if key not in ("STASHCAST_TEST_REDIS_DB", "TEST_REDIS_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.test", PYTEST_XDIST_WORKER="gw15")
     done = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; settings.REDIS_URL"],
         cwd=ROOT,

@@ -85,6 +85,7 @@ def test_the_send_budget_of_an_account_comes_from_the_settings(settings):
     assert (send.key, send.capacity, send.rate) == ("stashcast:ratelimit:send:account:7", 3, pytest.approx(40 / 60))
 
 
+@pytest.mark.alone  # measures a pace
 @pytest.mark.processes
 def test_two_processes_taking_from_one_bucket_keep_its_pace_together(tmp_path):
     name, per_minute, capacity, count = f"test:{uuid.uuid4().hex}", 600, 3, 15

@@ -16,7 +16,7 @@ from packages.models import Collection, MetadataStatus, Package
 from telegram.sandbox.world import World
 from tests.support.ingestion import run_cycle
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.large]
 
 DEMO = settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json"
 

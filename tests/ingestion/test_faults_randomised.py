@@ -17,7 +17,7 @@ from telegram.sandbox.faults import SandboxCrash
 from telegram.sandbox.world import World
 from tests.support.ingestion import DESTINATION, SOURCE, WRITER, dump, run_cycle, uploads, world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.large]
 
 ERRORS = ["flood_wait", "network", "file_reference_expired"]
 

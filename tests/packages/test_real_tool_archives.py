@@ -180,6 +180,7 @@ def test_a_package_with_encrypted_headers_needs_a_password_and_has_no_listing(wo
     assert "🔒 Needs password" in page and "encrypted headers" in page
 
 
+@pytest.mark.large
 @pytest.mark.django_db
 def test_a_split_set_through_the_package_listing(workdir):
     names = files(workdir / "in", [f"set/{n:03d}-{'y' * 50}.stl" for n in range(1500)], size=30)

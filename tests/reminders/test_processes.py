@@ -74,6 +74,7 @@ def test_two_accounts_send_in_parallel(fanout_world, tmp_path):
     assert overlap > 0.6 * min(a[-1] - a[0], b[-1] - b[0]), "each account has a budget of its own"
 
 
+@pytest.mark.alone  # a warm shutdown in 30 s
 def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(fanout_world, tmp_path):
     world = fanout_world(groups_world(groups=30))
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -12,7 +12,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint fmt migrate shell manage backup restore clean
+.PHONY: run test test-fast lint fmt migrate shell manage backup restore clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is required (python3 is $$(python3 --version 2>&1))." >&2; exit 1; }
@@ -26,9 +26,14 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 run: $(STAMP)
 	$(PY) -m config.devstack run
 
-# The whole pytest suite against real PostgreSQL and Redis; `make test ARGS="-k claims -x"`.
+# The whole pytest suite against real PostgreSQL and Redis, on every core (pytest-xdist; one process for
+# one file or -x); `make test ARGS="-k claims -x"`, `make test ARGS="tests/reminders/test_pace.py"`.
 test: $(STAMP)
 	$(PY) -m config.devstack test $(ARGS)
+
+# The loop of one change: the suite without the browser, worker-process and bench-sized tests (CI runs all).
+test-fast: $(STAMP)
+	$(PY) -m config.devstack test -m "not browser and not processes and not large" $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

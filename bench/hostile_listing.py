@@ -16,7 +16,7 @@ import py7zr
 
 from packages.archives import ListingError, read_archive
 from packages.detection import SEVEN_ZIP, ZIP
-from tests.packages import hostile
+from tests.support import hostile
 
 
 def measure(label: str, archive_type: str, volumes: list[Path]) -> None:

@@ -5,6 +5,30 @@ import subprocess
 
 import pytest
 
+# Fixtures that take the whole test stack away from every other test process: tests using them run alone.
+ALONE_FIXTURES = {"postgres_restart"}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tests-alone",
+        choices=("with-others", "skip", "only"),
+        default="with-others",
+        help="`make test` runs the tests that must run alone (marked `alone`) after the others: skip, then only.",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ALONE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.alone)
+    choice = config.getoption("--tests-alone")
+    if choice == "with-others":
+        return
+    wanted = choice == "only"
+    config.hook.pytest_deselected(items=[item for item in items if bool(item.get_closest_marker("alone")) != wanted])
+    items[:] = [item for item in items if bool(item.get_closest_marker("alone")) == wanted]
+
 
 @pytest.fixture
 def storage(settings, tmp_path):
@@ -188,3 +212,67 @@ def postgres_restart():
     yield restart
     if connection.connection is not None and not connection.is_usable():
         connection.close()
+
+
+# The reminders' fixtures, used by the reminders, operations and browser tests.
+@pytest.fixture
+def fast_pace(settings, tmp_path):
+    """A time-scaled budget: the rules are the same, the minute is shorter."""
+    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
+    settings.REMINDER_SEND_BURST = 3
+    settings.REMINDER_PART_JITTER_MIN_MS = 0
+    settings.REMINDER_PART_JITTER_MAX_MS = 2
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def fresh_buckets():
+    """Accounts get new ids in every test, but a bucket left by an earlier run of the suite may share one.
+    The test process has a Redis database of its own (config/settings/test.py): only its buckets go."""
+    from tests.support.buckets import send_buckets_flush
+
+    send_buckets_flush()
+
+
+@pytest.fixture
+def fanout_world(ingest_world):
+    """The reminders tests' name for `ingest_world`: load a world, log its accounts in."""
+    return ingest_world
+
+
+@pytest.fixture
+def operator(client, django_user_model):
+    """The test client, logged in as a member of the Operators group."""
+    from django.contrib.auth.models import Group
+
+    from core.roles import OPERATORS_GROUP
+
+    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def at(monkeypatch):
+    """Set the project's clock: at(datetime) fixes it; at(first, then=..., after=n) switches after n readings."""
+    import itertools
+
+    from core import clock
+
+    def set_clock(moment, *, then=None, after: int = 0):
+        readings = itertools.count()
+        monkeypatch.setattr(clock, "now", lambda: moment if then is None or next(readings) < after else then)
+
+    return set_clock
+
+
+@pytest.fixture
+def enqueued(monkeypatch) -> list[int]:
+    """Runs the services queue (resume, fire, the pages, beat); the test runs them itself (or not) instead of a
+    Celery worker."""
+    from reminders.services import runs as run_services
+
+    queued = []
+    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
+    return queued

@@ -15,7 +15,7 @@ from schemathesis.checks import content_type_conformance, not_a_server_error, re
 from schemathesis.config import SchemathesisConfig
 
 from config.wsgi import application
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 
 def _schema():

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.accounts.world import WORLD
+from tests.support.accounts import WORLD
 
 
 @pytest.fixture

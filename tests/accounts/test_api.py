@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from telegram.records import PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
-from tests.accounts.world import GUARDED, PREMIUM, READER, STRANGER
+from tests.support.accounts import GUARDED, PREMIUM, READER, STRANGER
 
 pytestmark = pytest.mark.django_db
 

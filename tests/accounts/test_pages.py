@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import AuthState, TelegramAccount
-from tests.accounts.world import GUARDED, PREMIUM, READER, STRANGER
+from tests.support.accounts import GUARDED, PREMIUM, READER, STRANGER
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from operations.selectors import dashboard_summary
 from reminders.models import Reminder
 from reminders.selectors import account_target_chats
 from telegram.sandbox.world import chat_access_hash
-from tests.ingestion.conftest import READER, WRITER, world
+from tests.support.ingestion import READER, WRITER, world
 
 pytestmark = pytest.mark.django_db
 

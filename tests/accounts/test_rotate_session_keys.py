@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from accounts import services
 from accounts.models import AuthState, TelegramAccount
 from core.crypto import SealBroken, seal, unseal
-from tests.accounts.world import PREMIUM, READER
+from tests.support.accounts import PREMIUM, READER
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ from telethon.tl import functions
 from accounts.models import AuthState, TelegramAccount
 from core.crypto import unseal
 from telegram.sandbox.methods import HANDLERS
-from tests.accounts.world import GUARDED
+from tests.support.accounts import GUARDED
 
 pytestmark = pytest.mark.django_db
 

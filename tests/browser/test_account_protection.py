@@ -8,18 +8,10 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
-from tests.browser import test_reminders_paused
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import SENDER, SENDER_B, account, execute, groups_world, make_reminder
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.reminders import SENDER, SENDER_B, account, execute, groups_world, make_reminder
 
-pytestmark = pytest.mark.browser
-
-fanout_world = reminders.fanout_world
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
-enqueued = test_reminders_paused.enqueued  # runs queued by the pages, run (or not) by the test itself
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
 
 def test_a_flagged_account_rests_and_its_pending_groups_move(

@@ -20,19 +20,13 @@ from ingestion.services import runs as ingestion_run_services
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
 from reminders.services import reminder_fire, reminder_run_cancel
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import groups_world
+from tests.support import reminders
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.ingestion import READER, SOURCE, run_cycle, world
+from tests.support.reminders import groups_world
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
-fanout_world = reminders.fanout_world
-at = reminders.at
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
-enqueued = reminders.enqueued
 
 MESSAGES = [
     {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},

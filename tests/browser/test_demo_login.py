@@ -9,8 +9,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from accounts.models import AuthState, TelegramAccount
-from tests.browser.test_reminders_compose import log_in_as_operator
-from tests.browser.test_skipped_retry import off_the_page_thread
+from tests.support.browser import log_in_as_operator, off_the_page_thread
 
 pytestmark = pytest.mark.browser
 

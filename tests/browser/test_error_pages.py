@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_reminders_compose import log_in_as_operator
+from tests.support.browser import log_in_as_operator
 
 pytestmark = pytest.mark.browser
 

@@ -19,19 +19,10 @@ from core.runs import worker_id
 from ingestion.models import IngestionRun, SkippedPackage
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun
-from reminders.services import runs as reminder_run_services
-from tests.browser.journey_helpers import Shots, celery_worker, log_in_as_superuser
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import execute, groups_world
+from tests.support.browser import Shots, celery_worker, log_in_as_superuser, off_the_page_thread
+from tests.support.reminders import execute, groups_world
 
-pytestmark = pytest.mark.browser
-
-# The fixtures of the reminders tests: a world with logged-in accounts, the clock, a fast pace, fresh buckets.
-fanout_world = reminders.fanout_world
-at = reminders.at
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
 # Journey 1 -------------------------------------------------------------------------------------------------------
 
@@ -210,14 +201,6 @@ NINE = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 AFTER_ELEVEN = datetime(2026, 11, 25, 11, 0, 1, tzinfo=UTC)  # the widened window has closed
 NEXT_MORNING = datetime(2026, 11, 26, 9, 30, tzinfo=UTC)  # and opened again
 GROUPS = 10
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    """Runs queued by the pages; the test works them in this process, where it holds the clock."""
-    queued = []
-    monkeypatch.setattr(reminder_run_services, "reminder_run_enqueue", queued.append)
-    return queued
 
 
 def test_journey_reminder_from_compose_through_a_paused_run_to_success(

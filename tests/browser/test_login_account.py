@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from accounts.models import AuthState, TelegramAccount
-from tests.accounts.world import PREMIUM, WORLD
+from tests.support.accounts import PREMIUM, WORLD
 
 pytestmark = pytest.mark.browser
 

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_reminders_compose import log_in_as_operator, top
+from tests.support.browser import log_in_as_operator, top
 
 pytestmark = pytest.mark.browser
 

@@ -4,8 +4,8 @@ the creator is edited in place and filtered by, and a repack is answered."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_skipped_retry import log_in, off_the_page_thread
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.browser import log_in, off_the_page_thread
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.browser
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_skipped_retry import log_in, off_the_page_thread
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.browser import log_in, off_the_page_thread
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.browser
 

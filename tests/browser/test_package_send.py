@@ -6,10 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from packages.models import Package
-from tests.browser.journey_helpers import Shots, celery_worker, log_in_as_superuser
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.ingestion.conftest import READER, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
+from tests.support.browser import Shots, celery_worker, log_in_as_superuser, off_the_page_thread
+from tests.support.ingestion import READER, WRITER, dump, run_cycle, world
 
 pytestmark = pytest.mark.browser
 

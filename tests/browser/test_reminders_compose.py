@@ -4,37 +4,17 @@ turns it green, and Schedule saves it."""
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
-from core.roles import OPERATORS_GROUP
 from reminders.models import Reminder
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import groups_world, png_bytes
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.reminders import groups_world, png_bytes
 
 pytestmark = pytest.mark.browser
 
 
-def top(page) -> None:
-    """Scroll up before a full-page screenshot, or the sticky top bar is drawn where the page was scrolled to."""
-    page.evaluate("window.scrollTo(0, 0)")
-
-
-fanout_world = reminders.fanout_world  # the fixtures, from the reminders tests' conftest
-at = reminders.at
 # 09:00 UTC: a crontab firing at 09:45 leaves 15 minutes of a 09:00–10:00 window.
 NINE = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
-
-
-def log_in_as_operator(page, url: str, django_user_model) -> None:
-    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
-    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
 
 
 def test_compose_a_reminder_the_pill_goes_amber_then_green_and_it_is_scheduled(

@@ -7,11 +7,8 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import reminder_fire
-from reminders.services import runs as run_services
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import (
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,
@@ -21,21 +18,9 @@ from tests.reminders.conftest import (
     make_reminder,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
 # The fixtures of the reminders tests: a world with logged-in accounts, the clock, a fast pace, fresh buckets.
-fanout_world = reminders.fanout_world
-at = reminders.at
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    """Runs queued by the pages; the test runs them in this process instead of a Celery worker."""
-    queued = []
-    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
-    return queued
 
 
 def test_resume_a_paused_run_from_its_banner_until_it_is_delivered(

@@ -11,18 +11,11 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import WAITING, ReminderRun
 from reminders.services import reminder_runs_auto_resume
-from reminders.services import runs as run_services
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import execute, groups_world, make_reminder
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.reminders import execute, groups_world, make_reminder
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
-fanout_world = reminders.fanout_world
-at = reminders.at
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
 
 BERLIN = "Europe/Berlin"  # UTC+1 in November
 TEN_TO_SIX = datetime(2026, 11, 26, 4, 50, tzinfo=UTC)  # 05:50 in Berlin: ten minutes of 22:00–06:00 left
@@ -30,14 +23,6 @@ SIX = datetime(2026, 11, 26, 5, 0, 1, tzinfo=UTC)  # 06:00:01
 NOON = datetime(2026, 11, 26, 11, 0, tzinfo=UTC)  # 12:00
 BEFORE_TEN_PM = datetime(2026, 11, 26, 20, 59, tzinfo=UTC)  # 21:59
 TEN_PM = datetime(2026, 11, 26, 21, 0, 30, tzinfo=UTC)  # 22:00:30
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list[int]:
-    """Runs queued by the pages and by beat; the test runs them in this process instead of a Celery worker."""
-    queued = []
-    monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
-    return queued
 
 
 def beat() -> list[int]:

@@ -9,15 +9,11 @@ from playwright.sync_api import expect
 
 from accounts.models import AccountChat
 from reminders.models import Reminder
-from tests.browser.test_reminders_compose import log_in_as_operator, top
-from tests.browser.test_skipped_retry import off_the_page_thread
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import SENDER, SENDER_B, account, groups_world, make_reminder
+from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.reminders import SENDER, SENDER_B, account, groups_world, make_reminder
 
 pytestmark = pytest.mark.browser
 
-fanout_world = reminders.fanout_world
-at = reminders.at
 NINE = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
 

@@ -1,13 +1,11 @@
 """Skipped page → Retry → the next cycle ingests the set → it is on the Packages page, in Chromium."""
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-from django.db import connections
 from playwright.sync_api import expect
 
 from ingestion.models import SkippedPackage, SkipReason
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.browser import log_in, off_the_page_thread
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.browser
 
@@ -15,28 +13,6 @@ MESSAGES = [
     {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 40_000}]}},
     {"id": 12, "document": {"name": "pebble.stl", "size": 50, "seed": 1}},
 ]
-
-
-def off_the_page_thread(function):
-    """Playwright keeps an event loop running in the test's thread, and the sandbox gateway needs asyncio.run."""
-
-    def call():
-        try:
-            return function()
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call).result()
-
-
-def log_in(page, url: str, django_user_model) -> None:
-    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
 
 
 def test_retry_a_skipped_package_until_it_is_a_package(

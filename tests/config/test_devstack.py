@@ -291,6 +291,7 @@ def test_make_tests_s3_server_answers_the_s3_protocol_and_is_gone_after(tmp_path
     assert not _port_busy(server.port)
 
 
+@pytest.mark.alone  # a whole stack up and down in time
 @pytest.mark.processes
 def test_ctrl_c_stops_make_run_says_the_data_is_kept_and_prints_no_traceback(tmp_path):
     env = {
@@ -325,3 +326,82 @@ def test_ctrl_c_stops_make_run_says_the_data_is_kept_and_prints_no_traceback(tmp
     assert "Traceback" not in said, said[-3000:]
     kept = f"Stopped. The data is kept in {tmp_path / 'var'}: the next `make run` starts from it."
     assert said.rstrip().endswith(kept), said[-3000:]
+
+
+def test_make_test_runs_the_suite_on_several_processes_then_the_tests_that_must_run_alone():
+    runs = devstack.pytest_runs(["-k", "claims", "tests/ingestion"], workers=4)
+
+    assert runs == [
+        ["-n", "4", "--dist", "worksteal", "--tests-alone=skip", "-k", "claims", "tests/ingestion"],
+        ["-p", "no:xdist", "--tests-alone=only", "-k", "claims", "tests/ingestion"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tests/core/test_locks.py"],
+        ["tests/core/test_locks.py::test_one"],
+        ["tests/core/test_locks.py::test_one", "tests/core/test_locks.py::test_two"],
+        ["-x", "tests/core"],
+        ["--maxfail=2"],
+        ["--pdb"],
+    ],
+)
+def test_one_file_or_stopping_at_the_first_failure_runs_in_one_process(args):
+    assert devstack.pytest_runs(args, workers=4) == [args]
+
+
+def test_several_files_run_on_several_processes():
+    runs = devstack.pytest_runs(["tests/core/test_locks.py", "tests/core/test_runs.py"], workers=2)
+
+    assert [run[:2] for run in runs] == [["-n", "2"], ["-p", "no:xdist"]]
+
+
+@pytest.mark.parametrize("args", [["-n", "2"], ["-n2"], ["--numprocesses=3"], ["-p", "no:xdist"]])
+def test_the_callers_own_choice_of_processes_is_kept(args):
+    assert devstack.pytest_runs(args, workers=4) == [args]
+
+
+def test_one_worker_runs_everything_in_one_process(monkeypatch):
+    monkeypatch.setenv("STASHCAST_TEST_WORKERS", "1")
+
+    assert devstack.pytest_runs([], workers=devstack.pytest_workers()) == [[]]
+
+
+@pytest.mark.parametrize(
+    ("codes", "code"), [([0, 0], 0), ([0, 5], 0), ([5, 0], 0), ([5, 5], 5), ([1, 0], 1), ([0, 1], 1)]
+)
+def test_the_exit_code_of_make_test_is_the_first_failure_and_no_tests_only_when_none_ran(codes, code):
+    assert devstack._exit_code(codes) == code
+
+
+def test_each_test_process_has_a_redis_database_and_folders_of_its_own():
+    """Settings as a test process of pytest-xdist reads them (config/settings/test.py)."""
+    code = (
+        "from django.conf import settings; "
+        "print(settings.REDIS_URL.rsplit('/', 1)[1], settings.CELERY_BROKER_URL == settings.REDIS_URL, "
+        "settings.SANDBOX_PATH.name, settings.MEDIA_ROOT.name)"
+    )
+    chosen = ("SANDBOX_PATH", "MEDIA_ROOT", "STASHCAST_TEST_REDIS_DB", "TEST_REDIS_URL")
+    env = {key: value for key, value in os.environ.items() if key not in chosen}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.test", PYTEST_XDIST_WORKER="gw3")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4", "True", "test-sandboxgw3", "test-mediagw3"]
+
+
+def test_more_test_processes_than_redis_databases_is_refused_with_what_to_do():
+    env = {key: value for key, value in os.environ.items() if key not in ("STASHCAST_TEST_REDIS_DB", "TEST_REDIS_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.test", PYTEST_XDIST_WORKER="gw15")
+    done = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; settings.REDIS_URL"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert done.returncode != 0
+    assert "Redis has 16 (0-15)" in done.stderr and "STASHCAST_TEST_WORKERS" in done.stderr

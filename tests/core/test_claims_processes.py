@@ -13,6 +13,7 @@ from tests.claimtest.models import ProbeRun
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 
+@pytest.mark.alone  # both processes must start while rows are left
 def test_two_processes_claim_every_row_exactly_once(tmp_path):
     ProbeRun.objects.bulk_create(ProbeRun() for _ in range(1000))
     go_file = tmp_path / "go"

@@ -13,21 +13,11 @@ import redis
 from django.conf import settings
 
 from core.ratelimit import KEY_PREFIX, BucketHalted, TokenBucket, account_send_bucket
+from tests.support.processes import assert_paced
 
 
 def bucket(per_minute: float = 600, capacity: int = 3) -> TokenBucket:
     return TokenBucket(f"test:{uuid.uuid4().hex}", per_minute=per_minute, capacity=capacity)
-
-
-def assert_paced(stamps: list[float], *, rate: float, capacity: int, slack: float) -> None:
-    """No stretch of time holds more than the burst plus what refilled in it (plus `slack` tokens)."""
-    stamps = sorted(stamps)
-    for first in range(len(stamps)):
-        for last in range(first, len(stamps)):
-            allowed = capacity + rate * (stamps[last] - stamps[first]) + slack
-            assert last - first + 1 <= allowed, (
-                f"{last - first + 1} tokens in {stamps[last] - stamps[first]:.3f} s; at most {allowed:.2f} allowed"
-            )
 
 
 def test_a_burst_then_one_token_every_1_over_rate_seconds():
@@ -96,6 +86,7 @@ def test_the_send_budget_of_an_account_comes_from_the_settings(settings):
     assert (send.key, send.capacity, send.rate) == ("stashcast:ratelimit:send:account:7", 3, pytest.approx(40 / 60))
 
 
+@pytest.mark.alone  # measures a pace
 @pytest.mark.processes
 def test_two_processes_taking_from_one_bucket_keep_its_pace_together(tmp_path):
     name, per_minute, capacity, count = f"test:{uuid.uuid4().hex}", 600, 3, 15

@@ -33,7 +33,7 @@ def test_the_api_answers_413_in_json_with_the_limit(client, token, content_type)
 def test_a_multipart_api_upload_is_not_counted_as_text(client, token, settings, tmp_path):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from tests.reminders.conftest import png_bytes
+    from tests.support.reminders import png_bytes
 
     settings.MEDIA_ROOT = tmp_path / "media"
     upload = SimpleUploadedFile("promo.png", png_bytes(1) + b"\0" * (3 * 1024 * 1024), "image/png")

@@ -11,7 +11,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from accounts.models import TelegramAccount
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 from accounts.models import AuthState, TelegramAccount
 from core.models import RunStatus
 from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole, SkippedPackage, TopicProgress
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
+from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

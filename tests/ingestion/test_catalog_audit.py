@@ -9,8 +9,7 @@ from core.models import Notification
 from ingestion.audit import CATALOG_AUDIT_PROBLEMS, catalog_audit_repair_missing, catalog_audit_run
 from ingestion.models import CatalogAudit, Channel, SkipReason
 from packages.models import Package
-from tests.ingestion.conftest import DESTINATION, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import DESTINATION, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 
@@ -22,9 +21,7 @@ MESSAGES = [
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.INGEST_MAX_PACKAGE_BYTES = 4000  # huge.zip is skipped: a gap in the scanned range
 
 

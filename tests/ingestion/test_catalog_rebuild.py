@@ -12,8 +12,7 @@ from ingestion.models import Channel
 from packages.catalog import catalog_line
 from packages.destination_reads import RANGE_BYTES
 from packages.models import Package
-from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import dump, uploads
+from tests.support.ingestion import DESTINATION, SOURCE, dump, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 
@@ -53,12 +52,6 @@ MESSAGES = [
     ),
 ]
 LISTED = {"dragon.zip", "big.7z.001", "bust.stl", "subdirs.rar", "vols.part1.rar"}
-
-
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
 
 
 @pytest.fixture

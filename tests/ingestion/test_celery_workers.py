@@ -1,24 +1,16 @@
 """Ingestion runs through real Celery worker processes: claimed and worked exactly once."""
 
-import io
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
-from django.db import connection
 
 from accounts.models import TelegramAccount
 from core.models import RunStatus
 from ingestion.models import IngestionRun
 from ingestion.tasks import ingestion_run_execute
 from packages.models import Package
-from tests.ingestion.conftest import DESTINATION, WRITER
+from tests.support.ingestion import DESTINATION, WRITER, uploaded_names, wait_until_over
+from tests.support.processes import purge_queues, start_workers, stop_workers
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -59,85 +51,6 @@ def many_readers_world(*, bandwidth=None):
         }
     )
     return {"accounts": accounts, "chats": chats}
-
-
-def start_workers(count: int, tmp_path, level="warning", **extra_env):
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "INGEST_STAGING_DIR": str(tmp_path / "staging"),
-        **extra_env,
-    }
-    return [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config.celery_app",
-                "worker",
-                "-Q",
-                "ingest,default",
-                "--concurrency",
-                "1",
-                "--hostname",
-                f"test{n}@%h",
-                "--without-mingle",
-                "--without-gossip",
-                "-l",
-                level,
-            ],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"worker{n}.log", "w"),
-            start_new_session=True,
-        )
-        for n in range(count)
-    ]
-
-
-def stop_workers(workers):
-    for worker in workers:
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-
-
-def wait_until_over(run_ids, timeout=180):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (
-            not IngestionRun.objects.filter(pk__in=run_ids)
-            .exclude(status__in=[RunStatus.SUCCESS, RunStatus.PARTIAL, RunStatus.FAILED])
-            .exists()
-        ):
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"runs still open: {list(IngestionRun.objects.filter(pk__in=run_ids).values('pk', 'status'))}")
-
-
-def purge_queues():
-    from config.celery_app import app
-
-    with app.connection_for_write() as conn:
-        for queue in ("ingest", "default", "fanout"):
-            conn.default_channel.client.delete(queue)
-
-
-def uploaded_names():
-    out = io.StringIO()
-    call_command("sandbox_dump", str(DESTINATION), "--json", stdout=out)
-    return [m["document"]["name"] for m in json.loads(out.getvalue())["messages"] if m["document"]]
 
 
 @pytest.mark.parametrize("workers", [2, 4])

@@ -1,17 +1,11 @@
 """Two accounts read the same channel at the same moment, in two OS processes."""
 
-import os
-import subprocess
-import sys
-
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from ingestion.models import IngestionRun
 from packages.models import Package
-from tests.ingestion.conftest import READER, READER_B, WRITER, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import READER, READER_B, WRITER, uploads, world
+from tests.support.processes import start_program
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -27,26 +21,7 @@ def test_two_accounts_ingesting_concurrently_upload_each_archive_once(ingest_wor
         {"phone": WRITER, "first_name": "Writer", "code": "12345"},
     ]
     ingest_world(world(messages=messages, accounts=accounts))
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "INGEST_STAGING_DIR": str(tmp_path / "staging"),
-    }
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "manage.py", "ingest", "--once", "--account", phone],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for phone in (READER, READER_B)
-    ]
+    workers = [start_program(["manage.py", "ingest", "--once", "--account", phone]) for phone in (READER, READER_B)]
     for worker in workers:
         out, err = worker.communicate(timeout=180)
         assert worker.returncode == 0, err[-3000:]

@@ -10,8 +10,7 @@ from ingestion.models import IngestionRun
 from ingestion.recovery import stubs_backfill
 from packages.models import MetadataStatus, Package
 from telegram.sandbox.faults import SandboxCrash
-from tests.ingestion.conftest import run_cycle, world
-from tests.ingestion.test_pipeline import ARCHIVES, uploads
+from tests.support.ingestion import ARCHIVES, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

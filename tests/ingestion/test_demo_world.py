@@ -14,9 +14,9 @@ from ingestion.services import catalog_rebuild_from_destination, ingestion_cycle
 from packages import sending
 from packages.models import Collection, MetadataStatus, Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import run_cycle
+from tests.support.ingestion import run_cycle
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.large]
 
 DEMO = settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json"
 

@@ -15,10 +15,9 @@ from packages.models import Package
 from packages.services import raw_files_purge
 from telegram.sandbox.faults import SandboxCrash
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import DESTINATION, SOURCE, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump, uploads
+from tests.support.ingestion import DESTINATION, SOURCE, WRITER, dump, run_cycle, uploads, world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.large]
 
 ERRORS = ["flood_wait", "network", "file_reference_expired"]
 

@@ -23,8 +23,7 @@ from ingestion.staging import StagingFile
 from packages import services as package_services
 from packages.models import Package, RawFile
 from packages.services import raw_files_purge
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import DESTINATION, READER, SOURCE, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

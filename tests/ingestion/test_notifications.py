@@ -9,8 +9,7 @@ from ingestion.models import AccountChannelMap, Channel, MapRole, SkippedPackage
 from ingestion.recovery import packages_check_destination
 from packages import services as package_services
 from packages.models import Package
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import DESTINATION, READER, SOURCE, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

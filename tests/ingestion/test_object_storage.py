@@ -8,8 +8,7 @@ from config.storage import object_store_parse
 from ingestion.models import SkippedPackage
 from packages.models import MetadataStatus, Package, RawFile
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import READER, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import READER, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from core.runs import run_claim
 from ingestion import pipeline
 from ingestion.models import IngestionRun
 from packages.models import Package
-from tests.ingestion.conftest import DESTINATION, READER, WRITER, world
+from tests.support.ingestion import DESTINATION, READER, WRITER, world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

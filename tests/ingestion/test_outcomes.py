@@ -11,7 +11,7 @@ from core.leases import SESSION, connection_params
 from core.locks import ACCOUNT, lock_key
 from core.outcomes import Outcome
 from ingestion.models import RUN_OUTCOME_FILTERS, IngestionRun
-from tests.ingestion.conftest import READER, run_cycle, world
+from tests.support.ingestion import READER, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from accounts.services import account_refresh_chats
 from core.models import RunStatus
 from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole, SkippedPackage, TopicProgress
 from ingestion.services import channel_link_account, channel_update, channels_for_known_chats
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
+from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,4 @@
 import hashlib
-import io
-import json
 
 import pytest
 from django.core.management import call_command
@@ -11,41 +9,15 @@ from ingestion.models import AccountChannelMap, MapRole, SkippedPackage, SkipRea
 from ingestion.services import skipped_package_retry, topics_sync
 from packages.models import MetadataStatus, Package
 from telegram.records import TopicInfo
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
+from tests.support.ingestion import ARCHIVES, DESTINATION, READER, SOURCE, WRITER, dump, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
-
-
-def dump(chat_id: int) -> dict:
-    out = io.StringIO()
-    call_command("sandbox_dump", str(chat_id), "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def uploads() -> list[dict]:
-    return [message for message in dump(DESTINATION)["messages"] if message["document"]]
 
 
 def watermark(phone: str = READER) -> int:
     return AccountChannelMap.objects.get(
         account__phone=phone, channel__chat__telegram_id=SOURCE
     ).last_processed_message_id
-
-
-ARCHIVES = [
-    {"id": 10, "text": "hello"},
-    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
-    {"id": 12, "document": {"name": "noise.bin", "size": 5000, "seed": 7}},
-    {
-        "id": 20,
-        "document": {
-            "name": "big.7z",
-            "archive": [{"path": "a.stl", "size": 300_000}, {"path": "b/c.stl", "size": 1000}],
-            "volume_size": 131_072,
-        },
-    },
-    {"id": 30, "document": {"name": "bust.stl", "size": 4000, "seed": 3}},
-]
 
 
 def test_a_cycle_ingests_every_archive_set_once_and_indexes_it(ingest_world):

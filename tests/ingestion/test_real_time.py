@@ -1,44 +1,19 @@
 """Ingestion at Telegram's time scales: transfers slower than the claim's stale threshold."""
 
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from core.runs import runs_reap
 from ingestion.models import IngestionRun
 from packages.models import Package
-from tests.ingestion.conftest import READER, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import READER, uploads, world
+from tests.support.processes import start_program
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 STALE_AFTER = 3
-
-
-def ingest_in_a_worker(tmp_path, **env) -> subprocess.Popen:
-    database = connection.settings_dict
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "ingest", "--once", "--account", READER],
-        cwd=settings.BASE_DIR,
-        env={
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-            "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-            "MEDIA_ROOT": str(tmp_path / "media"),
-            "INGEST_STAGING_DIR": str(tmp_path / "staging"),
-            **env,
-        },
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def test_an_upload_lasting_several_stale_thresholds_keeps_its_claim(ingest_world, tmp_path):
@@ -47,7 +22,7 @@ def test_an_upload_lasting_several_stale_thresholds_keeps_its_claim(ingest_world
     data["network"] = {"rtt_ms": 80, "connection_bytes_per_s": 150_000}
     ingest_world(data)
 
-    worker = ingest_in_a_worker(tmp_path, WORK_HEARTBEAT_SECONDS="1")
+    worker = start_program(["manage.py", "ingest", "--once", "--account", READER], WORK_HEARTBEAT_SECONDS="1")
     reaped = []
     while worker.poll() is None:  # the reaper runs as beat would, only far more often
         reaped.append(runs_reap(model=IngestionRun, stale_after=timedelta(seconds=STALE_AFTER), max_requeues=3))

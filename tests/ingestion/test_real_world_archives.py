@@ -7,9 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from packages.models import Package
-from tests.ingestion.conftest import SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
-from tests.packages.test_real_tool_archives import PASSWORD, files, run, tool
+from tests.support.archives import PASSWORD, files, run, tool
+from tests.support.ingestion import SOURCE, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from ingestion.models import SkippedPackage, SkipReason
 from packages.models import Package
 from telegram.records import PART_SIZE
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
+from tests.support.ingestion import SOURCE, run_cycle, uploads, world
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from ingestion import selectors
 from ingestion.models import ChannelScan, IngestionRun, ScanAction, SkippedPackage, SkipReason
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
+from tests.support.ingestion import READER, SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -37,9 +37,7 @@ OTHER = {
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.INGEST_MAX_PACKAGE_BYTES = 30_000  # huge.zip is skipped as too large
 
 

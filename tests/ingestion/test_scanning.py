@@ -12,7 +12,7 @@ from ingestion.scanning import CHECK, SCAN, SKIP, scan_decide
 from ingestion.services import skipped_package_retry, topic_set_fetch
 from packages.models import Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
+from tests.support.ingestion import READER, SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -2,21 +2,18 @@
 processes, with Telegram killing any session used from two places at once."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from accounts.models import TelegramAccount
 from accounts.services import account_refresh_chats
 from packages.models import Package
 from reminders.services import reminder_fire
 from telegram.sandbox.world import World
-from tests.reminders.conftest import make_reminder
+from tests.support.processes import start_program
+from tests.support.reminders import make_reminder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -51,19 +48,6 @@ def busy_world() -> dict:
     }
 
 
-def env(tmp_path) -> dict:
-    database = connection.settings_dict
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "INGEST_STAGING_DIR": str(tmp_path / "staging"),
-        "REMINDER_MAX_SEND_PER_MINUTE": "600",
-    }
-
-
 def test_reading_writing_sending_and_a_login_at_once_never_share_a_session(ingest_world, tmp_path):
     world = ingest_world(busy_world())
     run = reminder_fire(
@@ -74,22 +58,10 @@ def test_reading_writing_sending_and_a_login_at_once_never_share_a_session(inges
     )
     world.stats_reset()
     go = tmp_path / "go"
-    sender = subprocess.Popen(
-        [sys.executable, "-m", "tests.reminders.fanout_worker", str(go), str(run.pk)],
-        cwd=settings.BASE_DIR,
-        env=env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    sender = start_program(
+        ["-m", "tests.reminders.fanout_worker", str(go), str(run.pk)], REMINDER_MAX_SEND_PER_MINUTE="600"
     )
-    ingester = subprocess.Popen(
-        [sys.executable, "manage.py", "ingest", "--once", "--account", BUSY],
-        cwd=settings.BASE_DIR,
-        env=env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    ingester = start_program(["manage.py", "ingest", "--once", "--account", BUSY], REMINDER_MAX_SEND_PER_MINUTE="600")
     time.sleep(3)  # the cycle is under way: the reminder run now wants the same session
     go.touch()
     account_refresh_chats(account=TelegramAccount.objects.get(phone=BUSY))  # and the operator refreshes chats

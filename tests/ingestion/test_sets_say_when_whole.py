@@ -14,7 +14,7 @@ from django.conf import settings
 from ingestion.models import SkippedPackage, SkipReason
 from packages.models import Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -17,9 +17,8 @@ from ingestion.recovery import staging_sweep
 from packages.models import Package
 from telegram.records import PART_SIZE
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import READER, SOURCE, run_cycle, world
-from tests.ingestion.test_pipeline import uploads
-from tests.ingestion.test_real_time import ingest_in_a_worker
+from tests.support.ingestion import READER, SOURCE, run_cycle, uploads, world
+from tests.support.processes import start_program
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -37,7 +36,11 @@ def test_a_worker_killed_mid_download_resumes_at_the_first_missing_part(ingest_w
     sandbox = World(settings.SANDBOX_PATH)
     staging = tmp_path / "staging"
 
-    worker = ingest_in_a_worker(tmp_path, TRANSFER_PARTS_IN_FLIGHT="4", TRANSFER_CONNECTIONS="2")
+    worker = start_program(
+        ["manage.py", "ingest", "--once", "--account", READER],
+        TRANSFER_PARTS_IN_FLIGHT="4",
+        TRANSFER_CONNECTIONS="2",
+    )
     deadline = time.monotonic() + 60
     while partial_size(staging) < 10 * 1024 * 1024 and worker.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

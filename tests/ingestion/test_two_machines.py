@@ -2,15 +2,12 @@
 PostgreSQL, Redis, the object store and one sandbox Telegram. Every set is ingested once; a set fetched on
 one machine is uploaded by the other on retry, and a listing is backfilled by either (docs/operations.md)."""
 
-import os
 import subprocess
-import sys
 import time
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from accounts.models import TelegramAccount
@@ -23,8 +20,8 @@ from ingestion.services import skipped_package_retry
 from ingestion.tasks import ingestion_run_execute
 from packages.models import MetadataStatus, Package, PackageFile, RawFile
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import READER, READER_B, WRITER, world
-from tests.ingestion.test_celery_workers import purge_queues, stop_workers, uploaded_names, wait_until_over
+from tests.support.ingestion import READER, READER_B, WRITER, uploaded_names, wait_until_over, world
+from tests.support.processes import purge_queues, start_celery_worker, stop_workers
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
@@ -46,28 +43,17 @@ EXPECTED_PACKAGES = {"dragon.zip", "tower.zip", "castle.7z.001", "bust.stl"}
 
 def machine_start(name: str, tmp_path, storage_url: str) -> subprocess.Popen:
     """One machine's worker: its own var folder (staging, media), the shared services and object store."""
-    database = connection.settings_dict
     var = tmp_path / name
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "STORAGE_URL": storage_url,
-        "STASHCAST_VAR_DIR": str(var),
-        "MEDIA_ROOT": str(var / "media"),
-        "INGEST_STAGING_DIR": str(var / "staging"),
-        "INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS": "0",  # runs here come seconds apart, as if minutes
-    }
     var.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", "ingest,default"]
-        + ["--concurrency", "1", "--hostname", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "info"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / f"{name}.log", "w"),
-        start_new_session=True,
+    return start_celery_worker(
+        tmp_path,
+        queues="ingest,default",
+        name=name,
+        STORAGE_URL=storage_url,
+        STASHCAST_VAR_DIR=str(var),
+        MEDIA_ROOT=str(var / "media"),
+        INGEST_STAGING_DIR=str(var / "staging"),
+        INGEST_SKIP_RECENT_SCAN_WINDOW_SECONDS="0",  # runs here come seconds apart, as if minutes
     )
 
 

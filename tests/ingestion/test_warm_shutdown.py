@@ -2,13 +2,9 @@
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from accounts.models import TelegramAccount
 from core.models import RunStatus
@@ -16,46 +12,16 @@ from ingestion.models import IngestionRun
 from ingestion.tasks import ingestion_run_execute
 from packages.models import Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import DESTINATION, READER, WRITER, world
+from tests.support.ingestion import DESTINATION, READER, WRITER, world
+from tests.support.processes import purge_queues, start_celery_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 
-def _worker(tmp_path, name: str) -> subprocess.Popen:
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "INGEST_STAGING_DIR": str(tmp_path / f"staging-{name}"),
-    }
-    with open(tmp_path / f"{name}.log", "w") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", "ingest", "--concurrency", "1"]
-            + ["--hostname", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "info"],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-        )
-
-
-def _purge_queues() -> None:
-    from config.celery_app import app
-
-    with app.connection_for_write() as conn:
-        for queue in ("ingest", "default", "fanout"):
-            conn.default_channel.client.delete(queue)
-
-
-def _wait(condition, *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
+def _worker(tmp_path, name: str):
+    return start_celery_worker(
+        tmp_path, queues="ingest", name=name, INGEST_STAGING_DIR=str(tmp_path / f"staging-{name}")
+    )
 
 
 def test_sigterm_lets_the_part_finish_then_hands_the_run_back_at_once(ingest_world, tmp_path):
@@ -65,19 +31,19 @@ def test_sigterm_lets_the_part_finish_then_hands_the_run_back_at_once(ingest_wor
         {"phone": WRITER, "first_name": "Writer", "code": "12345"},
     ]
     loaded: World = ingest_world(world(messages=messages, accounts=accounts))
-    _purge_queues()
+    purge_queues()
     run = IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), trigger="manual")
     ingestion_run_execute.apply_async(args=[run.pk])
     first = _worker(tmp_path, "first")
     try:
-        _wait(
+        wait_for(
             lambda: loaded.stats()["calls"].get(READER, {}).get("upload.getFile", 0) >= 1,
             timeout=60,
             what="the download did not start",
         )
         os.kill(first.pid, signal.SIGTERM)  # the main process only, as `docker stop` does
         stopped = time.monotonic()
-        _wait(
+        wait_for(
             lambda: IngestionRun.objects.get(pk=run.pk).status == RunStatus.QUEUED,
             timeout=10,
             what="the run was not handed back at once (it would have waited for the reaper)",
@@ -92,11 +58,11 @@ def test_sigterm_lets_the_part_finish_then_hands_the_run_back_at_once(ingest_wor
 
     second = _worker(tmp_path, "second")  # the task sent again at the hand-back is taken by another worker
     try:
-        _wait(lambda: IngestionRun.objects.get(pk=run.pk).is_over, timeout=120, what="the run was not taken up")
+        wait_for(lambda: IngestionRun.objects.get(pk=run.pk).is_over, timeout=120, what="the run was not taken up")
     finally:
         os.killpg(second.pid, signal.SIGTERM)
         second.wait(timeout=30)
-        _purge_queues()
+        purge_queues()
     assert IngestionRun.objects.get(pk=run.pk).status == RunStatus.SUCCESS
     documents = [m for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]]
     assert len(documents) == 1 == Package.objects.count()

@@ -17,17 +17,10 @@ from ingestion.notifications import notify_account_unusable, notify_channel_unre
 from ingestion.services import channel_error_clear, channel_error_record
 from reminders.models import ReminderRun
 from telegram.records import AccountInfo
-from tests import factories
-from tests.reminders import conftest as reminders
-from tests.reminders.conftest import groups_world
+from tests.support import factories, reminders
+from tests.support.reminders import groups_world
 
-pytestmark = pytest.mark.django_db
-
-fanout_world = reminders.fanout_world
-at = reminders.at
-fast_pace = reminders.fast_pace
-fresh_buckets = reminders.fresh_buckets
-enqueued = reminders.enqueued
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
 
 @pytest.fixture

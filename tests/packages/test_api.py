@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from accounts.models import Chat
 from ingestion.models import Channel
 from packages.models import MetadataStatus, Package
-from tests.ingestion.conftest import DESTINATION, SOURCE, run_cycle, world
+from tests.support.ingestion import DESTINATION, SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

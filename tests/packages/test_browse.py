@@ -10,7 +10,7 @@ from ingestion.services import channel_update
 from packages.models import Package
 from packages.selectors import PackageFilters, package_search
 from packages.services import package_edit, package_search_words_update, packages_bulk_edit
-from tests.factories import channel
+from tests.support.factories import channel
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 
 from packages.models import Package, RepackDecision, SkippedFingerprint
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 DRAGON = [
@@ -24,12 +24,6 @@ MESSAGES = [
     {"id": 12, "document": {"name": "castle.zip", "archive": [{"path": "castle/tower.stl", "size": 3000}]}},
     {"id": 13, "document": {"name": "Dragon (repack).7z", "archive": REPACK}},
 ]
-
-
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from django.urls import reverse
 from packages.grouping import base_name
 from packages.models import Collection, GroupingRule, Package
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -15,9 +15,7 @@ HOUR = 3600
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.PACKAGE_COLLECTION_WINDOW_SECONDS = 6 * HOUR
 
 

@@ -26,8 +26,8 @@ from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
 from packages.raw_objects import disk_name
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import SOURCE, run_cycle, world
-from tests.packages import hostile
+from tests.support import hostile
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 MIB = 1024**2

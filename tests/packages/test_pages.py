@@ -6,7 +6,7 @@ from django.urls import reverse
 from ingestion.models import Channel, IngestionRun
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.services import package_search_words_update
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from PIL import Image
 from packages.archives import read_archive, thumbnail_make
 from packages.models import Package, PackagePreview, PreviewSource
 from packages.services import package_metadata_backfill
-from tests.ingestion.conftest import run_cycle, world
+from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +29,7 @@ RENDERS = [
 
 
 @pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def storage(storage, settings):
     settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS = 600
 
 

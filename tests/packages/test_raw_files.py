@@ -13,7 +13,7 @@ from packages.services import (
     raw_file_record,
     raw_files_purge,
 )
-from tests import factories
+from tests.support import factories
 
 pytestmark = pytest.mark.django_db
 

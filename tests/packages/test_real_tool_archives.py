@@ -4,7 +4,6 @@ pipeline lists them, then recorded on a package as package_metadata_fill records
 """
 
 import os
-import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -17,29 +16,10 @@ from packages.archives.streams import JoinedVolumes
 from packages.detection import RAR, SEVEN_ZIP, ZIP
 from packages.models import MetadataStatus, Package
 from packages.services import package_metadata_fill
+from tests.support.archives import PASSWORD, files, run, tool
 
 RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
-PASSWORD = "S3cret-pass"
 UNICODE_NAMES = ["драконы/тело.stl", "ドラゴン/翼.stl", "café/crème brûlée.obj"]
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"`{name}` is needed for these tests: apt-get install zip p7zip-full (as .ci/run does)")
-    return path
-
-
-def run(*args: str, cwd: Path) -> None:
-    subprocess.run(args, cwd=cwd, check=True, capture_output=True, env={**os.environ, "LC_ALL": "C.UTF-8"})
-
-
-def files(folder: Path, names: list[str], size: int = 2000) -> list[str]:
-    for number, name in enumerate(names):
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(os.urandom(size) if number % 2 else bytes([number % 256]) * size)
-    return names
 
 
 @pytest.fixture
@@ -201,6 +181,7 @@ def test_a_package_with_encrypted_headers_needs_a_password_and_has_no_listing(wo
     assert "🔒 Needs password" in page and "encrypted headers" in page
 
 
+@pytest.mark.large
 @pytest.mark.django_db
 def test_a_split_set_through_the_package_listing(workdir):
     names = files(workdir / "in", [f"set/{n:03d}-{'y' * 50}.stl" for n in range(1500)], size=30)

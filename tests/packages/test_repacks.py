@@ -11,7 +11,7 @@ from core.models import RunStatus
 from packages.models import Package, RepackDecision, SkippedFingerprint
 from packages.repacks import ListedFile, listing_fingerprint, overlap_percent
 from packages.services import RepackDecisionRefused, package_metadata_fill, package_repack_decide
-from tests.ingestion.conftest import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -113,12 +113,6 @@ def test_the_operator_keeps_both_or_skips_future_copies(tmp_path):
     package_repack_decide(package=repack, decision=RepackDecision.KEPT)
     repack.refresh_from_db()
     assert repack.repack_decision == RepackDecision.KEPT and not SkippedFingerprint.objects.exists()
-
-
-@pytest.fixture
-def storage(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
 
 
 def test_a_cycle_marks_a_repack_and_skips_its_copies_once_told(ingest_world, storage, tmp_path):

@@ -6,7 +6,6 @@ import time
 from datetime import timedelta
 
 import pytest
-import redis
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -16,15 +15,13 @@ from accounts.models import Chat, TelegramAccount
 from core.errors import OperatorError
 from core.leases import session_lease
 from core.models import Notification, RunStatus
-from core.ratelimit import KEY_PREFIX
 from core.runs import run_claim
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
-from tests.ingestion.conftest import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
+from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, documents, run_cycle, world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")]
 
 FRIENDS = 5000
 MESSAGES = [
@@ -40,27 +37,11 @@ FRIENDS_CHAT = {
 }
 
 
-@pytest.fixture(autouse=True)
-def settings_for_sends(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
-    settings.REMINDER_SEND_BURST = 3
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
-
-
 @pytest.fixture
 def ingested(ingest_world):
     loaded = ingest_world(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
     assert run_cycle().ingested == 2
     return loaded
-
-
-def _documents(chat_id: int) -> list[dict]:
-    return [message for message in dump(chat_id)["messages"] if message["document"]]
 
 
 def _execute(send: PackageSend) -> str | None:
@@ -77,8 +58,8 @@ def test_a_package_is_copied_part_by_part_to_the_chat(ingested):
     assert list(send.parts.values_list("message_id", flat=True)) == huge.dest_message_ids
     assert all(send.parts.values_list("random_id", flat=True)), "random_ids are stored before anything is sent"
     assert _execute(send) == RunStatus.SUCCESS
-    copies = _documents(FRIENDS)
-    originals = {m["id"]: m for m in _documents(DESTINATION)}
+    copies = documents(FRIENDS)
+    originals = {m["id"]: m for m in documents(DESTINATION)}
     assert [m["document"]["name"] for m in copies] == huge.dest_part_names
     sent_from = [originals[message_id] for message_id in huge.dest_message_ids]
     assert [m["document"]["sha256"] for m in copies] == [m["document"]["sha256"] for m in sent_from]
@@ -102,11 +83,11 @@ def test_a_part_sent_before_a_crash_is_not_sent_twice(ingested, sandbox_run):
             refs[DESTINATION], first.message_id, refs[FRIENDS], random_id=first.random_id
         ),
     )
-    assert len(_documents(FRIENDS)) == 1
+    assert len(documents(FRIENDS)) == 1
 
     assert _execute(send) == RunStatus.SUCCESS
 
-    assert [m["document"]["name"] for m in _documents(FRIENDS)] == huge.dest_part_names
+    assert [m["document"]["name"] for m in documents(FRIENDS)] == huge.dest_part_names
     first.refresh_from_db()
     assert first.sent_at is not None and first.sent_message_id is None, "answered RANDOM_ID_DUPLICATE: sent before"
 
@@ -118,7 +99,7 @@ def test_a_second_delivery_of_the_task_sends_nothing(ingested):
     assert _execute(send) == RunStatus.SUCCESS
 
     assert _execute(send) is None
-    assert len(_documents(FRIENDS)) == 1
+    assert len(documents(FRIENDS)) == 1
 
 
 def test_sends_are_paced_by_the_accounts_shared_budget(ingested, settings):
@@ -158,10 +139,10 @@ def test_a_send_waits_for_the_accounts_session_and_stays_queued(ingested, settin
         release.set()
         holder.join()
     send.refresh_from_db()
-    assert send.status == RunStatus.QUEUED and not _documents(FRIENDS)
+    assert send.status == RunStatus.QUEUED and not documents(FRIENDS)
 
     assert _execute(send) == RunStatus.SUCCESS
-    assert len(_documents(FRIENDS)) == 1
+    assert len(documents(FRIENDS)) == 1
 
 
 def test_a_deleted_destination_message_fails_its_part_only(ingested, sandbox):
@@ -211,12 +192,12 @@ def test_a_send_held_by_a_live_worker_is_left_alone_until_its_heartbeat_goes_qui
     assert run_claim(model=PackageSend, run_id=send.pk) is not None
 
     assert _execute(send) == sending.BUSY, "never two holders at once: tried again later"
-    assert len(_documents(FRIENDS)) == 0
+    assert len(documents(FRIENDS)) == 0
 
     quiet = timezone.now() - timedelta(seconds=2 * django_settings.WORK_HEARTBEAT_SECONDS + 2)
     PackageSend.objects.filter(pk=send.pk).update(heartbeat_at=quiet)
     assert _execute(send) == RunStatus.SUCCESS, "quiet for two heartbeat periods: it stopped, so it is taken over"
-    assert len(_documents(FRIENDS)) == 1
+    assert len(documents(FRIENDS)) == 1
 
 
 def test_the_api_queues_a_send_and_shows_its_parts(ingested, api, django_capture_on_commit_callbacks):
@@ -231,7 +212,7 @@ def test_the_api_queues_a_send_and_shows_its_parts(ingested, api, django_capture
     assert len(queued) == 1, "the task goes after commit"
     _execute(PackageSend.objects.get(pk=body["id"]))
     shown = api.get(f"/api/package-sends/{body['id']}/").json()
-    assert shown["status"] == "success" and shown["parts"][0]["sent_message_id"] == _documents(FRIENDS)[0]["id"]
+    assert shown["status"] == "success" and shown["parts"][0]["sent_message_id"] == documents(FRIENDS)[0]["id"]
     assert api.post(f"/api/package-sends/{body['id']}/retry/").status_code == 409
 
 
@@ -305,7 +286,7 @@ def test_a_collection_is_sent_as_one_send_in_posting_order(ingested, api, admin_
         4,
     )
     assert _execute(PackageSend.objects.get(pk=body["id"])) == RunStatus.SUCCESS
-    names = [m["document"]["name"] for m in _documents(FRIENDS)]
+    names = [m["document"]["name"] for m in documents(FRIENDS)]
     assert names == [*dragon.dest_part_names, *huge.dest_part_names], "posted order: dragon (11), then huge (30)"
     again = admin_client.post(
         reverse("packages:collection-send", args=[collection.pk]),
@@ -329,7 +310,7 @@ def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_wor
     assert _execute(send) == RunStatus.SUCCESS
 
     assert time.monotonic() - started >= 1, "Telegram's wait was served"
-    assert len(_documents(FRIENDS)) == 3
+    assert len(documents(FRIENDS)) == 3
 
 
 def test_peer_flood_rests_the_account_and_stops_the_send(ingest_world):

@@ -4,39 +4,23 @@ import threading
 import time
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 from django.db import connection
 
 from accounts import pace
 from accounts.models import Chat, TelegramAccount
 from core.models import RunStatus
-from core.ratelimit import KEY_PREFIX
 from packages import sending
 from packages.models import Package, PackageSend, PackageSendPart
 from telegram.sandbox.world import World
-from tests.ingestion.conftest import WRITER, run_cycle, world
+from tests.support.buckets import send_buckets_flush
+from tests.support.ingestion import WRITER, run_cycle, world
 
 FRIENDS = 5000
 PARTS = 6
 MESSAGES = [{"id": 30, "document": {"name": "huge.zip", "size": PARTS * 100_000, "seed": 5}}]
 FRIENDS_CHAT = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [WRITER], "messages": []}
 
-
-def _flush_buckets() -> None:
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
-
-
-@pytest.fixture(autouse=True)
-def settings_for_sends(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
-    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
-    settings.REMINDER_SEND_BURST = 3
-    _flush_buckets()
+pytestmark = pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")
 
 
 @pytest.fixture
@@ -97,7 +81,7 @@ def test_a_postgres_restart_stops_the_send_and_hands_it_back(huge, settings, pos
 def test_a_flushed_redis_does_not_forget_the_accounts_rest(huge):
     writer = TelegramAccount.objects.get(phone=WRITER)
     pace.account_rest(account=writer, reason="Telegram answered PEER_FLOOD")
-    _flush_buckets()  # Redis restarted without its data, or evicted the bucket
+    send_buckets_flush()  # Redis restarted without its data, or evicted the bucket
     send = _send()
 
     assert sending.package_send_execute(send_id=send.pk) == RunStatus.FAILED
@@ -111,7 +95,7 @@ def test_a_flushed_redis_does_not_forget_the_accounts_rest(huge):
 def test_a_flushed_redis_does_not_forget_the_operators_stop(huge):
     writer = TelegramAccount.objects.get(phone=WRITER)
     pace.account_sending_set(account=writer, stopped=True)
-    _flush_buckets()
+    send_buckets_flush()
     send = _send()
 
     assert sending.package_send_execute(send_id=send.pk) == RunStatus.FAILED

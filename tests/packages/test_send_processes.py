@@ -7,20 +7,12 @@ import pytest
 from accounts.models import Chat
 from packages import sending
 from packages.models import Package
-from tests.core.test_ratelimit import assert_paced
-from tests.ingestion.conftest import READER, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
-from tests.reminders.test_processes import BURST, PER_MINUTE, race_in_processes
+from tests.support.ingestion import READER, WRITER, dump, run_cycle, world
+from tests.support.processes import BURST, PER_MINUTE, assert_paced, race_in_processes
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes, pytest.mark.usefixtures("storage")]
 
 CHATS = {5001: "Friends", 5002: "Club"}
-
-
-@pytest.fixture(autouse=True)
-def folders(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
 
 
 def test_duplicate_deliveries_post_each_part_once_at_the_accounts_shared_pace(ingest_world, tmp_path):

@@ -3,21 +3,17 @@ chat an account has with them, exactly once per part; a topic, or an account wit
 refused with what to do."""
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from accounts.models import Chat, TelegramAccount
 from core.models import RunStatus
-from core.ratelimit import KEY_PREFIX
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
-from tests.ingestion.conftest import DESTINATION, READER, WRITER, run_cycle, world
-from tests.ingestion.test_pipeline import dump
+from tests.support.ingestion import DESTINATION, READER, WRITER, documents, run_cycle, world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")]
 
 DANA, EVAN = 7001, 7002
 MESSAGES = [
@@ -31,25 +27,11 @@ PEOPLE = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def fast_budget(settings, storage):
-    settings.REMINDER_MAX_SEND_PER_MINUTE = 6000
-    settings.REMINDER_SEND_BURST = 3
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
-
-
 @pytest.fixture
 def ingested(ingest_world):
     loaded = ingest_world(world(messages=MESSAGES, more_chats=PEOPLE, limits={"upload_max_bytes": 100_000}))
     assert run_cycle().ingested == 2
     return loaded
-
-
-def _documents(chat_id: int) -> list[dict]:
-    return [message for message in dump(chat_id)["messages"] if message["document"]]
 
 
 def _execute(send: PackageSend) -> str | None:
@@ -71,8 +53,8 @@ def test_a_package_reaches_a_person_every_part_once_even_after_a_crash(ingested,
     assert _execute(send) == RunStatus.SUCCESS
     assert _execute(send) is None, "a second delivery of the task sends nothing"
 
-    copies = _documents(DANA)
-    originals = {m["id"]: m for m in _documents(DESTINATION)}
+    copies = documents(DANA)
+    originals = {m["id"]: m for m in documents(DESTINATION)}
     sent_from = [originals[message_id] for message_id in huge.dest_message_ids]
     assert [m["document"]["name"] for m in copies] == huge.dest_part_names, "every part once, in order"
     assert [(m["document"]["sha256"], m["text"]) for m in copies] == [
@@ -95,11 +77,11 @@ def test_a_collection_goes_to_a_person_as_one_send_through_the_api(ingested, api
     body = answer.json()
     assert (body["chat"], body["chat_title"], body["topic_id"], body["parts_total"]) == (DANA, "Dana", None, 4)
     assert _execute(PackageSend.objects.get(pk=body["id"])) == RunStatus.SUCCESS
-    names = [m["document"]["name"] for m in _documents(DANA)]
+    names = [m["document"]["name"] for m in documents(DANA)]
     assert names == [*dragon.dest_part_names, *huge.dest_part_names], "posted order: dragon (11), then huge (30)"
     shown = api.get(f"/api/package-sends/{body['id']}/").json()
     assert shown["status"] == "success" and [p["sent_message_id"] for p in shown["parts"]] == [
-        m["id"] for m in _documents(DANA)
+        m["id"] for m in documents(DANA)
     ]
 
 
@@ -117,7 +99,7 @@ def test_the_send_form_lists_people_apart_and_sends_to_one(ingested, admin_clien
 
     assert "Sending 1 part to Dana." in answer.content.decode()
     assert _execute(PackageSend.objects.get()) == RunStatus.SUCCESS
-    assert [m["document"]["name"] for m in _documents(DANA)] == dragon.dest_part_names
+    assert [m["document"]["name"] for m in documents(DANA)] == dragon.dest_part_names
 
 
 def test_a_topic_or_an_account_without_the_private_chat_is_refused_with_what_to_do(ingested, admin_client, api):
@@ -168,4 +150,4 @@ def test_a_send_to_a_person_the_account_lost_stops_with_what_to_do(ingested):
 
     send.refresh_from_db()
     assert send.error == "Writer no longer has a private chat with “Dana”; refresh its chats and send again."
-    assert not _documents(DANA)
+    assert not documents(DANA)

@@ -8,7 +8,8 @@ from rest_framework.test import APIClient
 from core.models import RunStatus
 from reminders.models import Reminder, ReminderRun
 from reminders.services import reminder_fire
-from tests.reminders.conftest import (
+from tests.support.pages import body
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,
@@ -24,13 +25,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
-
-
-@pytest.fixture
 def world(fanout_world):
     return fanout_world(
         groups_world(groups=4, faults=[{"op": "send", "chat": group_id(3), "error": "write_forbidden"}])
@@ -41,20 +35,6 @@ def upload(api, content: bytes, name: str = "promo.png") -> dict:
     response = api.post("/api/media/", {"file": SimpleUploadedFile(name, content, "image/png")}, format="multipart")
     assert response.status_code == 201, response.json()
     return response.json()
-
-
-def body(**changes) -> dict:
-    data = {
-        "account": account().pk,
-        "name": "Black Friday",
-        "timezone": KL,
-        "window_start_hour": 9,
-        "window_end_hour": 18,
-        "schedule": {"crontab": "0 9 * * 1-5"},
-        "parts": [{"text": "Big sale today"}],
-        "targets": [{"chat": group_id(0), "topic": None}, {"chat": group_id(1)}],
-    }
-    return data | changes
 
 
 def test_anonymous_clients_are_refused():

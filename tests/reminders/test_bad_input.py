@@ -8,9 +8,8 @@ from rest_framework.test import APIClient
 from accounts.models import Chat
 from reminders.models import Reminder
 from reminders.schedule import crontab_parse
-from tests.reminders.conftest import KL, group_id, groups_world
-from tests.reminders.test_api import body
-from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post
+from tests.support.pages import HTMX, body, compose, current_step, htmx_post
+from tests.support.reminders import KL, group_id, groups_world
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,7 @@ from reminders.services import (
 )
 from telegram.records import PART_SIZE
 from telegram.sandbox.faults import SandboxCrash
-from tests.reminders.conftest import (
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,

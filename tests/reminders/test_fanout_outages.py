@@ -5,12 +5,9 @@ import time
 from datetime import datetime
 
 import pytest
-import redis
-from django.conf import settings as django_settings
 
 from accounts import pace
 from core.models import RunStatus
-from core.ratelimit import KEY_PREFIX
 from reminders import fanout
 from reminders.models import PauseCause, ReminderRunTarget, TargetStatus
 from reminders.services import (
@@ -20,16 +17,10 @@ from reminders.services import (
     reminder_run_cancel,
     reminder_runs_auto_resume,
 )
-from tests.reminders.conftest import SENDER, account, execute, group_id, groups_world, make_reminder, posts
+from tests.support.buckets import send_buckets_flush
+from tests.support.reminders import SENDER, account, execute, group_id, groups_world, make_reminder, posts
 
 THREE_PARTS = [PartSpec(text="One"), PartSpec(text="Two"), PartSpec(text="Three")]
-
-
-def _flush_buckets() -> None:
-    client = redis.Redis.from_url(django_settings.REDIS_URL)
-    keys = list(client.scan_iter(f"{KEY_PREFIX}*"))
-    if keys:
-        client.delete(*keys)
 
 
 @pytest.mark.django_db
@@ -104,7 +95,7 @@ def test_a_redis_flush_mid_run_keeps_the_learned_pace(fanout_world, settings, mo
             # Telegram said "too fast" (the pace is recorded), then Redis restarted without its data.
             lowered = self.bucket.lower(factor=0.5, floor_per_minute=1, pause_seconds=0, recover_to=0.5)
             pace.account_pace_record(account=self.account, kind="flood_wait", before=ceiling, pace=lowered)
-            _flush_buckets()
+            send_buckets_flush()
 
     monkeypatch.setattr(fanout.Fanout, "_target_end", learn_then_forget)
 
@@ -124,7 +115,7 @@ def test_a_redis_flush_mid_run_does_not_forget_the_accounts_rest(fanout_world, s
         original(self, target, status, error, latency_ms)
         if not self.account.is_resting:
             pace.account_rest(account=self.account, reason="Telegram answered PEER_FLOOD elsewhere")
-            _flush_buckets()  # Redis restarted without its data: the bucket's halt is gone
+            send_buckets_flush()  # Redis restarted without its data: the bucket's halt is gone
 
     monkeypatch.setattr(fanout.Fanout, "_target_end", rest_then_forget)
 
@@ -143,7 +134,7 @@ def test_a_redis_flush_mid_run_gives_no_fresh_burst(fanout_world, settings, monk
 
     def forget_after_each_group(self, target, status, error="", latency_ms=None):
         original(self, target, status, error, latency_ms)
-        _flush_buckets()  # Redis restarted without its data, or evicted the bucket
+        send_buckets_flush()  # Redis restarted without its data, or evicted the bucket
 
     monkeypatch.setattr(fanout.Fanout, "_target_end", forget_after_each_group)
 

@@ -14,11 +14,11 @@ from reminders import fanout
 from reminders.models import ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire, reminder_run_resume, reminder_run_retry_failed
 from telegram.sandbox.faults import SandboxCrash
-from tests.reminders.conftest import (
+from tests.support.buckets import send_buckets_flush
+from tests.support.reminders import (
     KL,
     KL_MORNING,
     KL_NEXT_MORNING,
-    buckets_forget,
     execute,
     group_id,
     groups_world,
@@ -113,7 +113,7 @@ def test_a_flood_wait_past_the_window_between_parts_pauses_and_resume_sends_only
 
     at(KL_NEXT_MORNING)
     later(DAY)
-    buckets_forget()  # the account's FloodWait pause ran out
+    send_buckets_flush()  # the account's FloodWait pause ran out
     run = execute(reminder_run_resume(run=run))
 
     assert (run.status, run.sent, run.pending) == (RunStatus.SUCCESS, 2, 0)

@@ -8,7 +8,7 @@ from accounts.models import Chat
 from core.models import RunStatus
 from reminders.models import PauseCause, TargetStatus
 from reminders.services import PartSpec, reminder_fire
-from tests.reminders.conftest import KL, KL_MORNING, account, execute, group_id, groups_world, make_reminder, posts
+from tests.support.reminders import KL, KL_MORNING, account, execute, group_id, groups_world, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,6 @@ no beat schedule outlives its reminder."""
 import pytest
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask, PeriodicTasks
-from rest_framework.test import APIClient
 
 from accounts.models import TelegramAccount
 from accounts.services import AccountHasHistory, account_delete
@@ -12,17 +11,10 @@ from core.models import RunStatus
 from ingestion.models import IngestionRun
 from reminders.models import Reminder, ReminderRun, TargetStatus
 from reminders.services import ReminderStateError, reminder_delete, reminder_fire, reminder_run_resume
-from tests.reminders.conftest import KL, KL_AFTER_CLOSE, KL_MORNING, account, execute, groups_world, make_reminder
+from tests.support.pages import HTMX
+from tests.support.reminders import KL, KL_AFTER_CLOSE, KL_MORNING, account, execute, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 @pytest.fixture

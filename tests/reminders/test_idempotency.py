@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from core.idempotency import idempotent_requests_purge
 from core.models import IdempotentRequest
 from reminders.models import ReminderRun
-from tests.reminders.conftest import groups_world, make_reminder
+from tests.support.reminders import groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,8 @@ from core import clock
 from core.models import RunStatus
 from reminders.models import MediaFile
 from reminders.services import PartSpec, media_create, media_purge_unused, reminder_fire
-from tests.reminders.conftest import (
+from tests.support.pages import HTMX, body, compose
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,
@@ -25,8 +26,6 @@ from tests.reminders.conftest import (
     make_reminder,
     png_bytes,
 )
-from tests.reminders.test_api import body
-from tests.reminders.test_pages import HTMX, compose
 
 pytestmark = pytest.mark.django_db
 MB = 1024 * 1024

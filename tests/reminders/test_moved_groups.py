@@ -9,7 +9,7 @@ from accounts.services import account_refresh_chats
 from core.models import Notification, RunStatus
 from reminders.models import TargetStatus
 from reminders.services import GROUP_MIGRATED, reminder_fire
-from tests.reminders.conftest import SENDER, SENDER_B, account, execute, make_reminder, posts
+from tests.support.reminders import SENDER, SENDER_B, account, execute, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 

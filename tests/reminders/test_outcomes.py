@@ -10,7 +10,7 @@ from django.urls import reverse
 from core.outcomes import Outcome
 from reminders.models import RUN_OUTCOME_FILTERS, ReminderRun
 from reminders.services import reminder_fire, reminder_run_cancel, reminder_slots_catch_up
-from tests.reminders.conftest import KL, execute, group_id, groups_world, make_reminder, paused_run
+from tests.support.reminders import KL, execute, group_id, groups_world, make_reminder, paused_run
 
 pytestmark = pytest.mark.django_db
 

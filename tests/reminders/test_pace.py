@@ -23,7 +23,7 @@ from reminders.services import (
     reminder_run_pause,
     reminder_run_resume,
 )
-from tests.reminders.conftest import SENDER, SENDER_B, account, execute, group_id, groups_world, make_reminder, posts
+from tests.support.reminders import SENDER, SENDER_B, account, execute, group_id, groups_world, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 
@@ -302,7 +302,7 @@ def test_health_counts_sends_flood_waits_and_rests(fanout_world):
 
 def test_auto_resume_leaves_runs_the_operator_paused(fanout_world, at):
     from reminders.services import reminder_runs_auto_resume
-    from tests.reminders.conftest import KL, KL_MORNING, KL_NEXT_MORNING
+    from tests.support.reminders import KL, KL_MORNING, KL_NEXT_MORNING
 
     fanout_world(groups_world(groups=3))
     at(KL_MORNING)

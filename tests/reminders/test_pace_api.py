@@ -3,22 +3,14 @@
 import pytest
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
-from rest_framework.test import APIClient
 
 from accounts import pace
 from core.models import RunStatus
 from reminders.models import PauseCause, ReminderRun
 from reminders.services import reminder_fire, reminder_run_pause
-from tests.reminders.conftest import SENDER, SENDER_B, account, execute, groups_world, make_reminder
+from tests.support.reminders import SENDER, SENDER_B, account, execute, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def api(admin_user):
-    client = APIClient()
-    client.force_authenticate(admin_user)
-    return client
 
 
 @pytest.fixture

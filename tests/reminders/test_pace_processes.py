@@ -11,14 +11,8 @@ from accounts import pace
 from core.models import RunStatus
 from reminders.models import PauseCause, ReminderRun
 from reminders.services import reminder_fire, reminder_run_pause, reminder_run_resume
-from tests.reminders.conftest import SENDER, account, groups_world, make_reminder
-from tests.reminders.test_processes import (
-    purge_queues,
-    run_in_processes,
-    send_times,
-    start_celery_worker,
-    wait_for,
-)
+from tests.support.processes import purge_queues, run_in_processes, send_times, start_celery_worker, wait_for
+from tests.support.reminders import SENDER, account, groups_world, make_reminder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

@@ -9,11 +9,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_celery_beat.models import PeriodicTask
 
-from accounts.models import Chat
 from core.models import RunStatus
 from reminders.models import WAITING, MediaFile, Reminder, ReminderRun, TargetStatus
 from reminders.services import PartSpec, reminder_fire
-from tests.reminders.conftest import (
+from tests.support.pages import HTMX, chat_pks, compose, current_step, htmx_post
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,
@@ -29,44 +29,8 @@ from tests.reminders.conftest import (
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 # 17:50 UTC: ten minutes before a 09:00–18:00 UTC window closes.
 LATE_AFTERNOON = datetime(2026, 11, 25, 17, 50, tzinfo=UTC)
-
-
-def chat_pks(count: int | None = None) -> list[int]:
-    pks = list(Chat.objects.filter(account_links__account=account()).order_by("title").values_list("pk", flat=True))
-    return pks[:count] if count is not None else pks
-
-
-def compose(**changes) -> dict:
-    """What the compose form posts when everything is filled in."""
-    data = {
-        "step": "message",
-        "name": "Weekly promo",
-        "account": str(account().pk),
-        "part": ["0"],
-        "part-0-kind": "text",
-        "part-0-text": "Big sale today",
-        "targets": [str(pk) for pk in chat_pks()],
-        "timezone": "UTC",
-        "window_start_hour": "9",
-        "window_end_hour": "18",
-        "schedule": "crontab",
-        "crontab": "0 9 * * 1-5",
-        "enabled": "on",
-    }
-    return data | changes
-
-
-def htmx_post(client, url: str, data: dict | None = None, **extra) -> str:
-    response = client.post(url, data or {}, **HTMX, **extra)
-    assert response.status_code == 200, response.content.decode()[:2000]
-    return response.content.decode().strip()
-
-
-def current_step(html: str) -> str:
-    return re.search(r'name="step" value="(\w+)"', html).group(1)
 
 
 def visible_sections(html: str) -> list[str]:

@@ -3,13 +3,9 @@
 Send times come from the sandbox's own record (`sandbox_dump` dates), so they show what Telegram saw.
 """
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from datetime import datetime
 
 import pytest
 from django.conf import settings
@@ -17,8 +13,17 @@ from django.conf import settings
 from core.models import RunStatus
 from reminders.models import ReminderRun
 from reminders.services import PartSpec, reminder_fire
-from tests.core.test_ratelimit import assert_paced
-from tests.reminders.conftest import (
+from tests.support.processes import (
+    BURST,
+    PER_MINUTE,
+    assert_paced,
+    purge_queues,
+    run_in_processes,
+    send_times,
+    start_celery_worker,
+    wait_for,
+)
+from tests.support.reminders import (
     SENDER,
     SENDER_B,
     account,
@@ -27,48 +32,8 @@ from tests.reminders.conftest import (
     image,
     make_reminder,
 )
-from tests.reminders.processes import BURST, PER_MINUTE, purge_queues, start_celery_worker, wait_for, worker_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
-
-
-def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> list[dict]:
-    """One OS process of `worker_module` per list of ids, all starting at once; their reports."""
-    go_file = tmp_path / "go"
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", worker_module, str(go_file), *map(str, ids)],
-            cwd=settings.BASE_DIR,
-            env=worker_env(tmp_path),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for ids in id_groups
-    ]
-    time.sleep(2)  # every process has set Django up and waits for the go
-    go_file.touch()
-    reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err[-3000:]
-        reports.append(json.loads(out.strip().splitlines()[-1]))
-    return reports
-
-
-def run_in_processes(tmp_path, *run_groups: list[ReminderRun]) -> list[dict]:
-    return race_in_processes(
-        tmp_path, "tests.reminders.fanout_worker", *([run.pk for run in runs] for runs in run_groups)
-    )
-
-
-def send_times(world, groups: range, phone: str = SENDER) -> list[float]:
-    return sorted(
-        datetime.fromisoformat(message["date"]).timestamp()
-        for n in groups
-        for message in world.chat_dump(group_id(n))["messages"]
-        if message["sender"] == phone
-    )
 
 
 def test_two_processes_on_one_account_send_one_after_the_other_at_one_shared_pace(fanout_world, tmp_path):
@@ -109,6 +74,7 @@ def test_two_accounts_send_in_parallel(fanout_world, tmp_path):
     assert overlap > 0.6 * min(a[-1] - a[0], b[-1] - b[0]), "each account has a budget of its own"
 
 
+@pytest.mark.alone  # a warm shutdown in 30 s
 def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(fanout_world, tmp_path):
     world = fanout_world(groups_world(groups=30))
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -13,7 +13,7 @@ from django.urls import reverse
 from core.models import RunStatus
 from reminders.models import WAITING, ReminderRun
 from reminders.services import ReminderRunActive, reminder_fire, reminder_slot_fire
-from tests.reminders.conftest import KL, KL_MORNING, groups_world, make_reminder
+from tests.support.reminders import KL, KL_MORNING, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ from reminders.services import (
     reminder_fire,
     reminder_update,
 )
-from tests.reminders.conftest import (
+from tests.support.reminders import (
     KL,
     KL_MORNING,
     account,

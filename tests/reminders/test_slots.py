@@ -20,7 +20,7 @@ from reminders.services import (
     reminder_slots_catch_up,
     reminder_update,
 )
-from tests.reminders.conftest import KL, groups_world, make_reminder
+from tests.support.reminders import KL, groups_world, make_reminder
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from config.devstack import EmbeddedRedis
 from core import task_names
 from core.models import RunStatus
 from reminders.models import ReminderRun, ReminderRunTarget, RunTrigger
-from tests.reminders.conftest import SENDER, groups_world, make_reminder
-from tests.reminders.processes import Gate, purge_queues, start_beat, start_celery_worker, stop, wait_for
+from tests.support.processes import Gate, purge_queues, start_beat, start_celery_worker, stop, wait_for
+from tests.support.reminders import SENDER, groups_world, make_reminder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 

@@ -10,7 +10,8 @@ from accounts.models import AccountChat, Chat, ChatTopic
 from core.models import RunStatus
 from reminders.models import Reminder
 from reminders.services import reminder_fire
-from tests.reminders.conftest import (
+from tests.support.pages import HTMX, compose, current_step, htmx_post
+from tests.support.reminders import (
     KL,
     KL_AFTER_CLOSE,
     KL_MORNING,
@@ -22,7 +23,6 @@ from tests.reminders.conftest import (
     groups_world,
     make_reminder,
 )
-from tests.reminders.test_pages import HTMX, compose, current_step, htmx_post
 
 pytestmark = pytest.mark.django_db
 

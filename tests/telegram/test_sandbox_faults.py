@@ -20,7 +20,7 @@ from telegram.errors import (
 from telegram.records import ChatRef
 from telegram.sandbox.faults import SandboxCrash
 from telegram.sandbox.world import chat_access_hash
-from tests.telegram import helpers
+from tests.support.sandbox import ref as chat_ref
 
 READER, OTHER = "+15550000001", "+15550000002"
 RANDOM_IDS = itertools.count(1)
@@ -46,7 +46,7 @@ def world_with(faults: list[dict]) -> dict:
 
 
 def ref(phone: str, chat_id: int) -> ChatRef:
-    return helpers.ref(phone, chat_id, "supergroup")
+    return chat_ref(phone, chat_id, "supergroup")
 
 
 def send(sandbox_run, world, phone=READER, chat_id=1):

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from telegram.errors import TargetForbidden
 from telegram.records import SUPERGROUP
 from telegram.sandbox.loader import WorldError
-from tests.telegram.helpers import ref
+from tests.support.sandbox import ref
 
 MEMBER, OUTSIDER = "+15550000001", "+15550000002"
 WORLD = {

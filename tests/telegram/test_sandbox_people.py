@@ -8,7 +8,7 @@ from telegram.errors import TargetForbidden
 from telegram.records import ChatInfo, ChatRef
 from telegram.sandbox.loader import world_load
 from telegram.sandbox.world import WorldError, chat_access_hash
-from tests.telegram.helpers import ref
+from tests.support.sandbox import ref
 
 FRIEND, STRANGER = "+15550000001", "+15550000002"
 DANA, EVAN = 7001, 7002

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from PIL import Image
 
-from tests.telegram.helpers import ref
+from tests.support.sandbox import ref
 
 READER = "+15550000001"
 

@@ -8,7 +8,7 @@ import pytest
 from telegram.errors import FileReferenceExpired, TargetForbidden, TelegramError
 from telegram.records import PART_SIZE, ChatRef
 from telegram.sandbox.world import chat_access_hash
-from tests.telegram.helpers import ref, search_all
+from tests.support.sandbox import ref, search_all
 
 READER, WRITER = "+15550000001", "+15550000002"
 ACCOUNTS = [{"phone": READER}, {"phone": WRITER}]

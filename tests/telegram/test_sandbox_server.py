@@ -19,7 +19,7 @@ from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.sender import SandboxClient, serialize
 from telegram.sandbox.server import SandboxServer, method_name, unwrap
 from telegram.telethon.gateway import TelethonGateway
-from tests.telegram.helpers import ref
+from tests.support.sandbox import ref
 
 READER = "+15550000001"
 PROTOCOL_METHODS = [

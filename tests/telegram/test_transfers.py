@@ -17,7 +17,7 @@ from telegram.records import PART_SIZE
 from telegram.telethon import client as client_module
 from telegram.telethon.client import StashcastClient
 from telegram.telethon.transfers import GetFile
-from tests.telegram.helpers import ref
+from tests.support.sandbox import ref
 
 READER, WRITER = "+15550000001", "+15550000002"
 SIZE = 4 * PART_SIZE + 1000  # five parts, the last one short

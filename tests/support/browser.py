@@ -1,19 +1,19 @@
-"""What the end-to-end journeys share: numbered screenshots, a superuser login, and a real Celery worker."""
+"""Browser tests: logins, screenshots numbered by step, ORM work off the page's thread, and a real Celery worker
+for the journeys."""
 
-import os
 import re
-import signal
 import subprocess
-import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from django.conf import settings
-from django.db import connection
+from django.contrib.auth.models import Group
+from django.db import connections
 from playwright.sync_api import expect
 
-from tests.ingestion.test_celery_workers import purge_queues
+from core.roles import OPERATORS_GROUP
+from tests.support.processes import purge_queues, start_celery_worker, stop_workers
 
 # A worker has started when the ingestion cycle it queues for itself at startup is over: from then on, the
 # only runs are the ones the journey asks for.
@@ -71,35 +71,45 @@ def celery_worker(tmp_path: Path, *, queues: str = "ingest,default,fanout"):
     INGEST_STAGING_DIR must be set before), so the worker and the pages see the same Telegram and files.
     """
     purge_queues()  # nothing left by an earlier test reaches this worker
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "SANDBOX_PATH": str(settings.SANDBOX_PATH),
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "INGEST_STAGING_DIR": str(settings.INGEST_STAGING_DIR),
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process; a worker runs without it
-    log = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", queues]
-    command += ["--concurrency", "1", "--hostname", "journey@%h", "--without-mingle", "--without-gossip", "-l", "info"]
-    with log.open("w") as stderr:
-        process = subprocess.Popen(
-            command,
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-        )
+    process = start_celery_worker(tmp_path, queues=queues, name="journey")
     try:
-        yield Worker(process, log)
+        yield Worker(process, tmp_path / "journey.log")
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
+        stop_workers([process])
+
+
+def top(page) -> None:
+    """Scroll up before a full-page screenshot, or the sticky top bar is drawn where the page was scrolled to."""
+    page.evaluate("window.scrollTo(0, 0)")
+
+
+def log_in_as_operator(page, url: str, django_user_model) -> None:
+    user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
+    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def off_the_page_thread(function):
+    """Playwright keeps an event loop running in the test's thread, and the sandbox gateway needs asyncio.run."""
+
+    def call():
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            return function()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
+def log_in(page, url: str, django_user_model) -> None:
+    django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
+    page.goto(f"{url}/login/")
+    page.get_by_label("Username").fill("operator")
+    page.get_by_label("Password").fill("s3cret-pass")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()

@@ -1,0 +1,118 @@
+"""Ingestion in tests: a source channel and a destination written by its own account, one ingestion cycle run
+in this process, and what the destination channel received."""
+
+import io
+import json
+import time
+
+from django.core.management import call_command
+
+from accounts.models import TelegramAccount
+from core.models import RunStatus
+from core.runs import run_claim
+from ingestion.models import IngestionRun
+from ingestion.pipeline import ingestion_run_execute
+
+READER = "+15550000001"
+READER_B = "+15550000002"
+WRITER = "+15550000009"
+SOURCE = 1001
+DESTINATION = 9000
+
+
+def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, forum=False, topics=None):
+    """A source channel with `messages`, a destination written by its own account."""
+    accounts = accounts or [
+        {"phone": READER, "first_name": "Reader A", "code": "12345"},
+        {"phone": WRITER, "first_name": "Writer", "code": "12345"},
+    ]
+    phones = [account["phone"] for account in accounts]
+    readers = [phone for phone in phones if phone != WRITER]
+    source = {
+        "id": SOURCE,
+        "title": "Models A",
+        "type": "channel",
+        "forum": forum,
+        "role": "source",
+        "members": readers,
+        "messages": messages,
+    }
+    if topics is not None:
+        source["topics"] = topics
+    data = {
+        "accounts": accounts,
+        "chats": [
+            source,
+            {
+                "id": DESTINATION,
+                "title": "Archive",
+                "type": "channel",
+                "role": "destination",
+                "members": [WRITER],
+                "admins": [WRITER],
+                "messages": [],
+            },
+            *more_chats,
+        ],
+        "faults": list(faults),
+    }
+    if limits:
+        data["limits"] = limits
+    return data
+
+
+def run_cycle(phone: str = READER) -> IngestionRun:
+    account = TelegramAccount.objects.get(phone=phone)
+    run = IngestionRun.objects.create(account=account, trigger="command")
+    claimed = run_claim(model=IngestionRun, run_id=run.pk)
+    ingestion_run_execute(run=claimed)
+    claimed.refresh_from_db()
+    return claimed
+
+
+def dump(chat_id: int) -> dict:
+    out = io.StringIO()
+    call_command("sandbox_dump", str(chat_id), "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def documents(chat_id: int) -> list[dict]:
+    """The messages of a sandbox chat that carry a document, oldest first (the `sandbox_dump` format)."""
+    return [message for message in dump(chat_id)["messages"] if message["document"]]
+
+
+def uploads() -> list[dict]:
+    return documents(DESTINATION)
+
+
+ARCHIVES = [
+    {"id": 10, "text": "hello"},
+    {"id": 11, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
+    {"id": 12, "document": {"name": "noise.bin", "size": 5000, "seed": 7}},
+    {
+        "id": 20,
+        "document": {
+            "name": "big.7z",
+            "archive": [{"path": "a.stl", "size": 300_000}, {"path": "b/c.stl", "size": 1000}],
+            "volume_size": 131_072,
+        },
+    },
+    {"id": 30, "document": {"name": "bust.stl", "size": 4000, "seed": 3}},
+]
+
+
+def wait_until_over(run_ids, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (
+            not IngestionRun.objects.filter(pk__in=run_ids)
+            .exclude(status__in=[RunStatus.SUCCESS, RunStatus.PARTIAL, RunStatus.FAILED])
+            .exists()
+        ):
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"runs still open: {list(IngestionRun.objects.filter(pk__in=run_ids).values('pk', 'status'))}")
+
+
+def uploaded_names() -> list[str]:
+    return [message["document"]["name"] for message in uploads()]

@@ -1,8 +1,9 @@
 import os
 import signal
+import threading
 
 from celery import Celery
-from celery.signals import setup_logging, task_prerun, worker_shutting_down
+from celery.signals import setup_logging, task_prerun, worker_ready, worker_shutting_down
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
@@ -40,10 +41,18 @@ def _warm_shutdown_in_pool_processes(**kwargs):
         signal.signal(signal.SIGTERM, _shutdown_requested)
 
 
+_worker_ready = threading.Event()
+
+
+@worker_ready.connect
+def _worker_is_ready(**kwargs):
+    _worker_ready.set()
+
+
 @worker_shutting_down.connect
 def _warm_shutdown_tells_the_runs(sig, how, exitcode, **kwargs):
-    if how != "Warm":
-        return
+    if how != "Warm" or not _worker_ready.is_set():
+        return  # before it is ready no task runs, and a pool process stopped while the pool starts is a crash
     from billiard.process import active_children
 
     from core.engine import engine_shutdown_request

@@ -55,6 +55,7 @@ def test_two_processes_on_one_account_send_one_after_the_other_at_one_shared_pac
     )
 
 
+@pytest.mark.alone  # two processes started side by side: their overlap is timing
 def test_two_accounts_send_in_parallel(fanout_world, tmp_path):
     world = fanout_world(groups_world(groups=24, accounts=(SENDER, SENDER_B)))
     chats = list(account().chats.order_by("telegram_id"))

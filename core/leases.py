@@ -6,14 +6,24 @@ refreshing chats, recovery checks). A lease is a PostgreSQL advisory lock held b
 own for as long as the client is open: a process that dies drops its connection, and with it the lease.
 A second opener waits a bounded time, then gives up with `SessionBusy`; while it waits, the holder can
 see that someone wants the account (`SessionLease.wanted`) and hand it over at a safe point.
+
+A PostgreSQL restart frees every advisory lock while their holders still talk to Telegram (a run engine's
+heartbeat stops its work within a period). So the lease also writes who holds it (`SessionHolder`, kept by
+the restart) and beats it every WORK_HEARTBEAT_SECONDS: a new opener takes the session only once that holder
+let go or is surely gone, the same rule as taking over a run.
 """
 
+import asyncio
+import contextlib
+import secrets
 from contextlib import asynccontextmanager
 
 import psycopg
+from django.conf import settings
 from django.db import connections
 
 from core.locks import held_lock_forget, held_lock_register, lock_key
+from core.runs import worker_gone, worker_id
 
 SESSION = "telegram-session"
 
@@ -39,6 +49,62 @@ class SessionLease:
         return bool((await cursor.fetchone())[0])
 
 
+# The tokens of the leases this process holds right now: a row of this process with another token was left by
+# a lease whose database went away before it could delete it.
+_live_tokens: set[str] = set()
+
+_HOLDER = "SELECT worker_id, token, beat_at < now() - make_interval(secs => %s) FROM core_sessionholder WHERE name = %s"
+_HOLDER_TAKE = """
+INSERT INTO core_sessionholder (name, worker_id, token, beat_at) VALUES (%(name)s, %(worker)s, %(token)s, now())
+ON CONFLICT (name) DO UPDATE SET worker_id = EXCLUDED.worker_id, token = EXCLUDED.token, beat_at = now()
+WHERE core_sessionholder.token = %(old)s
+"""
+
+
+async def _holder_take(connection: psycopg.AsyncConnection, name: str, token: str) -> str:
+    """Write this lease as the session's holder: "" once written, else the worker still holding it."""
+    quiet_after = 2 * settings.WORK_HEARTBEAT_SECONDS + 1
+    row = await (await connection.execute(_HOLDER, [quiet_after, name])).fetchone()
+    old = ""
+    if row is not None:
+        holder, old, quiet = row
+        ours_left = holder == worker_id() and old not in _live_tokens
+        if not (quiet or ours_left or worker_gone(holder)):
+            return holder
+    taken = await connection.execute(_HOLDER_TAKE, {"name": name, "worker": worker_id(), "token": token, "old": old})
+    return "" if taken.rowcount else "another process"
+
+
+async def _holder_beat(connection: psycopg.AsyncConnection, name: str, token: str) -> None:
+    """Keep the holder row fresh while the lease is held; stops once the database does not answer."""
+    with contextlib.suppress(psycopg.Error):
+        while True:
+            await asyncio.sleep(settings.WORK_HEARTBEAT_SECONDS)
+            await connection.execute(
+                "UPDATE core_sessionholder SET beat_at = now() WHERE name = %s AND token = %s", [name, token]
+            )
+
+
+async def _holder_let_go(connection: psycopg.AsyncConnection, name: str, token: str) -> None:
+    """Delete the holder row; through new connections when the lease's went with a restart, for up to a beat
+    while the database comes back (after that the row goes quiet, and is taken after two periods)."""
+    delete = "DELETE FROM core_sessionholder WHERE name = %s AND token = %s"
+    with contextlib.suppress(psycopg.Error):
+        await connection.execute(delete, [name, token])
+        return
+    deadline = asyncio.get_running_loop().time() + settings.WORK_HEARTBEAT_SECONDS
+    while True:
+        try:
+            params = {**connection_params(), "connect_timeout": 2}
+            async with await psycopg.AsyncConnection.connect(**params, autocommit=True) as fresh:
+                await fresh.execute(delete, [name, token])
+            return
+        except psycopg.Error:
+            if asyncio.get_running_loop().time() >= deadline:
+                return
+            await asyncio.sleep(1)
+
+
 def connection_params() -> dict:
     """The default database's connection settings, for a psycopg connection of its own."""
     params = connections["default"].get_connection_params()
@@ -53,7 +119,9 @@ async def session_lease(name: str, *, wait_seconds: float):
     """Hold the lease of session `name` (an account's phone) inside the block; SessionBusy after waiting
     `wait_seconds` for it."""
     key = lock_key(SESSION, name)
+    token = secrets.token_hex(8)
     connection = await psycopg.AsyncConnection.connect(**connection_params(), autocommit=True)
+    beat = None
     try:
         if wait_seconds <= 0:
             cursor = await connection.execute("SELECT pg_try_advisory_lock(%s)", [key])
@@ -68,8 +136,30 @@ async def session_lease(name: str, *, wait_seconds: float):
                 raise SessionBusy(
                     f"Telegram session {name} stayed in use by another process for {wait_seconds:g} s."
                 ) from None
+        await _holder_wait(connection, name, token, wait_seconds=wait_seconds)
+        _live_tokens.add(token)
+        beat = asyncio.create_task(_holder_beat(connection, name, token))
         held_lock_register(key=key, backend_pid=connection.info.backend_pid, what=f"the session lease of {name}")
         yield SessionLease(connection, key)
     finally:
         held_lock_forget(key=key)
+        if beat is not None:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+            _live_tokens.discard(token)
+            await _holder_let_go(connection, name, token)
         await connection.close()  # the lock goes with the connection
+
+
+async def _holder_wait(connection: psycopg.AsyncConnection, name: str, token: str, *, wait_seconds: float) -> None:
+    """With the lock taken: wait (up to `wait_seconds`) for a holder the lock lost in a restart to let go."""
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while holder := await _holder_take(connection, name, token):
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise SessionBusy(
+                f"Telegram session {name} is still in use by worker {holder}, which lost its database lock "
+                "(did PostgreSQL restart?) and stops at its next heartbeat."
+            )
+        await asyncio.sleep(min(1.0, left))

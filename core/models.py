@@ -115,3 +115,17 @@ class IdempotentRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint} [{self.key}]"
+
+
+class SessionHolder(models.Model):
+    """Who has an account's Telegram session open right now. A session lease's advisory lock goes with a
+    PostgreSQL restart while its holder is still talking to Telegram; this row stays, so a new opener waits
+    until that holder has let go or is surely gone (its process ended, or its beat quiet for two periods)."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    worker_id = models.CharField(max_length=200)
+    token = models.CharField(max_length=32)  # which of that process's leases (a process opens several in turn)
+    beat_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} held by {self.worker_id}"

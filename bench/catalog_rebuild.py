@@ -5,7 +5,10 @@ by `catalog_rebuild_from_destination`. Each package's listing is compared with t
 same files (`package_listing_read` on the local copies); bytes read from Telegram per package are printed,
 with their share of the package's size.
 
-    .venv/bin/python -m bench.catalog_rebuild [--packages 40] [--max-mib 64]
+    .venv/bin/python -m bench.catalog_rebuild [--packages 40] [--max-mib 64] [--big 0] [--big-mib 1900]
+
+`--big N` makes the first N packages `--big-mib` each (a split 7z among them in volumes of 1,000 MiB), so the
+share read is seen at the sizes Telegram carries.
 """
 
 import argparse
@@ -37,10 +40,10 @@ def _files(folder: Path, rng: random.Random, size: int) -> None:
         path.write_bytes(os.urandom(max(1, size // count)))
 
 
-def _build(work: Path, number: int, rng: random.Random, max_bytes: int) -> tuple[str, list[Path]]:
-    """(archive type, volumes) of package `number`."""
+def _build(work: Path, number: int, rng: random.Random, max_bytes: int, big: int) -> tuple[str, list[Path]]:
+    """(archive type, volumes) of package `number`: about `big` bytes when given, else 8 MiB to `max_bytes`."""
     kind = ["zip", "7z", "7z-split", "zip", "model"][number % 5]
-    size = rng.randrange(8 * 1024**2, max_bytes)
+    size = big or rng.randrange(8 * 1024**2, max_bytes)
     source = work / f"src-{number}"
     out = work / f"out-{number}"
     out.mkdir()
@@ -57,7 +60,7 @@ def _build(work: Path, number: int, rng: random.Random, max_bytes: int) -> tuple
                 archive.write(file, file.relative_to(source))
         volumes = [path]
     else:
-        volume = ["-v16m"] if kind == "7z-split" else []
+        volume = [f"-v{1000 if big else 16}m"] if kind == "7z-split" else []
         subprocess.run(
             [shutil.which("7z"), "a", "-mx0", *volume, str(out / f"kit-{number}.7z"), "kit"],
             cwd=source,
@@ -73,6 +76,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--packages", type=int, default=40, help="built archives, besides the RAR fixtures")
     parser.add_argument("--max-mib", type=int, default=64)
+    parser.add_argument("--big", type=int, default=0, help="how many of the built packages are --big-mib each")
+    parser.add_argument("--big-mib", type=int, default=1900)
     args = parser.parse_args()
     work = bench_django("catalog_rebuild")
 
@@ -98,7 +103,10 @@ def main() -> None:
     sandbox = World(os.environ["SANDBOX_PATH"])
 
     rng = random.Random(25)
-    built = [_build(work, number, rng, args.max_mib * 1024**2) for number in range(args.packages)]
+    built = [
+        _build(work, number, rng, args.max_mib * 1024**2, args.big_mib * 1024**2 if number < args.big else 0)
+        for number in range(args.packages)
+    ]
     built += [("rar", [RAR_FIXTURES / name]) for name in RAR_SINGLES]
     built += [("rar", [RAR_FIXTURES / name for name in names]) for names in RAR_SETS]
 

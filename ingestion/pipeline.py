@@ -28,6 +28,7 @@ from core import locks
 from core.crypto import unseal
 from core.db_thread import in_db_thread
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
+from core.formatting import format_duration
 from core.models import RunStatus
 from core.runs import run_finish
 from core.storage import storage_describe, storage_outage
@@ -533,6 +534,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         verdict = None if archive_set.missing else await self._set_verdict(reader, ref, archive_set)
         if verdict is not None and verdict.whole:
             logger.info("%s is whole (%s)", archive_set.file_name, verdict.rule)
+            archive_set.whole_by = verdict.rule
             return ""
         settle, open_max = settings.INGEST_SET_SETTLE_SECONDS, settings.INGEST_SET_OPEN_MAX_SECONDS
         if verdict is not None and verdict.whole is False:
@@ -549,6 +551,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             if verdict is not None:
                 rule = f"{verdict.rule}, so {rule}"
         else:
+            quiet = f"no new volume for {format_duration(age)}"
+            archive_set.whole_by = f"time ({verdict.rule}): {quiet}" if verdict is not None else f"time: {quiet}"
             return ""
         self.waiting_until = until if self.waiting_until is None else min(self.waiting_until, until)
         return (

@@ -89,6 +89,7 @@ class PackageSerializer(serializers.ModelSerializer):
             "is_multipart",
             "part_count",
             "volume_names",
+            "whole_by",
             "file_count",
             "metadata_status",
             "encrypted_files",

@@ -74,6 +74,7 @@ class ArchiveSet:
     base: str
     members: list[tuple[Volume, object]] = field(default_factory=list)
     missing: str = ""  # why the set is incomplete, empty when complete
+    whole_by: str = ""  # what told that a multi-volume set was whole (its bytes, or time), shown on its package
 
     @property
     def volumes(self) -> list[Volume]:

@@ -71,6 +71,8 @@ class Package(models.Model):
     is_multipart = models.BooleanField(default=False)
     part_count = models.PositiveIntegerField(default=1)
     volume_names = ArrayField(models.CharField(max_length=500), default=list)
+    # What told that its volumes were all posted: their own bytes (which rule) or time; empty for one file.
+    whole_by = models.CharField(max_length=300, blank=True)
     # Chats, not ingestion's channels: packages sit below ingestion (docs/architecture.md).
     source_chat = models.ForeignKey("accounts.Chat", null=True, on_delete=models.SET_NULL, related_name="packages")
     source_message_id = models.BigIntegerField(null=True)

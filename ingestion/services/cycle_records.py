@@ -111,6 +111,7 @@ def archive_set_record_upload(
         is_multipart=archive_set.is_multipart,
         part_count=len(items),
         volume_names=[item.document.name for item in items],
+        whole_by=archive_set.whole_by,
         source_chat_id=channel.chat_id,
         source_message_id=items[0].id,
         source_message_ids=[item.id for item in items],

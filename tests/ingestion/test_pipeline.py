@@ -97,7 +97,9 @@ def test_a_set_missing_a_volume_is_skipped_and_holds_the_watermark(ingest_world,
 
     assert run.ingested == 1 and run.duplicates == 1  # late.zip is seen again and recognised
     assert not SkippedPackage.objects.exists()
-    assert Package.objects.get(file_name="vols.part1.rar").part_count == 3
+    package = Package.objects.get(file_name="vols.part1.rar")
+    assert package.part_count == 3
+    assert package.whole_by.startswith("time (the volumes' bytes do not say whether the set is whole): no new volume")
     assert watermark() > 14
 
 

@@ -70,6 +70,8 @@ def test_a_split_set_posted_just_now_is_taken_at_once(ingest_world, tmp_path, ki
     assert run.ingested == 1, (run.error, list(SkippedPackage.objects.values_list("error_message", flat=True)))
     package = Package.objects.get()
     assert package.file_name == f"set.{kind}.001" and package.part_count == 3
+    rule = "7z start header: the archive is" if kind == "7z" else "zip end of central directory: the archive ends"
+    assert package.whole_by.startswith(rule), package.whole_by
     assert list(package.files.values_list("path", flat=True)) == ["body.stl"]
 
 
@@ -100,7 +102,9 @@ def test_a_rar_set_whose_last_volume_says_so_is_taken_at_once(ingest_world, pref
     run = run_cycle()
 
     assert run.ingested == 1, (run.error, list(SkippedPackage.objects.values_list("error_message", flat=True)))
-    assert Package.objects.get().part_count == 3
+    package = Package.objects.get()
+    assert package.part_count == 3
+    assert package.whole_by == f"RAR end of archive: {package.volume_names[-1]} is the last volume"
 
 
 def test_a_rar_set_whose_last_volume_says_more_follow_waits(ingest_world):

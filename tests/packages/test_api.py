@@ -40,6 +40,7 @@ LIST_FIELDS = {
     "is_multipart",
     "part_count",
     "volume_names",
+    "whole_by",
     "encrypted_files",
     "needs_password",
     "file_count",
@@ -86,6 +87,7 @@ def test_list_every_package_newest_first(api, ingested):
     castle = body["results"][0]
     assert set(castle) == LIST_FIELDS
     assert castle["is_multipart"] and castle["part_count"] == len(castle["volume_names"]) >= 3
+    assert castle["whole_by"].startswith("7z start header: the archive is ")
     assert castle["metadata_status"] == MetadataStatus.COMPLETE and castle["file_count"] == 1
     assert len(castle["dest_message_ids"]) == castle["part_count"]
     assert castle["content_hash"] == ingested["castle.7z.001"].content_hash

@@ -141,7 +141,7 @@ def test_package_detail_shows_the_file_tree_and_where_it_came_from(admin_client,
     assert "4 in 3 folders" in html
 
 
-def test_package_detail_of_a_multipart_set_lists_its_volumes(admin_client, ingested):
+def test_package_detail_of_a_multipart_set_lists_its_volumes_and_what_told_it_was_whole(admin_client, ingested):
     castle = ingested["castle.7z.001"]
 
     html = admin_client.get(reverse("packages:detail", args=[castle.pk])).content.decode()
@@ -150,6 +150,7 @@ def test_package_detail_of_a_multipart_set_lists_its_volumes(admin_client, inges
     for name in castle.volume_names:
         assert name in html
     assert "digests, in order" in html
+    assert "Known whole by 7z start header: the archive is " in html
 
 
 def test_package_detail_shows_why_a_listing_is_unavailable(admin_client, ingested):

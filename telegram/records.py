@@ -54,7 +54,7 @@ class ChatInfo:
     forum: bool = False
     slow_mode_seconds: int = 0
     can_post: bool = False
-    username: str = ""  # a person's @username, when they have one
+    username: str = ""  # a person's or a public channel's @username, when it has one
 
     @property
     def ref(self) -> ChatRef:

@@ -311,6 +311,7 @@ class TelethonGateway:
             forum=bool(channel.forum),
             slow_mode_seconds=slow_mode_seconds,
             can_post=can_post,
+            username=channel.username or "",
         )
 
     # Joining and creating

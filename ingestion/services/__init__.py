@@ -35,6 +35,7 @@ from ingestion.services.cycle_records import (
     watermark_advance,
 )
 from ingestion.services.onboarding import (
+    STATUS_WORDS,
     account_join_sources,
     channel_join,
     channel_leave,
@@ -56,6 +57,7 @@ from ingestion.services.skipped import (
 )
 
 __all__ = [
+    "STATUS_WORDS",
     "account_join_sources",
     "archive_set_raw_files_record",
     "archive_set_record_duplicate",

@@ -90,33 +90,42 @@ class RetryAllForm(forms.Form):
 class JoinForm(forms.Form):
     # Whether the link leads anywhere is Telegram's to say (services.chat_preview), with a message.
     account = AccountChoiceField(
-        queryset=TelegramAccount.objects.none(), label="Account", widget=forms.Select(attrs={"class": "select"})
+        queryset=TelegramAccount.objects.none(),
+        empty_label=None,
+        label="Account",
+        widget=forms.Select(attrs={"class": "select"}),
     )
     link = forms.CharField(
         label="@username or invite link",
         max_length=300,
-        widget=forms.TextInput(attrs={"placeholder": "@channel or https://t.me/+…", "autocomplete": "off"}),
+        widget=forms.TextInput(attrs={"placeholder": "@channel or https://t.me/+…"}),
         error_messages={"required": "Paste a @username or a t.me link of the channel or group."},
     )
 
     def __init__(self, *args, accounts, **kwargs):
-        super().__init__(*args, **kwargs)
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="join-%s", **kwargs)
         self.fields["account"].queryset = accounts
 
 
 class JoinSourcesForm(forms.Form):
     account = AccountChoiceField(
-        queryset=TelegramAccount.objects.none(), label="Account", widget=forms.Select(attrs={"class": "select"})
+        queryset=TelegramAccount.objects.none(),
+        empty_label=None,
+        label="Account",
+        widget=forms.Select(attrs={"class": "select"}),
     )
 
     def __init__(self, *args, accounts, **kwargs):
-        super().__init__(*args, **kwargs)
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="sources-%s", **kwargs)
         self.fields["account"].queryset = accounts
 
 
 class CreateDestinationForm(forms.Form):
     account = AccountChoiceField(
         queryset=TelegramAccount.objects.none(),
+        empty_label=None,
         label="Created and owned by",
         widget=forms.Select(attrs={"class": "select"}),
     )
@@ -130,7 +139,8 @@ class CreateDestinationForm(forms.Form):
     )
 
     def __init__(self, *args, accounts, **kwargs):
-        super().__init__(*args, **kwargs)
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="create-%s", **kwargs)
         self.fields["account"].queryset = accounts
         self.fields["writers"].queryset = accounts
 

@@ -63,7 +63,7 @@ def _link(text: str) -> ChatLink:
     try:
         return chat_link_parse(text)
     except ChatLinkInvalid as exc:
-        raise ValidationError({"link": str(exc)}) from None
+        raise ValidationError({"link": _sentence(exc)}) from None
 
 
 def _logged_in(account: TelegramAccount) -> None:
@@ -78,7 +78,7 @@ def chat_preview(*, account: TelegramAccount, link: str) -> ChatPreview:
     try:
         return account_gateway_call(account=account, action=lambda gateway: gateway.preview_chat(parsed))
     except NotFound as exc:
-        raise ValidationError({"link": str(exc)}) from None
+        raise ValidationError({"link": _sentence(exc)}) from None
 
 
 def channel_join(*, account: TelegramAccount, link: str) -> JoinOutcome:
@@ -90,7 +90,7 @@ def channel_join(*, account: TelegramAccount, link: str) -> JoinOutcome:
     try:
         result = account_gateway_call(account=account, action=lambda gateway: gateway.join_chat(parsed))
     except NotFound as exc:
-        raise ValidationError({"link": str(exc)}) from None
+        raise ValidationError({"link": _sentence(exc)}) from None
     if result.chat is None:
         return JoinOutcome(title=str(parsed), status=result.status)
     with transaction.atomic():

@@ -80,6 +80,14 @@ def test_an_operator_joins_and_creates_from_the_channels_page(
     dialog.get_by_role("button", name="Done").click()
     expect(page.locator("#channel-rows tr.is-destination")).to_contain_text("Stash archive")
     assert [chat["title"] for chat in world.chats() if chat["title"] == "Stash archive"] == ["Stash archive"]
+
+    page.locator("#channel-rows").get_by_role("link", name="Models A").click()
+    page.get_by_label("Leave Models A on Telegram with").select_option(label="Writer")
+    shot(page, artifacts / "onboarding-1440-07-channel.png")
+    page.get_by_role("button", name="Leave channel").click()
+    expect(page.get_by_text("Writer left Models A; it no longer reads it.")).to_be_visible()
+    shot(page, artifacts / "onboarding-1440-08-left.png")
+    assert world.membership(5001, "+15550000003") is None
     assert noise == []
 
 

@@ -78,6 +78,8 @@ class Chat(models.Model):
     title = models.CharField(max_length=255)
     type = models.CharField(max_length=20, choices=TYPE_CHOICES)
     username = models.CharField(max_length=100, blank=True, help_text="A person's @username, when they have one.")
+    # The invite link (t.me/+HASH) an account joined by, so other accounts can join this private chat too.
+    invite_hash = models.CharField(max_length=64, blank=True)
     is_forum = models.BooleanField(default=False)
     slow_mode_seconds = models.PositiveIntegerField(default=0)
     migrated_to = models.ForeignKey(

@@ -186,30 +186,11 @@ def account_refresh_chats(*, account: TelegramAccount) -> ChatsFound:
     now = timezone.now()
     with transaction.atomic():
         seen, people = [], 0
-        known = {chat.telegram_id: chat.type for chat in Chat.objects.filter(telegram_id__in=[c.id for c in chats])}
         for info in chats:
-            if info.id in known and (known[info.id] == USER) != (info.type == USER):
-                # Telegram numbers people and chats apart, so the two may share an id: the one known first (a source
-                # or a reminder target perhaps) is kept, never turned into the other.
-                logger.warning("%s: %s has the id of a known chat (%s); not stored", account, info.title, info.id)
+            chat = account_chat_store(account=account, info=info, now=now)
+            if chat is None:
                 continue
-            chat, _ = Chat.objects.update_or_create(
-                telegram_id=info.id,
-                defaults={
-                    "title": info.title,
-                    "type": info.type,
-                    "username": info.username,
-                    "is_forum": info.forum,
-                    "slow_mode_seconds": info.slow_mode_seconds,
-                    "updated_at": now,
-                },
-            )
             people += info.type == USER
-            AccountChat.objects.update_or_create(
-                account=account,
-                chat=chat,
-                defaults={"access_hash": info.access_hash, "can_post": info.can_post, "seen_at": now},
-            )
             if info.id in topics:
                 _topics_store(chat, topics[info.id])
             seen.append(chat.pk)
@@ -218,6 +199,39 @@ def account_refresh_chats(*, account: TelegramAccount) -> ChatsFound:
         account.save(update_fields=["chats_refreshed_at"])
         chats_refreshed.send(sender=TelegramAccount, account=account)
     return ChatsFound(chats=len(seen) - people, people=people)
+
+
+def account_chat_store(*, account: TelegramAccount, info: ChatInfo, now=None, invite_hash: str = "") -> Chat | None:
+    """Store a chat the account is in, and what the account knows of it (its access hash, whether it may post)."""
+    now = now or timezone.now()
+    known = Chat.objects.filter(telegram_id=info.id).only("type").first()
+    if known is not None and (known.type == USER) != (info.type == USER):
+        # Telegram numbers people and chats apart, so the two may share an id: the one known first (a source
+        # or a reminder target perhaps) is kept, never turned into the other.
+        logger.warning("%s: %s has the id of a known chat (%s); not stored", account, info.title, info.id)
+        return None
+    fields = {
+        "title": info.title,
+        "type": info.type,
+        "username": info.username,
+        "is_forum": info.forum,
+        "slow_mode_seconds": info.slow_mode_seconds,
+        "updated_at": now,
+    }
+    chat, _ = Chat.objects.update_or_create(
+        telegram_id=info.id, defaults=fields | ({"invite_hash": invite_hash} if invite_hash else {})
+    )
+    AccountChat.objects.update_or_create(
+        account=account,
+        chat=chat,
+        defaults={"access_hash": info.access_hash, "can_post": info.can_post, "seen_at": now},
+    )
+    return chat
+
+
+def account_chat_forget(*, account: TelegramAccount, chat: Chat) -> None:
+    """The account is no longer in the chat (it left)."""
+    AccountChat.objects.filter(account=account, chat=chat).delete()
 
 
 def account_gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway], Awaitable[T]]) -> T:

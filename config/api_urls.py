@@ -11,6 +11,7 @@ from ingestion.api import (
     DestinationView,
     IngestionRunViewSet,
     IngestionTriggerView,
+    OnboardingViewSet,
     SkippedPackageViewSet,
     TopicViewSet,
 )
@@ -21,6 +22,7 @@ from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")
 router.register("notifications", NotificationViewSet, basename="notification")
+router.register("channels/onboarding", OnboardingViewSet, basename="onboarding")
 router.register("channels", ChannelViewSet, basename="channel")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")

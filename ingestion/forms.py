@@ -85,3 +85,65 @@ class RetryAllForm(forms.Form):
         label="Reason",
         widget=forms.Select(attrs={"class": "select"}),
     )
+
+
+class JoinForm(forms.Form):
+    # Whether the link leads anywhere is Telegram's to say (services.chat_preview), with a message.
+    account = AccountChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        empty_label=None,
+        label="Account",
+        widget=forms.Select(attrs={"class": "select"}),
+    )
+    link = forms.CharField(
+        label="@username or invite link",
+        max_length=300,
+        widget=forms.TextInput(attrs={"placeholder": "@channel or https://t.me/+…"}),
+        error_messages={"required": "Paste a @username or a t.me link of the channel or group."},
+    )
+
+    def __init__(self, *args, accounts, **kwargs):
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="join-%s", **kwargs)
+        self.fields["account"].queryset = accounts
+
+
+class JoinSourcesForm(forms.Form):
+    account = AccountChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        empty_label=None,
+        label="Account",
+        widget=forms.Select(attrs={"class": "select"}),
+    )
+
+    def __init__(self, *args, accounts, **kwargs):
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="sources-%s", **kwargs)
+        self.fields["account"].queryset = accounts
+
+
+class CreateDestinationForm(forms.Form):
+    account = AccountChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        empty_label=None,
+        label="Created and owned by",
+        widget=forms.Select(attrs={"class": "select"}),
+    )
+    title = forms.CharField(label="Title", max_length=128, error_messages={"required": "Give the new channel a title."})
+    about = forms.CharField(label="Description", max_length=255, required=False)
+    writers = AccountMultipleChoiceField(
+        queryset=TelegramAccount.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Other accounts that upload there (added as admins who post)",
+    )
+
+    def __init__(self, *args, accounts, **kwargs):
+        # Its own ids: the Channels page holds several account pickers.
+        super().__init__(*args, auto_id="create-%s", **kwargs)
+        self.fields["account"].queryset = accounts
+        self.fields["writers"].queryset = accounts
+
+
+class LeaveForm(forms.Form):
+    account = AccountChoiceField(queryset=TelegramAccount.objects.all(), label="Account")

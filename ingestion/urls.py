@@ -6,7 +6,12 @@ app_name = "ingestion"
 
 urlpatterns = [
     path("channels/", views.channel_list, name="channels"),
+    path("channels/join/preview/", views.channel_join_preview, name="channel-join-preview"),
+    path("channels/join/", views.channel_join, name="channel-join"),
+    path("channels/join-sources/", views.channels_join_sources, name="channels-join-sources"),
+    path("channels/create-destination/", views.destination_create, name="destination-create"),
     path("channels/<int:pk>/", views.channel_detail, name="channel-detail"),
+    path("channels/<int:pk>/leave/", views.channel_leave, name="channel-leave"),
     path("channels/<int:pk>/active/", views.channel_set_active, name="channel-active"),
     path("channels/<int:pk>/settings/", views.channel_settings, name="channel-settings"),
     path("channels/<int:pk>/readers/", views.channel_add_reader, name="channel-add-reader"),

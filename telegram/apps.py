@@ -16,6 +16,7 @@ class TelegramConfig(AppConfig):
             (errors.AuthRequired, 409),
             (errors.AccountRestricted, 409),
             (errors.FloodWait, 429),
+            (errors.LimitReached, 409),
             (errors.LoginError, 400),
         ):
             api_error_status_register(kind, status_code)

@@ -50,6 +50,10 @@ class SessionInUse(TransientError):
     """Another process is using this account's Telegram session; it is tried again later."""
 
 
+class LimitReached(TelegramError):
+    """This account has reached one of Telegram's limits (too many channels and groups)."""
+
+
 class FileTooLarge(TelegramError):
     """The file is above this account's upload limit."""
 

@@ -19,10 +19,13 @@ from core.leases import session_lease
 from telegram.records import (
     AccountInfo,
     ChatInfo,
+    ChatLink,
+    ChatPreview,
     ChatRef,
     DocumentInfo,
     DocumentMessage,
     DocumentPage,
+    JoinResult,
     MediaHandle,
     SentMessage,
     TopicInfo,
@@ -72,6 +75,26 @@ class TelegramGateway(Protocol):
     async def chat_migrated_to(self, chat: ChatRef) -> ChatInfo | None:
         """The supergroup a basic group was upgraded to (Telegram's Chat.migrated_to), None when it was not.
         TargetForbidden when the account cannot see the group, or is not in the supergroup."""
+
+    # Joining and creating
+    async def preview_chat(self, link: ChatLink) -> ChatPreview:
+        """What Telegram tells about a chat before joining (contacts.resolveUsername or messages.checkChatInvite).
+        NotFound for a name or an invite that leads nowhere (expired, revoked, mistyped)."""
+
+    async def join_chat(self, link: ChatLink) -> JoinResult:
+        """Join by @username (channels.joinChannel) or invite (messages.importChatInvite). Already a member and a
+        join request left for the chat's admins are outcomes, not errors; LimitReached when the account is in too
+        many channels."""
+
+    async def leave_chat(self, chat: ChatRef) -> bool:
+        """Leave a channel or group; False when the account was not in it."""
+
+    async def create_channel(self, *, title: str, about: str = "") -> ChatInfo:
+        """A new broadcast channel (channels.createChannel) this account owns."""
+
+    async def add_channel_writer(self, chat: ChatRef, *, phone: str) -> None:
+        """Add the account with this phone number to a channel this account administers, as an admin who posts
+        (contacts.resolvePhone, channels.inviteToChannel, channels.editAdmin)."""
 
     # Reading
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:

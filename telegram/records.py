@@ -54,7 +54,7 @@ class ChatInfo:
     forum: bool = False
     slow_mode_seconds: int = 0
     can_post: bool = False
-    username: str = ""  # a person's @username, when they have one
+    username: str = ""  # a person's or a public channel's @username, when it has one
 
     @property
     def ref(self) -> ChatRef:
@@ -116,3 +116,39 @@ class MediaHandle:
 
     kind: str  # "photo" or "document"
     payload: dict
+
+
+# What a join came to (JoinResult.status).
+JOINED = "joined"
+ALREADY_MEMBER = "already_member"
+REQUESTED = "requested"  # the chat approves members: a join request now waits for its admins
+
+
+@dataclass(frozen=True)
+class ChatLink:
+    """A chat as an operator names it: a public @username, or the hash of an invite link (telegram.links)."""
+
+    username: str = ""
+    invite_hash: str = ""
+
+    def __str__(self) -> str:
+        return f"@{self.username}" if self.username else f"t.me/+{self.invite_hash}"
+
+
+@dataclass(frozen=True)
+class ChatPreview:
+    """What Telegram tells about a chat before joining it."""
+
+    title: str
+    type: str
+    members_count: int | None
+    forum: bool | None  # None: an invite to a private chat does not say
+    already_member: bool
+    request_needed: bool = False  # its admins approve each join
+    username: str = ""
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    status: str  # JOINED, ALREADY_MEMBER or REQUESTED
+    chat: ChatInfo | None  # None while a join request waits

@@ -4,7 +4,8 @@
 - runs: ingestion runs asked for by the schedule or an operator, queued and started spread out;
 - skipped: skipped packages, their reasons, and Retry;
 - cycle_records: what a cycle writes (watermarks, topics, channel errors, a set's raw files and package);
-- catalog_tasks: the catalog buttons' work (audit, rebuild from the destination).
+- catalog_tasks: the catalog buttons' work (audit, rebuild from the destination);
+- onboarding: joining and leaving channels, creating the destination, a new account joining the sources.
 """
 
 from ingestion.services.catalog_tasks import (
@@ -33,6 +34,14 @@ from ingestion.services.cycle_records import (
     topics_sync,
     watermark_advance,
 )
+from ingestion.services.onboarding import (
+    STATUS_WORDS,
+    account_join_sources,
+    channel_join,
+    channel_leave,
+    chat_preview,
+    destination_create,
+)
 from ingestion.services.runs import (
     channel_ingest_now,
     ingestion_cycle_start,
@@ -48,6 +57,8 @@ from ingestion.services.skipped import (
 )
 
 __all__ = [
+    "STATUS_WORDS",
+    "account_join_sources",
     "archive_set_raw_files_record",
     "archive_set_record_duplicate",
     "archive_set_record_reupload",
@@ -58,13 +69,17 @@ __all__ = [
     "channel_error_record",
     "channel_for_chat",
     "channel_ingest_now",
+    "channel_join",
+    "channel_leave",
     "channel_link_account",
     "channel_rewind",
     "channel_unlink_account",
     "channel_update",
     "channels_apply_roles",
     "channels_for_known_chats",
+    "chat_preview",
     "creator_for",
+    "destination_create",
     "destination_get",
     "destination_set",
     "ingestion_cycle_start",

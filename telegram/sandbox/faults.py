@@ -5,7 +5,7 @@ it lets `after` matching requests through, then fails the next `times` of them. 
 counters live in the world database, so every process of a stack shares them.
 """
 
-OPS = ("download", "upload", "send", "history", "connect", "any")
+OPS = ("download", "upload", "send", "history", "join", "create", "connect", "any")
 ERRORS = (
     "flood_wait",
     "file_reference_expired",

@@ -5,6 +5,7 @@ import json
 import os
 from pathlib import Path
 
+from telegram.links import INVITE_HASH, USERNAME
 from telegram.records import (
     CHAT_TYPES,
     GENERAL_TOPIC_ID,
@@ -19,6 +20,7 @@ from telegram.sandbox.faults import FaultError, fault_parse
 from telegram.sandbox.world import (
     BASE_DATE,
     BLOBS_DIR,
+    CHANNELS_MAX,
     DB_NAME,
     DC_IDS,
     DEFAULT_DC_ID,
@@ -135,10 +137,13 @@ def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
             closed.add(topic_id)
     if forum:
         topics.setdefault(GENERAL_TOPIC_ID, "General")
+    username = str(spec.get("username") or "")
+    if username and chat_type != USER and not USERNAME.fullmatch(username):
+        raise WorldError(f"{where}: 'username' must be 4 to 32 letters, digits or underscores, starting with a letter")
     return {
         "id": chat_id,
         "title": str(spec.get("title") or (f"Person {chat_id}" if chat_type == USER else where)),
-        "username": str(spec.get("username") or ""),
+        "username": username,
         "type": chat_type,
         "forum": forum,
         "slow_mode_seconds": _int(spec.get("slow_mode_seconds", 0), f"{where}: 'slow_mode_seconds'"),
@@ -146,11 +151,28 @@ def _chat(spec, users: dict[str, int], seen_ids: set[int]) -> dict:
         "role": role,
         "migrated_to": _migrated_to(spec, where, chat_type),
         "deactivated": _deactivated(spec, where, chat_type),
+        "other_members": _int(spec.get("other_members", 0), f"{where}: 'other_members'"),
+        "join_request": bool(spec.get("join_request", False)),
+        "invites": _invites(spec, where, chat_type),
         "members": {phone: False for phone in members} | {phone: True for phone in admins},
         "topics": topics,
         "closed_topics": closed,
         "messages": spec.get("messages") or [],
     }
+
+
+def _invites(spec: dict, where: str, chat_type: str) -> list[dict]:
+    """A chat's invite links (t.me/+HASH): {"hash", "expired", "revoked", "request_needed"}."""
+    invites = []
+    for invite in spec.get("invites") or []:
+        invite_hash = invite.get("hash") if isinstance(invite, dict) else None
+        if not isinstance(invite_hash, str) or not INVITE_HASH.fullmatch(invite_hash):
+            raise WorldError(f"{where}: an invite needs a 'hash' of 8 to 64 letters, digits, '-' or '_'")
+        if chat_type == USER:
+            raise WorldError(f"{where}: a private chat with a person has no invite links")
+        state = "revoked" if invite.get("revoked") else "expired" if invite.get("expired") else "valid"
+        invites.append({"hash": invite_hash, "state": state, "request_needed": bool(invite.get("request_needed"))})
+    return invites
 
 
 def _person_check(spec: dict, where: str, users: dict[str, int]) -> None:
@@ -258,6 +280,13 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     for chat in chats:
         if chat["migrated_to"] is not None and chat["migrated_to"] not in supergroups:
             raise WorldError(f"chat {chat['id']}: 'migrated_to' must name a supergroup of the world")
+    invite_hashes = [invite["hash"] for chat in chats for invite in chat["invites"]]
+    if len(set(invite_hashes)) != len(invite_hashes):
+        raise WorldError("an invite 'hash' is used by two invites; each link is one chat's")
+    meta["channels_max"] = _int(limits.get("channels_max", CHANNELS_MAX), "limits.channels_max", minimum=1)
+    meta["invites_refused_by"] = [
+        spec["phone"] for spec in data.get("accounts") or [] if spec.get("invites_allowed", True) is False
+    ]
     try:
         faults = [fault_parse(spec) for spec in data.get("faults") or []]
     except FaultError as exc:
@@ -288,8 +317,12 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
             for chat in chats:
                 conn.execute(
                     "INSERT INTO chats VALUES (:id, :title, :type, :forum, :slow_mode_seconds, :members_can_post,"
-                    " :role, :username, :migrated_to, :deactivated)",
+                    " :role, :username, :migrated_to, :deactivated, :other_members, :join_request)",
                     chat,
+                )
+                conn.executemany(
+                    "INSERT INTO invites VALUES (:hash, :chat_id, :state, :request_needed)",
+                    [invite | {"chat_id": chat["id"]} for invite in chat["invites"]],
                 )
                 conn.executemany(
                     "INSERT INTO chat_members VALUES (?, ?, ?)",

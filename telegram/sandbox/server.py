@@ -35,6 +35,16 @@ OPS = {
     "channels.getMessages": "history",
     "messages.getForumTopics": "history",
     "messages.getPeerDialogs": "history",
+    "contacts.resolveUsername": "join",
+    "messages.checkChatInvite": "join",
+    "messages.importChatInvite": "join",
+    "channels.joinChannel": "join",
+    "channels.leaveChannel": "join",
+    "messages.deleteChatUser": "join",
+    "channels.createChannel": "create",
+    "contacts.resolvePhone": "create",
+    "channels.inviteToChannel": "create",
+    "channels.editAdmin": "create",
 }
 PART_SAVES = {"upload.saveFilePart", "upload.saveBigFilePart"}
 LOGIN = {"auth.sendCode", "auth.signIn", "account.getPassword", "auth.checkPassword", "auth.importAuthorization"}

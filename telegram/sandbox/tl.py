@@ -69,7 +69,10 @@ def peer(chat: dict) -> types.PeerChannel | types.PeerChat | types.PeerUser:
     return types.PeerChannel(channel_id=chat["id"])
 
 
-def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types.Chat:
+def chat_entity(
+    chat: dict, *, phone: str, admin: bool, left: bool = False, members_count: int | None = None
+) -> types.Channel | types.Chat:
+    """The chat as `phone` sees it; `left` when it is not in it (a public chat, by its @username)."""
     banned = types.ChatBannedRights(until_date=None, send_messages=not chat["members_can_post"])
     created = BASE_DATE
     if chat["type"] == GROUP:
@@ -78,7 +81,8 @@ def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types
             id=chat["id"],
             title=chat["title"],
             photo=EMPTY_PHOTO,
-            participants_count=0,
+            participants_count=members_count or 0,
+            left=left,
             date=created,
             version=1,
             admin_rights=types.ChatAdminRights(post_messages=True) if admin else None,
@@ -100,6 +104,10 @@ def chat_entity(chat: dict, *, phone: str, admin: bool) -> types.Channel | types
         slowmode_enabled=bool(chat["slow_mode_seconds"]),
         admin_rights=types.ChatAdminRights(post_messages=True, manage_topics=True) if admin else None,
         default_banned_rights=banned if chat["type"] != CHANNEL else None,
+        left=left,
+        username=chat["username"] or None,
+        participants_count=members_count,
+        join_request=bool(chat.get("join_request")),
     )
 
 

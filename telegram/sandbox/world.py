@@ -57,7 +57,12 @@ SCHEMA = (
     """CREATE TABLE chats (
         id INTEGER PRIMARY KEY, title TEXT NOT NULL, type TEXT NOT NULL, forum INTEGER NOT NULL,
         slow_mode_seconds INTEGER NOT NULL, members_can_post INTEGER NOT NULL, role TEXT,
-        username TEXT NOT NULL DEFAULT '', migrated_to INTEGER, deactivated INTEGER NOT NULL DEFAULT 0)""",
+        username TEXT NOT NULL DEFAULT '', migrated_to INTEGER, deactivated INTEGER NOT NULL DEFAULT 0,
+        other_members INTEGER NOT NULL DEFAULT 0, join_request INTEGER NOT NULL DEFAULT 0)""",
+    # Invite links (t.me/+HASH): `state` valid, expired or revoked; request_needed: admins approve each join.
+    """CREATE TABLE invites (
+        hash TEXT PRIMARY KEY, chat_id INTEGER NOT NULL, state TEXT NOT NULL, request_needed INTEGER NOT NULL)""",
+    "CREATE TABLE join_requests (chat_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (chat_id, phone))",
     """CREATE TABLE chat_members (
         chat_id INTEGER NOT NULL, phone TEXT NOT NULL, admin INTEGER NOT NULL, PRIMARY KEY (chat_id, phone))""",
     """CREATE TABLE topics (
@@ -94,6 +99,8 @@ TABLES = (
     "flood_waits",
     "chats",
     "chat_members",
+    "invites",
+    "join_requests",
     "topics",
     "documents",
     "messages",
@@ -117,6 +124,8 @@ ACCOUNT_FIELDS = (
 LOGIN_ANSWERS = ("code", "payment_required", "email_setup_required")
 DC_IDS = tuple(DC_ADDRESSES)
 DEFAULT_DC_ID = 2  # where Telethon connects first
+CHANNELS_MAX = 500  # channels and supergroups an account may be in (twice as many with Premium)
+CREATED_CHAT_ID_BASE = 1_800_000_000  # channels made through the sandbox get ids from here on
 # Telegram's quirks, each off unless the world file turns it on (under "quirks", or "limits" for the two limits).
 QUIRKS = {
     "short_search_pages": False,  # search answers fewer messages than asked for, mid-history too
@@ -421,6 +430,36 @@ class World:
         """'admin', 'member' or None."""
         row = self._one("SELECT admin FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
         return None if row is None else ("admin" if row["admin"] else "member")
+
+    def chat_by_username(self, username: str) -> dict | None:
+        """The chat (or person, or account) holding a public @username, case-insensitively as Telegram's."""
+        row = self._one("SELECT * FROM chats WHERE username != '' AND lower(username) = lower(?)", (username,))
+        return None if row is None else dict(row)
+
+    def members_count(self, chat_id: int) -> int:
+        """What Telegram counts: the world's accounts in the chat and the other people the world file says."""
+        row = self._one(
+            "SELECT other_members + (SELECT COUNT(*) FROM chat_members WHERE chat_id = ?) AS n FROM chats WHERE id = ?",
+            (chat_id, chat_id),
+        )
+        return 0 if row is None else row["n"]
+
+    def invite(self, invite_hash: str) -> dict | None:
+        row = self._one("SELECT * FROM invites WHERE hash = ?", (invite_hash,))
+        return None if row is None else dict(row)
+
+    def channels_joined(self, phone: str) -> int:
+        """Channels and supergroups `phone` is in (Telegram's CHANNELS_TOO_MUCH counts these)."""
+        return self._one(
+            "SELECT COUNT(*) AS n FROM chat_members JOIN chats ON chats.id = chat_members.chat_id"
+            " WHERE chat_members.phone = ? AND chats.type IN ('channel', 'supergroup')",
+            (phone,),
+        )["n"]
+
+    def join_requests(self, chat_id: int) -> list[str]:
+        """Accounts waiting for the chat's admins to let them in."""
+        rows = self.conn.execute("SELECT phone FROM join_requests WHERE chat_id = ? ORDER BY phone", (chat_id,))
+        return [row["phone"] for row in rows]
 
     def topics(self, chat_id: int, *, after: int = 0, limit: int | None = 100) -> list[dict]:
         """Topics after id `after`, ascending, each with `top_message_id` (its last message, 0 when empty)."""
@@ -883,6 +922,24 @@ class World:
             conn.execute("DELETE FROM chat_members WHERE chat_id = ? AND phone = ?", (chat_id, phone))
             if member:
                 conn.execute("INSERT INTO chat_members VALUES (?, ?, ?)", (chat_id, phone, admin))
+
+    def join_request_add(self, chat_id: int, phone: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO join_requests VALUES (?, ?)", (chat_id, phone))
+
+    def channel_create(self, *, title: str, creator: str, type: str = "channel", forum: bool = False) -> int:
+        """A new channel (or supergroup) its creator administers; returns its id."""
+        with self.transaction() as conn:
+            chat_id = max(
+                CREATED_CHAT_ID_BASE, conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chats").fetchone()[0]
+            )
+            conn.execute(
+                "INSERT INTO chats (id, title, type, forum, slow_mode_seconds, members_can_post, role)"
+                " VALUES (?, ?, ?, ?, 0, ?, NULL)",
+                (chat_id, title, type, forum, type != "channel"),
+            )
+            conn.execute("INSERT INTO chat_members VALUES (?, ?, 1)", (chat_id, creator))
+        return chat_id
 
     def scheduled_deliver(self) -> None:
         """Post the world file's later messages that are due, each with its chat's next id, as people would."""

@@ -19,6 +19,7 @@ from telegram.errors import (
     FileReferenceExpired,
     FileTooLarge,
     FloodWait,
+    LimitReached,
     LoginRefused,
     NotFound,
     PasswordInvalid,
@@ -79,6 +80,10 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
             errors.InputUserDeactivatedError,
             errors.UserIsBlockedError,
             errors.YouBlockedUserError,
+            # joining and adding writers: who may be added, and who may come back
+            errors.UserPrivacyRestrictedError,
+            errors.UserNotMutualContactError,
+            errors.UserKickedError,
         ),
         TargetForbidden,
     ),
@@ -94,6 +99,27 @@ MAPPING: tuple[tuple[tuple[type[BaseException], ...], type[TelegramError]], ...]
         FileReferenceExpired,
     ),
     ((errors.MessageIdInvalidError, errors.MsgIdInvalidError, errors.MessageIdsEmptyError), NotFound),
+    # Joining: a link or a name that leads nowhere, and the limits of channels an account may be in.
+    (
+        (
+            errors.InviteHashExpiredError,
+            errors.InviteHashInvalidError,
+            errors.InviteHashEmptyError,
+            errors.UsernameNotOccupiedError,
+            errors.UsernameInvalidError,
+            errors.PhoneNotOccupiedError,
+        ),
+        NotFound,
+    ),
+    (
+        (
+            errors.ChannelsTooMuchError,
+            errors.UserChannelsTooMuchError,
+            errors.ChannelsAdminPublicTooMuchError,
+            errors.ChannelsAdminLocatedTooMuchError,
+        ),
+        LimitReached,
+    ),
     ((errors.FilePartsInvalidError, errors.FilePartTooBigError), FileTooLarge),
     ((errors.UnauthorizedError,), AuthRequired),
     # Other 403s are this chat's rules (CHAT_SEND_PHOTOS_FORBIDDEN, ...), not the account's.
@@ -129,6 +155,24 @@ OPERATOR_WORDS: dict[str, str] = {
     "USER_BANNED_IN_CHANNEL": "This account is banned from posting in channels and groups",
     "AUTH_KEY_DUPLICATED": "Telegram ended this account's session: it was used from two places at once; log in again",
     "SESSION_REVOKED": "This account's Telegram session was ended (logged out elsewhere); log in again",
+    "INVITE_HASH_EXPIRED": "This invite link has expired or was revoked; ask the chat's admins for a new one",
+    "INVITE_HASH_INVALID": "This invite link is not valid; copy it again from Telegram, whole",
+    "INVITE_HASH_EMPTY": "This invite link is not valid; copy it again from Telegram, whole",
+    "USERNAME_NOT_OCCUPIED": "No channel or group has this @username; check its spelling",
+    "USERNAME_INVALID": "This is not a valid @username; check its spelling",
+    "PHONE_NOT_OCCUPIED": "No Telegram account has this phone number",
+    "CHANNELS_TOO_MUCH": (
+        "This account is in too many channels and groups (Telegram allows 500, 1000 with Premium); "
+        "make it leave some first"
+    ),
+    "USER_CHANNELS_TOO_MUCH": "That account is in too many channels and groups to be added; make it leave some first",
+    "CHANNELS_ADMIN_PUBLIC_TOO_MUCH": "This account already owns too many public channels; give one away first",
+    "USER_PRIVACY_RESTRICTED": (
+        "That account's privacy settings do not let others add it to channels; allow it in its Telegram privacy "
+        "settings (Invites), then try again"
+    ),
+    "USER_NOT_MUTUAL_CONTACT": "That account only lets its mutual contacts add it; make the accounts contacts first",
+    "USER_KICKED": "This account was removed from this chat by its admins and may not come back",
 }
 
 # Errors Telethon 1.45 has no class for, by Telegram's message.

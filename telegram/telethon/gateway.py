@@ -22,25 +22,31 @@ from telethon.password import compute_check
 from telethon.sessions import StringSession
 
 from core.leases import SessionBusy
-from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, SessionInUse, TargetForbidden
+from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, NotFound, SessionInUse, TargetForbidden
 from telegram.records import (
+    ALREADY_MEMBER,
     CHANNEL,
     GENERAL_TOPIC_ID,
     GROUP,
     HISTORY_PAGE,
+    JOINED,
     LAST_MESSAGE_BATCH,
     PART_SIZE,
     PREMIUM_UPLOAD_MAX_BYTES,
+    REQUESTED,
     SUPERGROUP,
     TOPICS_PAGE,
     UPLOAD_MAX_BYTES,
     USER,
     AccountInfo,
     ChatInfo,
+    ChatLink,
+    ChatPreview,
     ChatRef,
     DocumentInfo,
     DocumentMessage,
     DocumentPage,
+    JoinResult,
     MediaHandle,
     SentMessage,
     TopicInfo,
@@ -257,16 +263,7 @@ class TelethonGateway:
             if isinstance(entity, types.Channel):
                 chats.append(await self._channel_info(entity))
             elif isinstance(entity, types.Chat) and not entity.deactivated:
-                chats.append(
-                    ChatInfo(
-                        id=entity.id,
-                        access_hash=0,
-                        title=entity.title,
-                        type=GROUP,
-                        can_post=bool(entity.creator or entity.admin_rights)
-                        or not _banned(entity.default_banned_rights),
-                    )
-                )
+                chats.append(_group_info(entity))
             elif isinstance(entity, types.User) and _a_person(entity):
                 chats.append(
                     ChatInfo(
@@ -314,7 +311,101 @@ class TelethonGateway:
             forum=bool(channel.forum),
             slow_mode_seconds=slow_mode_seconds,
             can_post=can_post,
+            username=channel.username or "",
         )
+
+    # Joining and creating
+
+    @maps_errors
+    async def preview_chat(self, link: ChatLink) -> ChatPreview:
+        if link.username:
+            channel = await self._resolve_channel(link.username)
+            return _entity_preview(channel, already_member=not channel.left)
+        invite = await self._client(functions.messages.CheckChatInviteRequest(link.invite_hash))
+        if isinstance(invite, types.ChatInviteAlready | types.ChatInvitePeek):
+            return _entity_preview(invite.chat, already_member=isinstance(invite, types.ChatInviteAlready))
+        return ChatPreview(
+            title=invite.title,
+            type=CHANNEL if invite.broadcast else SUPERGROUP if invite.channel or invite.megagroup else GROUP,
+            members_count=invite.participants_count,
+            forum=None,  # Telegram's invite does not say before joining
+            already_member=False,
+            request_needed=bool(invite.request_needed),
+        )
+
+    @maps_errors
+    async def join_chat(self, link: ChatLink) -> JoinResult:
+        try:
+            if link.username:
+                channel = await self._resolve_channel(link.username)
+                if not channel.left:
+                    return JoinResult(status=ALREADY_MEMBER, chat=await self._chat_info(channel))
+                updates = await self._client(functions.channels.JoinChannelRequest(_input_channel(channel)))
+                joined = _updates_chat(updates, channel.id) or channel
+            else:
+                updates = await self._client(functions.messages.ImportChatInviteRequest(link.invite_hash))
+                joined = _updates_chat(updates)
+        except errors.InviteRequestSentError:
+            return JoinResult(status=REQUESTED, chat=None)
+        except errors.UserAlreadyParticipantError:
+            invite = await self._client(functions.messages.CheckChatInviteRequest(link.invite_hash))
+            return JoinResult(status=ALREADY_MEMBER, chat=await self._chat_info(invite.chat))
+        if joined is None:
+            raise NotFound("Telegram joined the chat but did not name it; refresh this account's chats.")
+        return JoinResult(status=JOINED, chat=await self._chat_info(joined))
+
+    async def _resolve_channel(self, username: str) -> types.Channel:
+        resolved = await self._client(functions.contacts.ResolveUsernameRequest(username))
+        if not isinstance(resolved.peer, types.PeerChannel):
+            raise NotFound(f"@{username} is a person or a bot, not a channel or group.", rpc="USERNAME_NOT_CHAT")
+        wanted = resolved.peer.channel_id
+        channel = next((chat for chat in resolved.chats if isinstance(chat, types.Channel) and chat.id == wanted), None)
+        if channel is None:  # ChannelForbidden: banned from it
+            raise TargetForbidden(OPERATOR_WORDS["CHANNEL_PRIVATE"], rpc="CHANNEL_PRIVATE")
+        return channel
+
+    async def _chat_info(self, entity: types.Channel | types.Chat) -> ChatInfo:
+        if isinstance(entity, types.Chat):
+            return _group_info(entity)
+        return await self._channel_info(entity)
+
+    @maps_errors
+    async def leave_chat(self, chat: ChatRef) -> bool:
+        """Leave a channel or group; False when the account was not in it (nothing to do)."""
+        try:
+            if chat.type == GROUP:
+                await self._client(functions.messages.DeleteChatUserRequest(chat.id, types.InputUserSelf()))
+            else:
+                await self._client(functions.channels.LeaveChannelRequest(_input_channel(chat)))
+        except (errors.UserNotParticipantError, errors.ChannelPrivateError):
+            return False
+        return True
+
+    @maps_errors
+    async def create_channel(self, *, title: str, about: str = "") -> ChatInfo:
+        updates = await self._client(functions.channels.CreateChannelRequest(title=title, about=about, broadcast=True))
+        channel = _updates_chat(updates)
+        if channel is None:
+            raise NotFound("Telegram created the channel but did not name it; refresh this account's chats.")
+        return await self._channel_info(channel)
+
+    @maps_errors
+    async def add_channel_writer(self, chat: ChatRef, *, phone: str) -> None:
+        """Add another account (by its phone number) to a channel this account administers, as an admin who may
+        post, edit and delete posts."""
+        resolved = await self._client(functions.contacts.ResolvePhoneRequest(utils.parse_phone(phone) or phone))
+        user = next((user for user in resolved.users if isinstance(user, types.User)), None)
+        if user is None:
+            raise NotFound(OPERATOR_WORDS["PHONE_NOT_OCCUPIED"], rpc="PHONE_NOT_OCCUPIED")
+        writer = types.InputUser(user_id=user.id, access_hash=user.access_hash or 0)
+        try:
+            invited = await self._client(functions.channels.InviteToChannelRequest(_input_channel(chat), [writer]))
+        except errors.UserAlreadyParticipantError:
+            invited = None
+        if invited is not None and invited.missing_invitees:
+            raise TargetForbidden(OPERATOR_WORDS["USER_PRIVACY_RESTRICTED"], rpc="USER_PRIVACY_RESTRICTED")
+        rights = types.ChatAdminRights(post_messages=True, edit_messages=True, delete_messages=True)
+        await self._client(functions.channels.EditAdminRequest(_input_channel(chat), writer, rights, rank=""))
 
     # Reading
 
@@ -667,6 +758,47 @@ def _a_person(user: types.User) -> bool:
     """A private chat worth sending to: not a bot, a deleted account, the account itself (Saved Messages) or
     Telegram's own service accounts."""
     return not (user.bot or user.deleted or user.is_self or user.support or user.id == SERVICE_NOTIFICATIONS_USER_ID)
+
+
+def _group_info(group: types.Chat) -> ChatInfo:
+    return ChatInfo(
+        id=group.id,
+        access_hash=0,
+        title=group.title,
+        type=GROUP,
+        can_post=bool(group.creator or group.admin_rights) or not _banned(group.default_banned_rights),
+    )
+
+
+def _entity_preview(entity, *, already_member: bool) -> ChatPreview:
+    """A preview from the chat Telegram sent (a public channel, or one the account is in or may peek into)."""
+    if isinstance(entity, types.Chat):
+        return ChatPreview(
+            title=entity.title,
+            type=GROUP,
+            members_count=entity.participants_count,
+            forum=False,
+            already_member=already_member,
+        )
+    if not isinstance(entity, types.Channel):  # ChannelForbidden / ChatForbidden: banned from it
+        raise TargetForbidden(OPERATOR_WORDS["CHANNEL_PRIVATE"], rpc="CHANNEL_PRIVATE")
+    return ChatPreview(
+        title=entity.title,
+        type=CHANNEL if entity.broadcast else SUPERGROUP,
+        members_count=entity.participants_count,
+        forum=bool(entity.forum),
+        already_member=already_member,
+        request_needed=bool(entity.join_request),
+        username=entity.username or "",
+    )
+
+
+def _updates_chat(updates, chat_id: int | None = None) -> types.Channel | types.Chat | None:
+    """The chat an Updates answer (to a join or a create) names: by id, or the first one."""
+    for chat in getattr(updates, "chats", ()):
+        if isinstance(chat, types.Channel | types.Chat) and chat_id in (None, chat.id):
+            return chat
+    return None
 
 
 def _banned(rights: types.ChatBannedRights | None) -> bool:

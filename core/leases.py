@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connections
 
 from core.locks import held_lock_forget, held_lock_register, lock_key
-from core.runs import worker_gone, worker_id
+from core.workers import worker_gone, worker_id
 
 SESSION = "telegram-session"
 

@@ -1,9 +1,6 @@
 """Claim, heartbeat, finish and reap services for every ClaimableRun, and how services enqueue their run's task."""
 
 import logging
-import os
-import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,15 +13,9 @@ from django.utils import timezone
 
 from core.models import ClaimableRun, RunStatus
 from core.notifications import RUN_REQUEUED, notifications_resolve, notify_run_reaped, run_subject
+from core.workers import worker_gone, worker_id
 
 logger = logging.getLogger(__name__)
-
-_PROCESS_STARTED = int(time.time())
-
-
-def worker_id() -> str:
-    """host-pid-start: unique per process, readable in the UI and logs."""
-    return f"{socket.gethostname()}-{os.getpid()}-{_PROCESS_STARTED}"
 
 
 def run_claim(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | None:
@@ -65,20 +56,6 @@ def run_take_over(*, model: type[ClaimableRun], run_id: int) -> ClaimableRun | N
         return None
     logger.warning("%s #%s: taken over from worker %s, which stopped mid-run", model.__name__, run_id, run.worker_id)
     return model.objects.get(pk=run_id)
-
-
-def worker_gone(holder: str) -> bool:
-    """Whether the process a worker_id names is surely gone: it ran on this host, and its pid is no more."""
-    host, _, pid = holder.rpartition("-")[0].rpartition("-")  # host-pid-start; a host name may hold dashes
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, under another user
-        pass
-    return False
 
 
 def run_task_send(task_name: str, run_id: int, *, countdown: int = 0) -> None:

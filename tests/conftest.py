@@ -119,9 +119,10 @@ def design_world() -> dict:
 
 
 @pytest.fixture
-def sandbox_run():
+def sandbox_run(db):
     """Run `action(gateway)` on the Telethon gateway of `phone`, connected to the sandbox server of
-    `world`, in its own event loop; returns its result.
+    `world`, in its own event loop; returns its result. Opening it takes the account's session lease, which
+    writes its holder in the test database.
 
     Usage: sandbox_run(world, "+15550000001", lambda gateway: gateway.get_me()). The gateway is
     logged in (a fresh session from the world) unless `session` is given.

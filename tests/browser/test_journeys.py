@@ -15,7 +15,7 @@ from django.conf import settings
 from playwright.sync_api import expect
 
 from core.models import RunStatus
-from core.runs import worker_id
+from core.workers import worker_id
 from ingestion.models import IngestionRun, SkippedPackage
 from packages.models import Package
 from reminders.models import Reminder, ReminderRun

@@ -19,7 +19,8 @@ def main(db_name: str, go_file: str) -> None:
     django.setup()
     from django.db import connection
 
-    from core.runs import run_claim_next, worker_id
+    from core.runs import run_claim_next
+    from core.workers import worker_id
     from tests.claimtest.models import ProbeRun
 
     connection.settings_dict["NAME"] = db_name

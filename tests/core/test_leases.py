@@ -15,7 +15,7 @@ from django.db import connection
 
 from core.leases import SessionBusy, session_lease
 from core.locks import held_locks
-from core.runs import worker_id
+from core.workers import worker_id
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from core.runs import (
     run_take_over,
     runs_reap,
     runs_stuck,
-    worker_id,
 )
+from core.workers import worker_id
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db

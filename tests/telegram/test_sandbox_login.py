@@ -21,6 +21,8 @@ from telegram.errors import (
 from telegram.gateway import open_gateway
 from telegram.sandbox.world import DC_ADDRESSES
 
+pytestmark = pytest.mark.django_db  # opening a gateway takes its account's session lease, kept in the database
+
 READER, GUARDED, MOVED = "+15550000001", "+15550000002", "+15550000003"
 WORLD = {
     "limits": {"upload_max_bytes": 1000, "premium_upload_max_bytes": 2000},

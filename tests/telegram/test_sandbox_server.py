@@ -41,6 +41,7 @@ def test_the_gateway_has_every_protocol_method_with_the_same_parameters(name):
     ]
 
 
+@pytest.mark.django_db
 def test_open_gateway_on_the_sandbox_is_the_telethon_gateway_on_a_sandbox_client(settings, tmp_path):
     settings.TELEGRAM_BACKEND = "sandbox"
     settings.SANDBOX_PATH = tmp_path / "nothing-loaded"
@@ -272,6 +273,7 @@ def test_export_session_gives_the_session_to_store_and_an_unreadable_one_asks_fo
         sandbox_run(world, READER, nothing, session="not a session")
 
 
+@pytest.mark.django_db
 def test_a_session_keeps_its_key_and_data_centre_across_connections(sandbox):
     world = sandbox({"accounts": [{"phone": READER, "dc": 3}]})
     session = world.session_issue(READER)

@@ -162,6 +162,11 @@ def _detail_context(package: Package, query: str = "", **extra) -> dict:
         "query": query,
         "matched_count": len(matched),
         "source_topic": package.source_topic_name,
+        # The template shows the one for its reader: as posted to operators, passwords masked to viewers.
+        "caption_posted": selectors.package_caption_shown(package=package, operator=True),
+        "caption_masked": selectors.package_caption_shown(package=package, operator=False),
+        # Unsealed only when an operator's page renders it.
+        "package_password": lambda: selectors.package_password(package=package),
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
         "previews": selectors.package_previews(package=package),
         "collections": selectors.collection_choices(exclude_id=package.collection_id),

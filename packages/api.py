@@ -25,8 +25,9 @@ from packages.models import (
     PasswordSource,
     RepackDecision,
 )
+from packages.passwords import caption_masked
 from packages.selectors import SORTS, PackageFilters
-from telegram.records import TOPIC_ID_MAX
+from telegram.records import PREMIUM_CAPTION_MAX, TOPIC_ID_MAX
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
 ERRORS = {
@@ -288,10 +289,18 @@ class RepackDecisionSerializer(serializers.Serializer):
 
 
 class PackageSendPartSerializer(serializers.ModelSerializer):
+    caption = serializers.SerializerMethodField(
+        help_text="What the recipient reads under this file (passwords in it masked for viewers)."
+    )
+
     class Meta:
         model = PackageSendPart
-        fields = ["position", "name", "message_id", "sent_message_id", "sent_at", "error"]
+        fields = ["position", "name", "caption", "message_id", "sent_message_id", "sent_at", "error"]
         read_only_fields = fields
+
+    def get_caption(self, part: PackageSendPart) -> str:
+        request = self.context.get("request")
+        return part.caption if request and is_operator(request.user) else caption_masked(part.caption)
 
 
 class PackageSendSerializer(OutcomeFields, serializers.ModelSerializer):
@@ -343,6 +352,16 @@ class PackageSendInSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text="The account that copies; empty: one that reads the destination and may post in the chat.",
+    )
+    caption = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=PREMIUM_CAPTION_MAX * 2,
+        help_text="What the recipient reads under the file. Absent or null: each package's source caption; "
+        '"": none; text: this caption under the first file. Never the catalog line. At most 1,024 characters '
+        "as Telegram counts them (UTF-16), 2,048 when the sending account is Premium.",
     )
 
     def validate_chat(self, value: int) -> Chat:
@@ -453,8 +472,11 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
             chat=values["chat"],
             account=values.get("account"),
             topic_id=values.get("topic_id"),
+            caption=values.get("caption"),
         )
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )
 
 
 # Collections ------------------------------------------------------------------------------------------------
@@ -576,8 +598,11 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             account=values.get("account"),
             topic_id=values.get("topic_id"),
             collection=collection,
+            caption=values.get("caption"),
         )
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )
 
 
 @extend_schema_view(
@@ -599,4 +624,6 @@ class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
         send = sending.package_send_retry(send=self.get_object())
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )

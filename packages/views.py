@@ -172,6 +172,7 @@ def _detail_context(package: Package, query: str = "", **extra) -> dict:
         "collections": selectors.collection_choices(exclude_id=package.collection_id),
         "rules": GroupingRule,
         "send_options": _send_options(package.destination_chat_id),
+        "send_caption": package.caption,
         **_sends_context(package=package),
         **extra,
     }
@@ -338,9 +339,9 @@ def _an_id(text: str) -> bool:
     return text.isdecimal() and int(text) < 2**63
 
 
-def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
-    """The picked `account:chat:topic`, or the error to show."""
-    target = request.POST.get("target", "")
+def _send_target(data) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
+    """The picked `account:chat:topic` (of the form's data), or the error to show."""
+    target = data.get("target", "")
     account_id, _, rest = target.partition(":")
     chat_id, _, topic_id = rest.partition(":")
     if not (_an_id(account_id) and _an_id(chat_id) and (topic_id == "" or _an_id(topic_id))):
@@ -352,14 +353,29 @@ def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int
     return target, account, chat, int(topic_id) if topic_id else None, ""
 
 
+def _send_caption(data, *, collection: Collection | None) -> str | None:
+    """The form's caption: what a package's recipients read (it starts as the source caption; emptied, none); on
+    a collection, empty leaves each package its own source caption."""
+    caption = data.get("caption")
+    if caption is None:
+        return None
+    caption = caption.replace("\r\n", "\n").strip()
+    return (caption or None) if collection else caption
+
+
 def _send(request, *, packages: list[Package], collection: Collection | None = None):
     """Queue the send; the refusal to show (the pick kept) or ''."""
-    target, account, chat, topic_id, error = _send_target(request)
+    target, account, chat, topic_id, error = _send_target(request.POST)
     if error:
         return target, error
     try:
         send = sending.package_send_create(
-            packages=packages, chat=chat, account=account, topic_id=topic_id, collection=collection
+            packages=packages,
+            chat=chat,
+            account=account,
+            topic_id=topic_id,
+            collection=collection,
+            caption=_send_caption(request.POST, collection=collection),
         )
     except (ValidationError, OperatorError) as exc:
         return target, error_text(exc)
@@ -375,8 +391,41 @@ def package_send(request, pk: int):
     package = _package_or_404(pk)
     target, error = _send(request, packages=[package])
     if error:
-        return render(request, DETAIL, _detail_context(package, send_error=error, send_target=target), status=400)
+        context = _detail_context(
+            package, send_error=error, send_target=target, send_caption=request.POST.get("caption", package.caption)
+        )
+        return render(request, DETAIL, context, status=400)
     return redirect("packages:detail", pk=package.pk)
+
+
+def _send_preview(request, *, packages: list[Package], collection: Collection | None = None) -> HttpResponse:
+    """The Send form's preview: each message as the recipient will get it, and whether Telegram takes its
+    caption (the limit of the account picked, else the usual one)."""
+    _, account, chat, _, _ = _send_target(request.GET)
+    captions = sending.package_send_captions(
+        packages=packages, caption=_send_caption(request.GET, collection=collection)
+    )
+    error = ""
+    try:
+        sending.package_send_caption_check(captions=captions, account=account or TelegramAccount(is_premium=False))
+    except ValidationError as exc:
+        error = error_text(exc)
+    names = [name for package in packages for name in sending.package_part_names(package)]
+    context = {"preview_messages": list(zip(names, captions, strict=True)), "preview_error": error, "to": chat}
+    return render(request, "packages/send_card.html#send-preview", context)
+
+
+@login_required
+@require_GET
+def package_send_preview(request, pk: int):
+    return _send_preview(request, packages=[_package_or_404(pk)])
+
+
+@login_required
+@require_GET
+def collection_send_preview(request, pk: int):
+    collection = _collection_or_404(pk)
+    return _send_preview(request, packages=selectors.collection_packages(collection=collection), collection=collection)
 
 
 @login_required
@@ -386,7 +435,9 @@ def collection_send(request, pk: int):
     collection = _collection_or_404(pk)
     target, error = _send(request, packages=selectors.collection_packages(collection=collection), collection=collection)
     if error:
-        context = _collection_context(collection, request, send_error=error, send_target=target)
+        context = _collection_context(
+            collection, request, send_error=error, send_target=target, send_caption=request.POST.get("caption", "")
+        )
         return render(request, COLLECTION, context, status=400)
     return redirect("packages:collection", pk=pk)
 

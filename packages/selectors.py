@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import Chat
 from core.crypto import unseal
 from packages.models import (
+    ChannelPassword,
     Collection,
     Package,
     PackageFile,
@@ -360,3 +361,8 @@ def package_caption_shown(*, package: Package, operator: bool) -> CaptionShown:
 def package_password(*, package: Package) -> str:
     """The password that opened the package's listing (for operators only), '' when none was needed."""
     return unseal(package.password_sealed)
+
+
+def channel_passwords(*, chat_id: int) -> list[ChannelPassword]:
+    """A channel's archive passwords, oldest first, as hints (for operators: never the passwords)."""
+    return list(ChannelPassword.objects.filter(chat_id=chat_id).defer("password_sealed"))

@@ -13,7 +13,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import Chat
-from core.crypto import unseal
+from core.crypto import SealBroken, unseal
 from packages.models import (
     ChannelPassword,
     Collection,
@@ -360,7 +360,10 @@ def package_caption_shown(*, package: Package, operator: bool) -> CaptionShown:
 
 def package_password(*, package: Package) -> str:
     """The password that opened the package's listing (for operators only), '' when none was needed."""
-    return unseal(package.password_sealed)
+    try:
+        return unseal(package.password_sealed)
+    except SealBroken:
+        return "(sealed with a key no longer in STASHCAST_SESSION_KEYS)"
 
 
 def channel_passwords(*, chat_id: int) -> list[ChannelPassword]:

@@ -39,6 +39,7 @@ from packages.services.passwords import (
     MAX_CHANNEL_PASSWORDS,
     MAX_PASSWORD_CHARS,
     archive_password_candidates,
+    archive_passwords_reseal,
     channel_password_add,
     channel_password_remove,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "SplitMismatch",
     "UploadPart",
     "archive_password_candidates",
+    "archive_passwords_reseal",
     "channel_password_add",
     "channel_password_remove",
     "creator_clean",

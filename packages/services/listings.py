@@ -96,7 +96,10 @@ def package_metadata_fill(*, package: Package, volume_paths: list, listing: Pack
         package.encrypted_files = sum(entry.encrypted for entry in entries)
         package.needs_password = bool(entries) and package.encrypted_files == len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
+        notes = [
+            _unsafe_entries_note(entries),
+            _encrypted_entries_note(entries, password_known=listing.opened_with is not None),
+        ]
         package.metadata_error = " ".join(note for note in notes if note)
         package.listing_fingerprint = listing.fingerprint
         if listing.opened_with is not None:
@@ -131,10 +134,12 @@ def _unsafe_entries_note(entries) -> str:
     )
 
 
-def _encrypted_entries_note(entries) -> str:
+def _encrypted_entries_note(entries, *, password_known: bool) -> str:
     encrypted = sum(1 for entry in entries if entry.encrypted)
     if not encrypted:
         return ""
+    if encrypted == len(entries) and password_known:
+        return "Every file is encrypted: extracting it needs the password that opened it (see its caption)."
     if encrypted == len(entries):
         return "Every file is encrypted: extracting it needs the password (ask the source channel)."
     return f"{encrypted} of {len(entries)} files are encrypted: extracting them needs the password."

@@ -76,6 +76,9 @@ def test_an_archive_is_listed_with_the_password_of_its_caption_or_of_its_channel
         assert sorted(package.files.values_list("path", flat=True)) == ["model/base.stl", "model/body.stl"]
         assert (package.password_source, unseal(package.password_sealed)) == (source, password)
         assert password not in package.password_sealed, "sealed, not stored as typed"
+        assert package.metadata_error == (
+            "Every file is encrypted: extracting it needs the password that opened it (see its caption)."
+        )
     lost = packages["lost.7z"]
     assert (lost.metadata_status, lost.needs_password, lost.password_source) == (MetadataStatus.UNAVAILABLE, True, "")
     assert "None of the 2 password(s) offered (caption, channel) opened it." in lost.metadata_error

@@ -19,9 +19,11 @@ from accounts.models import Chat, ChatTopic, TelegramAccount
 from core.errors import OperatorError
 from core.forms import error_text
 from core.pagination import CappedPaginator
+from core.roles import is_operator
 from packages import grouping, previews, selectors, sending, services
 from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
 from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
+from packages.passwords import caption_masked
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
@@ -410,6 +412,8 @@ def _send_preview(request, *, packages: list[Package], collection: Collection | 
         sending.package_send_caption_check(captions=captions, account=account or TelegramAccount(is_premium=False))
     except ValidationError as exc:
         error = error_text(exc)
+    if not is_operator(request.user):  # viewers never send; they may not read a caption's password here either
+        captions = [caption_masked(caption) for caption in captions]
     names = [name for package in packages for name in sending.package_part_names(package)]
     context = {"preview_messages": list(zip(names, captions, strict=True)), "preview_error": error, "to": chat}
     return render(request, "packages/send_card.html#send-preview", context)

@@ -100,6 +100,8 @@ def test_the_package_page_shows_the_caption_and_which_password_opened_it(ingeste
     assert "the password found in the caption" in viewer_page
     assert "hunter2" not in viewer_page
     assert "Show password" not in viewer_page
+    preview = viewer.get(f"/packages/{dragon.pk}/send/preview/").content.decode()
+    assert "pass: ••••••" in preview and "hunter2" not in preview
     api = APIClient()
     api.force_login(get_user_model().objects.get(username="viewer"))
     assert api.get(f"/api/packages/{dragon.pk}/").json()["password"] is None

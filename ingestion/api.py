@@ -7,6 +7,7 @@ from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,6 +16,7 @@ from core import task_names
 from core.api import ErrorSerializer, OutcomeFields, idempotent
 from core.errors import OperatorError
 from core.models import RunStatus
+from core.roles import is_operator
 from ingestion import selectors, services
 from ingestion.audit import catalog_audit_repair_missing
 from ingestion.models import (
@@ -30,9 +32,13 @@ from ingestion.models import (
     SkipReason,
     TopicProgress,
 )
-from packages.models import RAW_FILE_MAX_RETENTION_DAYS
+from packages import services as package_services
+from packages.models import RAW_FILE_MAX_RETENTION_DAYS, ChannelPassword
+from packages.selectors import channel_passwords
+from packages.services import MAX_PASSWORD_CHARS
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
+FORBIDDEN = OpenApiResponse(ErrorSerializer, description="Viewers may not do this.")
 
 
 # Channels -------------------------------------------------------------------------------------------------
@@ -134,6 +140,26 @@ class ChannelFilterSerializer(serializers.Serializer):
     is_active = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
+class ChannelPasswordSerializer(serializers.ModelSerializer):
+    hint = serializers.CharField(read_only=True, help_text="Its first and last characters and its length, never more.")
+
+    class Meta:
+        model = ChannelPassword
+        fields = ["id", "hint", "created_at"]
+        read_only_fields = fields
+
+
+class ChannelPasswordInSerializer(serializers.Serializer):
+    password = serializers.CharField(
+        max_length=MAX_PASSWORD_CHARS, trim_whitespace=True, help_text="Kept sealed; never shown again."
+    )
+
+
+def _operators_only(request) -> None:
+    if not is_operator(request.user):
+        raise PermissionDenied("Only operators see or change a channel's archive passwords.")
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="List channels and supergroups the accounts are in", parameters=[ChannelFilterSerializer]
@@ -163,6 +189,40 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         data.is_valid(raise_exception=True)
         services.channel_update(channel=channel, **data.validated_data)
         return Response(ChannelSerializer(selectors.channel_get(pk=channel.pk)).data)
+
+    @extend_schema(
+        methods=["GET"],
+        summary="A channel's archive passwords (operators only): hints, never the passwords",
+        responses={200: ChannelPasswordSerializer(many=True), 403: FORBIDDEN},
+    )
+    @extend_schema(
+        methods=["POST"],
+        summary="Add an archive password to a channel (operators only); tried on its archives that need one",
+        request=ChannelPasswordInSerializer,
+        responses={201: ChannelPasswordSerializer, 400: BAD_REQUEST, 403: FORBIDDEN},
+    )
+    @action(detail=True, methods=["get", "post"])
+    def passwords(self, request, pk=None):
+        _operators_only(request)
+        channel = self.get_object()
+        if request.method == "GET":
+            return Response(ChannelPasswordSerializer(channel_passwords(chat_id=channel.chat_id), many=True).data)
+        data = ChannelPasswordInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        added = package_services.channel_password_add(chat_id=channel.chat_id, password=data.validated_data["password"])
+        return Response(ChannelPasswordSerializer(added).data, status=201)
+
+    @extend_schema(
+        summary="Remove one of a channel's archive passwords (operators only)",
+        request=None,
+        responses={204: None, 400: BAD_REQUEST, 403: FORBIDDEN},
+    )
+    @action(detail=True, methods=["delete"], url_path=r"passwords/(?P<password_id>\d+)")
+    def password_remove(self, request, pk=None, password_id=None):
+        _operators_only(request)
+        channel = self.get_object()
+        package_services.channel_password_remove(chat_id=channel.chat_id, password_id=int(password_id))
+        return Response(status=204)
 
     @extend_schema(
         summary="Let an account read this channel (it must be a member)",

@@ -611,8 +611,11 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         staged = [path for _, path, _ in volumes]
         async with self._raw_files_local(raws, names, staged, folder) as paths:
             # Listed once, before the upload: a copy of a listing the operator skips is not uploaded.
+            passwords = await in_db_thread(package_services.archive_password_candidates)(
+                captions=[item.text for item in archive_set.items], chat_id=channel.chat_id
+            )
             listing = await in_db_thread(package_services.package_listing_read)(
-                archive_type=archive_set.archive_type, volume_paths=paths
+                archive_type=archive_set.archive_type, volume_paths=paths, passwords=passwords
             )
             original = await in_db_thread(package_services.package_skipped_copy_of)(listing=listing)
             if original is not None:

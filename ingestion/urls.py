@@ -22,6 +22,12 @@ urlpatterns = [
     ),
     path("channels/<int:pk>/destination/", views.channel_make_destination, name="channel-destination"),
     path("channels/<int:pk>/ingest-now/", views.channel_ingest_now, name="channel-ingest-now"),
+    path("channels/<int:pk>/passwords/", views.channel_password_add, name="channel-password-add"),
+    path(
+        "channels/<int:pk>/passwords/<int:password_pk>/remove/",
+        views.channel_password_remove,
+        name="channel-password-remove",
+    ),
     path("channels/<int:pk>/topics/<int:topic_pk>/fetch/", views.channel_topic_fetch, name="channel-topic-fetch"),
     path("ingestion/runs/", views.run_list, name="runs"),
     path("ingestion/runs/ingest-now/", views.runs_ingest_now, name="runs-ingest-now"),

@@ -39,7 +39,8 @@ from ingestion.forms import (
     TopicFetchForm,
 )
 from ingestion.models import CatalogAudit, Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
-from packages.selectors import packages_from_chat
+from packages import services as package_services
+from packages.selectors import channel_passwords, packages_from_chat
 from telegram.errors import TelegramError
 
 CHANNELS = "ingestion/channels.html"
@@ -202,6 +203,7 @@ def channel_detail(request, pk: int):
         "next_cycle_at": selectors.next_cycle_at(),
         "passed_over": selectors.channel_skips_passed_over(channel=channel),
         "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
+        **_passwords_context(channel),
     }
     return render(request, CHANNEL, context)
 
@@ -444,6 +446,24 @@ def _telegram_refusal(form, exc: Exception) -> None:
 
 @login_required
 @require_POST
+# A channel's archive passwords -----------------------------------------------------------------------------------
+
+
+def _passwords_context(channel: Channel, **extra) -> dict:
+    return {"channel": channel, "channel_passwords": channel_passwords(chat_id=channel.chat_id), **extra}
+
+
+def _passwords_card(request, channel: Channel, **extra) -> HttpResponse:
+    if not request.htmx:
+        if extra.get("password_error"):
+            messages.error(request, extra["password_error"])
+        return redirect("ingestion:channel-detail", pk=channel.pk)
+    status = 400 if extra.get("password_error") else 200
+    return render(request, "ingestion/channel_passwords.html", _passwords_context(channel, **extra), status=status)
+
+
+@login_required
+@require_POST
 def channel_join_preview(request):
     form = JoinForm(request.POST, accounts=_logged_in_accounts())
     preview = None
@@ -527,3 +547,23 @@ def channel_leave(request, pk: int):
         note = "" if left else " (Telegram had it out already)"
         messages.success(request, f"{account} left {channel.title}{note}; it no longer reads it.")
     return redirect("ingestion:channel-detail", pk=pk)
+
+
+def channel_password_add(request, pk: int):
+    channel = get_object_or_404(Channel, pk=pk)
+    try:
+        package_services.channel_password_add(chat_id=channel.chat_id, password=request.POST.get("password", ""))
+    except ValidationError as exc:
+        return _passwords_card(request, channel, password_error=error_text(exc))
+    return _passwords_card(request, channel, password_notice="Password added; the next archives that need one try it.")
+
+
+@login_required
+@require_POST
+def channel_password_remove(request, pk: int, password_pk: int):
+    channel = get_object_or_404(Channel, pk=pk)
+    try:
+        package_services.channel_password_remove(chat_id=channel.chat_id, password_id=password_pk)
+    except ValidationError as exc:
+        return _passwords_card(request, channel, password_error=error_text(exc))
+    return _passwords_card(request, channel, password_notice="Password removed.")

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
 from core.api import ErrorSerializer, OutcomeFields, idempotent
+from core.roles import is_operator
 from packages import grouping, previews, selectors, sending, services
 from packages.models import (
     Collection,
@@ -21,10 +22,12 @@ from packages.models import (
     PackagePreview,
     PackageSend,
     PackageSendPart,
+    PasswordSource,
     RepackDecision,
 )
+from packages.passwords import caption_masked
 from packages.selectors import SORTS, PackageFilters
-from telegram.records import TOPIC_ID_MAX
+from telegram.records import PREMIUM_CAPTION_MAX, TOPIC_ID_MAX
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
 ERRORS = {
@@ -78,11 +81,24 @@ class PackageSerializer(serializers.ModelSerializer):
         help_text='The operator\'s answer to "likely the same as"; empty until answered.',
     )
 
+    caption = serializers.SerializerMethodField(
+        help_text="The source post's text (empty for packages ingested before captions were kept); passwords in it "
+        "are masked for viewers."
+    )
+    password_source = serializers.ChoiceField(
+        choices=PasswordSource.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="Which password opened its listing: one found in the caption, or one of the channel's ('' none).",
+    )
+
     class Meta:
         model = Package
         fields = [
             "id",
             "file_name",
+            "caption",
+            "password_source",
             "file_size",
             "archive_type",
             "content_hash",
@@ -118,6 +134,13 @@ class PackageSerializer(serializers.ModelSerializer):
             "preview": {"help_text": "The chosen preview's id (see `previews`)."},
         }
 
+    def _caption(self, package: Package) -> selectors.CaptionShown:
+        request = self.context.get("request")
+        return selectors.package_caption_shown(package=package, operator=bool(request and is_operator(request.user)))
+
+    def get_caption(self, package: Package) -> str:
+        return self._caption(package).text
+
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_preview_url(self, package: Package) -> str | None:
         return preview_url(package.pk, package.preview_id)
@@ -148,6 +171,12 @@ class PackagePreviewSerializer(serializers.ModelSerializer):
 
 
 class PackageDetailSerializer(PackageSerializer):
+    volume_captions = serializers.SerializerMethodField(
+        help_text="Each volume's own caption, in order, where a volume says more than the set's (masked for viewers)."
+    )
+    password = serializers.SerializerMethodField(
+        help_text="The password that opened its listing, for operators; null for viewers and when none was needed."
+    )
     files = PackageFileSerializer(many=True, read_only=True, help_text="The archive's listing, by path.")
     previews = PackagePreviewSerializer(
         many=True, read_only=True, help_text="Every image it can show: the photo posted with it, those inside."
@@ -159,10 +188,23 @@ class PackageDetailSerializer(PackageSerializer):
             "metadata_error",
             "source_message_ids",
             "dest_part_names",
+            "volume_captions",
+            "password",
             "previews",
             "files",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField(child=serializers.CharField())))
+    def get_volume_captions(self, package: Package) -> list[dict[str, str]]:
+        return [{"volume": name, "caption": text} for name, text in self._caption(package).volumes]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_password(self, package: Package) -> str | None:
+        request = self.context.get("request")
+        if not package.password_sealed or not (request and is_operator(request.user)):
+            return None
+        return selectors.package_password(package=package)
 
 
 class PreviewChoiceSerializer(serializers.Serializer):
@@ -174,7 +216,8 @@ class PackageFilterSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         max_length=200,
-        help_text="Word prefixes, or (from 3 characters) any part of a file name or of a path inside the archive.",
+        help_text="Word prefixes, or (from 3 characters) any part of a file name, of the source caption, or of a path "
+        "inside the archive.",
     )
     creator = serializers.CharField(required=False, allow_blank=True, max_length=255)
     tag = serializers.CharField(required=False, allow_blank=True, max_length=100)
@@ -247,10 +290,18 @@ class RepackDecisionSerializer(serializers.Serializer):
 
 
 class PackageSendPartSerializer(serializers.ModelSerializer):
+    caption = serializers.SerializerMethodField(
+        help_text="What the recipient reads under this file (passwords in it masked for viewers)."
+    )
+
     class Meta:
         model = PackageSendPart
-        fields = ["position", "name", "message_id", "sent_message_id", "sent_at", "error"]
+        fields = ["position", "name", "caption", "message_id", "sent_message_id", "sent_at", "error"]
         read_only_fields = fields
+
+    def get_caption(self, part: PackageSendPart) -> str:
+        request = self.context.get("request")
+        return part.caption if request and is_operator(request.user) else caption_masked(part.caption)
 
 
 class PackageSendSerializer(OutcomeFields, serializers.ModelSerializer):
@@ -303,6 +354,16 @@ class PackageSendInSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The account that copies; empty: one that reads the destination and may post in the chat.",
     )
+    caption = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=PREMIUM_CAPTION_MAX * 2,
+        help_text="What the recipient reads under the file. Absent or null: each package's source caption; "
+        '"": none; text: this caption under the first file. Never the catalog line. At most 1,024 characters '
+        "as Telegram counts them (UTF-16), 2,048 when the sending account is Premium.",
+    )
 
     def validate_chat(self, value: int) -> Chat:
         chat = Chat.objects.filter(telegram_id=value).first()
@@ -343,7 +404,9 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         services.package_edit(
             package=package, creator=data.validated_data.get("creator"), tags=data.validated_data.get("tags")
         )
-        return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
+        return Response(
+            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
+        )
 
     @extend_schema(
         summary="Set the creator of, or add and remove tags on, many packages",
@@ -374,7 +437,9 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = RepackDecisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.package_repack_decide(package=package, decision=data.validated_data["decision"])
-        return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
+        return Response(
+            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
+        )
 
     @extend_schema(
         summary="Make another of the package's images its preview",
@@ -387,7 +452,9 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = PreviewChoiceSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         previews.package_preview_choose(package=package, preview_id=data.validated_data["preview"])
-        return Response(PackageDetailSerializer(self.get_queryset().get(pk=package.pk)).data)
+        return Response(
+            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
+        )
 
     @idempotent
     @extend_schema(
@@ -406,8 +473,11 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
             chat=values["chat"],
             account=values.get("account"),
             topic_id=values.get("topic_id"),
+            caption=values.get("caption"),
         )
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )
 
 
 # Collections ------------------------------------------------------------------------------------------------
@@ -529,8 +599,11 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             account=values.get("account"),
             topic_id=values.get("topic_id"),
             collection=collection,
+            caption=values.get("caption"),
         )
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )
 
 
 @extend_schema_view(
@@ -552,4 +625,6 @@ class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
         send = sending.package_send_retry(send=self.get_object())
-        return Response(PackageSendSerializer(selectors.package_send_get(pk=send.pk)).data, status=202)
+        return Response(
+            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+        )

@@ -27,6 +27,11 @@ class MetadataStatus(models.TextChoices):
     UNAVAILABLE = "unavailable", "Unavailable"
 
 
+class PasswordSource(models.TextChoices):
+    CAPTION = "caption", "Found in the caption"
+    CHANNEL = "channel", "One of the channel's passwords"
+
+
 class GroupingRule(models.TextChoices):
     """Why a package is in its collection, in the operator's words."""
 
@@ -111,6 +116,14 @@ class Package(models.Model):
         max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
     )
     metadata_error = models.TextField(blank=True)
+    # The source post's text (its caption), as posted: the set's first caption, and each volume's in order.
+    # Packages ingested before captions were kept have none.
+    caption = models.TextField(blank=True)
+    volume_captions = ArrayField(models.TextField(blank=True), default=list, blank=True)
+    # The password that opened its listing (sealed like sessions, core.crypto), and where it came from;
+    # operators may read it, viewers only see that there is one.
+    password_sealed = models.TextField(blank=True)
+    password_source = models.CharField(max_length=8, choices=PasswordSource.choices, blank=True)
     # Listed entries whose data is encrypted; needs_password: every entry is, or the listing itself is
     # (encrypted headers). Such a package is kept and uploaded like any other (docs/decisions.md).
     encrypted_files = models.PositiveIntegerField(default=0)
@@ -282,6 +295,8 @@ class PackageSendPart(models.Model):
     from_chat = models.ForeignKey("accounts.Chat", on_delete=models.CASCADE, related_name="+")
     message_id = models.BigIntegerField()
     name = models.CharField(max_length=500)
+    # What the recipient reads under the file (fixed with the send): the source caption or the operator's.
+    caption = models.TextField(blank=True)
     random_id = models.BigIntegerField()
     sent_message_id = models.BigIntegerField(null=True, blank=True)  # None after a duplicate: sent before
     sent_at = models.DateTimeField(null=True, blank=True)
@@ -304,3 +319,20 @@ class SkippedFingerprint(models.Model):
 
     def __str__(self) -> str:
         return self.fingerprint
+
+
+class ChannelPassword(models.Model):
+    """A password an operator gave for a source channel's archives, tried on those that need one; sealed like
+    sessions (core.crypto), never shown to viewers."""
+
+    chat = models.ForeignKey("accounts.Chat", on_delete=models.CASCADE, related_name="archive_passwords")
+    password_sealed = models.TextField()
+    # The first and last characters, so an operator can tell the passwords apart without reading them.
+    hint = models.CharField(max_length=16)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return self.hint

@@ -13,7 +13,9 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import Chat
+from core.crypto import SealBroken, unseal
 from packages.models import (
+    ChannelPassword,
     Collection,
     Package,
     PackageFile,
@@ -23,6 +25,7 @@ from packages.models import (
     RepackDecision,
     words_of,
 )
+from packages.passwords import caption_masked
 
 # Matching paths shown under a package found by what is inside it.
 MATCHES_SHOWN = 3
@@ -333,3 +336,36 @@ def raw_file_kept(*, file_uid: str, size: int) -> RawFile | None:
     """The raw file of a Telegram document whose bytes are still in the storage (any machine may have
     downloaded it): read back instead of downloaded again."""
     return RawFile.objects.filter(file_uid=file_uid, size=size, purged_at__isnull=True).exclude(object="").first()
+
+
+@dataclass(frozen=True)
+class CaptionShown:
+    """A source caption as one reader may see it: as posted for operators, its passwords masked for viewers."""
+
+    text: str
+    volumes: list[tuple[str, str]]  # (volume name, its own caption) where a volume says more than the set's
+
+
+def package_caption_shown(*, package: Package, operator: bool) -> CaptionShown:
+    def shown(text: str) -> str:
+        return text if operator else caption_masked(text)
+
+    volumes = [
+        (name, shown(text))
+        for name, text in zip(package.volume_names, package.volume_captions, strict=False)
+        if text.strip() and text != package.caption
+    ]
+    return CaptionShown(text=shown(package.caption), volumes=volumes)
+
+
+def package_password(*, package: Package) -> str:
+    """The password that opened the package's listing (for operators only), '' when none was needed."""
+    try:
+        return unseal(package.password_sealed)
+    except SealBroken:
+        return "(sealed with a key no longer in STASHCAST_SESSION_KEYS)"
+
+
+def channel_passwords(*, chat_id: int) -> list[ChannelPassword]:
+    """A channel's archive passwords, oldest first, as hints (for operators: never the passwords)."""
+    return list(ChannelPassword.objects.filter(chat_id=chat_id).defer("password_sealed"))

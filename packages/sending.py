@@ -6,8 +6,10 @@ send with one part per destination message, each with its random_id fixed before
 `package_send_execute` (a worker on `fanout`) takes the account's send lock (one sending run per account:
 reminder runs and sends alike), claims the send, opens the account's gateway (its session lease) and copies
 part after part, each paced by the account's shared budget (`core.ratelimit`), each marked sent as soon as
-Telegram answers. A send stopped part-way goes on at its first unsent part; the part in flight when a worker
-died goes again with the same random_id, and Telegram answers RANDOM_ID_DUPLICATE instead of posting twice.
+Telegram answers. Recipients read the source caption (or the operator's) under each file, never the catalog
+line, which stays in the destination. A send stopped part-way goes on at its first unsent part; the part in
+flight when a worker died goes again with the same random_id, and Telegram answers RANDOM_ID_DUPLICATE instead
+of posting twice.
 """
 
 import asyncio
@@ -36,7 +38,15 @@ from core.runs import run_finish, run_hand_back, run_task_send
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.gateway import open_gateway
-from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX, USER, ChatRef
+from telegram.records import (
+    CAPTION_MAX,
+    GENERAL_TOPIC_ID,
+    PREMIUM_CAPTION_MAX,
+    TOPIC_ID_MAX,
+    USER,
+    ChatRef,
+    utf16_units,
+)
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
@@ -75,6 +85,32 @@ def package_send_choices(*, destination_ids) -> list[tuple[TelegramAccount, list
     return choices
 
 
+def package_send_captions(*, packages: list[Package], caption: str | None = None) -> list[str]:
+    """What each destination message will carry, in send order, instead of its catalog line (which stays in the
+    destination): each package's source caption under its first part, or, when the operator wrote one (even
+    empty), that caption under the send's first part and nothing under the others."""
+    captions = []
+    for package in packages:
+        first = package.caption if caption is None else (caption if not captions else "")
+        captions += [first] + [""] * (len(package.dest_message_ids) - 1)
+    return captions
+
+
+def package_send_caption_check(*, captions: list[str], account: TelegramAccount) -> None:
+    """Telegram refuses a caption above its limit (UTF-16 units; a Premium account's is longer)."""
+    limit = PREMIUM_CAPTION_MAX if account.is_premium else CAPTION_MAX
+    for caption in captions:
+        length = utf16_units(caption)
+        if length > limit:
+            premium = "" if account.is_premium else f" ({PREMIUM_CAPTION_MAX:,} for a Premium account)"
+            raise ValidationError(
+                {
+                    "caption": f"The caption is {length:,} characters long as Telegram counts them; at most "
+                    f"{limit:,} go under a file{premium}. Write a shorter one."
+                }
+            )
+
+
 def package_send_create(
     *,
     packages: list[Package],
@@ -82,9 +118,11 @@ def package_send_create(
     account: TelegramAccount | None = None,
     topic_id: int | None = None,
     collection: Collection | None = None,
+    caption: str | None = None,
 ) -> PackageSend:
     """Queue a copy of the packages' destination messages, in order, to `chat` (and forum topic); a collection's
-    packages go as one send, named after it."""
+    packages go as one send, named after it. Recipients read the source caption, or `caption` when the operator
+    wrote one (package_send_captions), never the catalog line."""
     if not packages:
         raise OperatorError("There is no package to send.")
     for package in packages:
@@ -119,6 +157,8 @@ def package_send_create(
         raise ValidationError(
             {"account": f"{account} cannot do this: it must read the destination and {must} “{chat.title}”."}
         )
+    captions = package_send_captions(packages=packages, caption=caption)
+    package_send_caption_check(captions=captions, account=account)
     with transaction.atomic():
         locks.advisory_xact_lock(namespace=locks.PACKAGE_SEND, name=f"{chat.pk}")
         busy = (
@@ -149,10 +189,11 @@ def package_send_create(
                 random_id=secrets.randbits(63) or 1,
             )
             for package in packages
-            for message_id, name in zip(package.dest_message_ids, _part_names(package), strict=True)
+            for message_id, name in zip(package.dest_message_ids, package_part_names(package), strict=True)
         ]
-        for position, part in enumerate(parts):
+        for position, (part, part_caption) in enumerate(zip(parts, captions, strict=True)):
             part.position = position
+            part.caption = part_caption
         PackageSendPart.objects.bulk_create(parts)
         send.parts_total = len(parts)
         send.save(update_fields=["parts_total"])
@@ -160,7 +201,8 @@ def package_send_create(
     return send
 
 
-def _part_names(package: Package) -> list[str]:
+def package_part_names(package: Package) -> list[str]:
+    """The file name of each of the package's destination messages, in order."""
     names = list(package.dest_part_names)
     return names + [package.file_name] * (len(package.dest_message_ids) - len(names))
 
@@ -293,6 +335,7 @@ class _Copier(RunEngine):
                             target,
                             random_id=part.random_id,
                             topic_id=self.send.topic_id,
+                            caption=part.caption,  # "" drops the catalog line: it stays in the destination
                         )
                     except FloodWait as exc:
                         logger.warning("Send #%s: %s waits %s s (%s)", self.send.pk, self.account, exc.seconds, exc.rpc)

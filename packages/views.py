@@ -19,9 +19,11 @@ from accounts.models import Chat, ChatTopic, TelegramAccount
 from core.errors import OperatorError
 from core.forms import error_text
 from core.pagination import CappedPaginator
+from core.roles import is_operator
 from packages import grouping, previews, selectors, sending, services
 from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
 from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
+from packages.passwords import caption_masked
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
@@ -162,11 +164,17 @@ def _detail_context(package: Package, query: str = "", **extra) -> dict:
         "query": query,
         "matched_count": len(matched),
         "source_topic": package.source_topic_name,
+        # The template shows the one for its reader: as posted to operators, passwords masked to viewers.
+        "caption_posted": selectors.package_caption_shown(package=package, operator=True),
+        "caption_masked": selectors.package_caption_shown(package=package, operator=False),
+        # Unsealed only when an operator's page renders it.
+        "package_password": lambda: selectors.package_password(package=package),
         "dest_parts": list(zip(package.dest_part_names, package.dest_message_ids, strict=False)),
         "previews": selectors.package_previews(package=package),
         "collections": selectors.collection_choices(exclude_id=package.collection_id),
         "rules": GroupingRule,
         "send_options": _send_options(package.destination_chat_id),
+        "send_caption": package.caption,
         **_sends_context(package=package),
         **extra,
     }
@@ -333,9 +341,9 @@ def _an_id(text: str) -> bool:
     return text.isdecimal() and int(text) < 2**63
 
 
-def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
-    """The picked `account:chat:topic`, or the error to show."""
-    target = request.POST.get("target", "")
+def _send_target(data) -> tuple[str, TelegramAccount | None, Chat | None, int | None, str]:
+    """The picked `account:chat:topic` (of the form's data), or the error to show."""
+    target = data.get("target", "")
     account_id, _, rest = target.partition(":")
     chat_id, _, topic_id = rest.partition(":")
     if not (_an_id(account_id) and _an_id(chat_id) and (topic_id == "" or _an_id(topic_id))):
@@ -347,14 +355,29 @@ def _send_target(request) -> tuple[str, TelegramAccount | None, Chat | None, int
     return target, account, chat, int(topic_id) if topic_id else None, ""
 
 
+def _send_caption(data, *, collection: Collection | None) -> str | None:
+    """The form's caption: what a package's recipients read (it starts as the source caption; emptied, none); on
+    a collection, empty leaves each package its own source caption."""
+    caption = data.get("caption")
+    if caption is None:
+        return None
+    caption = caption.replace("\r\n", "\n").strip()
+    return (caption or None) if collection else caption
+
+
 def _send(request, *, packages: list[Package], collection: Collection | None = None):
     """Queue the send; the refusal to show (the pick kept) or ''."""
-    target, account, chat, topic_id, error = _send_target(request)
+    target, account, chat, topic_id, error = _send_target(request.POST)
     if error:
         return target, error
     try:
         send = sending.package_send_create(
-            packages=packages, chat=chat, account=account, topic_id=topic_id, collection=collection
+            packages=packages,
+            chat=chat,
+            account=account,
+            topic_id=topic_id,
+            collection=collection,
+            caption=_send_caption(request.POST, collection=collection),
         )
     except (ValidationError, OperatorError) as exc:
         return target, error_text(exc)
@@ -370,8 +393,43 @@ def package_send(request, pk: int):
     package = _package_or_404(pk)
     target, error = _send(request, packages=[package])
     if error:
-        return render(request, DETAIL, _detail_context(package, send_error=error, send_target=target), status=400)
+        context = _detail_context(
+            package, send_error=error, send_target=target, send_caption=request.POST.get("caption", package.caption)
+        )
+        return render(request, DETAIL, context, status=400)
     return redirect("packages:detail", pk=package.pk)
+
+
+def _send_preview(request, *, packages: list[Package], collection: Collection | None = None) -> HttpResponse:
+    """The Send form's preview: each message as the recipient will get it, and whether Telegram takes its
+    caption (the limit of the account picked, else the usual one)."""
+    _, account, chat, _, _ = _send_target(request.GET)
+    captions = sending.package_send_captions(
+        packages=packages, caption=_send_caption(request.GET, collection=collection)
+    )
+    error = ""
+    try:
+        sending.package_send_caption_check(captions=captions, account=account or TelegramAccount(is_premium=False))
+    except ValidationError as exc:
+        error = error_text(exc)
+    if not is_operator(request.user):  # viewers never send; they may not read a caption's password here either
+        captions = [caption_masked(caption) for caption in captions]
+    names = [name for package in packages for name in sending.package_part_names(package)]
+    context = {"preview_messages": list(zip(names, captions, strict=True)), "preview_error": error, "to": chat}
+    return render(request, "packages/send_card.html#send-preview", context)
+
+
+@login_required
+@require_GET
+def package_send_preview(request, pk: int):
+    return _send_preview(request, packages=[_package_or_404(pk)])
+
+
+@login_required
+@require_GET
+def collection_send_preview(request, pk: int):
+    collection = _collection_or_404(pk)
+    return _send_preview(request, packages=selectors.collection_packages(collection=collection), collection=collection)
 
 
 @login_required
@@ -381,7 +439,9 @@ def collection_send(request, pk: int):
     collection = _collection_or_404(pk)
     target, error = _send(request, packages=selectors.collection_packages(collection=collection), collection=collection)
     if error:
-        context = _collection_context(collection, request, send_error=error, send_target=target)
+        context = _collection_context(
+            collection, request, send_error=error, send_target=target, send_caption=request.POST.get("caption", "")
+        )
         return render(request, COLLECTION, context, status=400)
     return redirect("packages:collection", pk=pk)
 

@@ -154,10 +154,19 @@ class TelegramGateway(Protocol):
         """A retried random_id returns duplicate=True instead of posting twice."""
 
     async def copy_message(
-        self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None
+        self,
+        from_chat: ChatRef,
+        message_id: int,
+        to_chat: ChatRef,
+        *,
+        random_id: int,
+        topic_id: int | None = None,
+        caption: str | None = None,
     ) -> SentMessage:
-        """Post a copy of a message (its document and caption, not its author) in to_chat
-        (messages.forwardMessages with drop_author); a retried random_id returns duplicate=True."""
+        """Post a copy of a message (its document, not its author) in to_chat; a retried random_id returns
+        duplicate=True. caption None keeps the message's caption and "" drops it (messages.forwardMessages with
+        drop_author, drop_media_captions); any other text goes under the same document instead (the message
+        read fresh, then messages.sendMedia: two requests)."""
 
 
 def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = None) -> TelegramGateway:

@@ -12,6 +12,7 @@ TOPICS_PAGE = 100
 HISTORY_PAGE = 100
 TEXT_MAX = 4096  # characters in a message
 CAPTION_MAX = 1024  # characters in a media caption (non-Premium)
+PREMIUM_CAPTION_MAX = 2048  # a Premium account's captions (Telegram's caption_length_limit_premium)
 TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
@@ -152,3 +153,8 @@ class ChatPreview:
 class JoinResult:
     status: str  # JOINED, ALREADY_MEMBER or REQUESTED
     chat: ChatInfo | None  # None while a join request waits
+
+
+def utf16_units(text: str) -> int:
+    """A text's length as Telegram counts it for its limits: UTF-16 code units (an emoji is often two)."""
+    return len(text.encode("utf-16-le")) // 2

@@ -87,6 +87,11 @@ def creator_for(*, topic_title: str | None, file_name: str, channel_title: str) 
     return channel_title
 
 
+def set_caption(items) -> str:
+    """A set's caption: its first volume's text, else the first a later volume carries."""
+    return next((item.text for item in items if item.text.strip()), "")
+
+
 @transaction.atomic
 def archive_set_record_upload(
     *,
@@ -129,6 +134,8 @@ def archive_set_record_upload(
         source_posted_at=items[0].date,
         source_grouped_id=items[0].grouped_id,
         source_reply_to_id=items[0].reply_to_id,
+        caption=set_caption(items),
+        volume_captions=[item.text for item in items],
     )
     package_grouping.package_group(package=package)
     package.raw_files.set(raws)

@@ -50,17 +50,24 @@ __all__ = [
 
 
 def read_archive(
-    archive_type: str, volumes: list[Path] | list[RemoteVolume], *, thumbnails: int = 0, range_bytes: int = 0
+    archive_type: str,
+    volumes: list[Path] | list[RemoteVolume],
+    *,
+    thumbnails: int = 0,
+    range_bytes: int = 0,
+    passwords: list[str] = (),
 ) -> ArchiveListing:
     """The entries of an archive set whose volumes are staged, in order, in one folder (or read in place by
     ranged requests: a RAR set there only under its volumes' own names, which rarfile derives one from the
     other), and thumbnails of up to `thumbnails` images inside (the first by path), each read bounded in the
     same child; an image that cannot be read is left out, never the listing. Thumbnails are made of staged
-    volumes only. Remote volumes are read `range_bytes` at a time (default RANGE_BYTES)."""
+    volumes only. Remote volumes are read `range_bytes` at a time (default RANGE_BYTES). `passwords` are tried,
+    in order, on encrypted headers, and (staged volumes) on the smallest encrypted file of a listed archive: the
+    listing says which one opened it."""
     if archive_type == MODEL:
         first = volumes[0]
         size = first.size if isinstance(first, RemoteVolume) else first.stat().st_size
         return ArchiveListing([Entry(path=safe_path(first.name)[0], size=size)], [])
     if archive_type not in (ZIP, SEVEN_ZIP, RAR):
         raise ListingError(f"Unknown archive type {archive_type!r}")
-    return list_in_child(archive_type, volumes, thumbnails, range_bytes or RANGE_BYTES)
+    return list_in_child(archive_type, volumes, thumbnails, range_bytes or RANGE_BYTES, list(passwords))

@@ -24,6 +24,7 @@ from packages.archives.entries import (
     reason_text,
 )
 from packages.archives.listing import entries_list
+from packages.archives.passwords import password_that_opens
 from packages.archives.ranged import RANGE_BYTES
 from packages.archives.thumbnails import thumbnails_make
 
@@ -34,9 +35,13 @@ _PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def list_in_child(
-    archive_type: str, volumes: list[Path] | list[RemoteVolume], thumbnails: int, range_bytes: int
+    archive_type: str,
+    volumes: list[Path] | list[RemoteVolume],
+    thumbnails: int,
+    range_bytes: int,
+    passwords: list[str] = (),
 ) -> ArchiveListing:
-    # The request goes in on stdin: signed links do not belong in a process list.
+    # The request goes in on stdin: signed links and passwords do not belong in a process list.
     request = {
         "type": archive_type,
         "volumes": [
@@ -48,6 +53,7 @@ def list_in_child(
         "memory_bytes": LISTING_MEMORY_BYTES,
         "thumbnails": thumbnails,
         "range_bytes": range_bytes,
+        "passwords": list(passwords),
     }
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": python_path}
@@ -84,7 +90,7 @@ def list_in_child(
         Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height)
         for path, jpeg, width, height in answer.get("thumbnails", [])
     ]
-    return ArchiveListing(entries, made)
+    return ArchiveListing(entries, made, answer.get("password_index"))
 
 
 def child_main(request: dict) -> dict:
@@ -98,8 +104,14 @@ def child_main(request: dict) -> dict:
         Path(volume["path"]) if "path" in volume else RemoteVolume(volume["name"], volume["url"], volume["size"])
         for volume in request["volumes"]
     ]
+    passwords = request.get("passwords") or []
+    range_bytes = request.get("range_bytes") or RANGE_BYTES
+    opened = None
     try:
-        entries = entries_list(request["type"], volumes, limits, request.get("range_bytes") or RANGE_BYTES)
+        try:
+            entries = entries_list(request["type"], volumes, limits, range_bytes)
+        except PasswordProtected as protected:
+            entries, opened = _headers_opened(request["type"], volumes, limits, range_bytes, passwords, protected)
     except ListingError as exc:
         return {"error": reason_text(str(exc)), "needs_password": exc.needs_password}
     except MemoryError:
@@ -109,7 +121,29 @@ def child_main(request: dict) -> dict:
         }
     except Exception as exc:  # any parser failure on hostile bytes means an unreadable archive
         return {"error": reason_text(f"Cannot read the archive listing: {exc.__class__.__name__}: {exc}")}
-    answer = {"entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries]}
-    if request.get("thumbnails") and all(isinstance(volume, Path) for volume in volumes):
+    local = all(isinstance(volume, Path) for volume in volumes)
+    if opened is None and passwords and local and any(entry.encrypted for entry in entries):
+        try:
+            opened = password_that_opens(request["type"], volumes, passwords)
+        except Exception:  # the listing stands; only which password opens it is unknown
+            opened = None
+    answer = {
+        "entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries],
+        "password_index": opened,
+    }
+    if request.get("thumbnails") and local:
         answer["thumbnails"] = thumbnails_make(request["type"], volumes, entries, request["thumbnails"])
     return answer
+
+
+def _headers_opened(archive_type, volumes, limits, range_bytes, passwords, protected) -> tuple[list[Entry], int]:
+    """Encrypted headers: the entries as the first password that decrypts them reads them, and its index."""
+    for index, password in enumerate(passwords):
+        try:
+            return entries_list(archive_type, volumes, limits, range_bytes, password), index
+        except MemoryError:
+            raise
+        except Exception:  # a wrong key: a wrong-password answer, or garbage that does not parse
+            continue
+    tried = f" None of the {len(passwords)} password(s) offered (caption, channel) opened it." if passwords else ""
+    raise PasswordProtected(f"{protected}{tried}") from None

@@ -61,6 +61,9 @@ class ArchiveListing:
 
     entries: list[Entry]
     thumbnails: list[Thumbnail]
+    # Which of the offered passwords opened it (its encrypted headers, or its smallest encrypted file); None: none
+    # was needed, none did, or it could not be checked.
+    password_index: int | None = None
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,24 @@ from packages.detection import SEVEN_ZIP, ZIP
 
 
 def entries_list(
-    archive_type: str, volumes: list[Path] | list[RemoteVolume], limits: Limits, range_bytes: int = 0
+    archive_type: str,
+    volumes: list[Path] | list[RemoteVolume],
+    limits: Limits,
+    range_bytes: int = 0,
+    password: str | None = None,
 ) -> list[Entry]:
+    """The entries; `password` opens encrypted headers (7z, rar: a zip's directory is never encrypted)."""
     if isinstance(volumes[0], RemoteVolume):
-        return _remote_entries_list(archive_type, volumes, limits, range_bytes or RANGE_BYTES)
+        return _remote_entries_list(archive_type, volumes, limits, range_bytes or RANGE_BYTES, password)
     if archive_type == ZIP:
         return zip_list(volumes, limits)
     if archive_type == SEVEN_ZIP:
-        return sevenzip_list(volumes, limits)
-    return rar_list(volumes, limits)
+        return sevenzip_list(volumes, limits, password)
+    return rar_list(volumes, limits, password)
 
 
 def _remote_entries_list(
-    archive_type: str, volumes: list[RemoteVolume], limits: Limits, range_bytes: int
+    archive_type: str, volumes: list[RemoteVolume], limits: Limits, range_bytes: int, password: str | None
 ) -> list[Entry]:
     """The same readers over ranged reads: a volume set is one joined stream (zip's split sets in their
     .z01… .zip order; .001 sets and 7z volumes are plain byte splits, in name order)."""
@@ -38,7 +43,7 @@ def _remote_entries_list(
         if archive_type == ZIP:
             return zip_entries(stream, limits)
         if archive_type == SEVEN_ZIP:
-            return sevenzip_list(stream, limits)
+            return sevenzip_list(stream, limits, password)
         if len(volumes) > 1 and all(rar_volume_named(volume) for volume in volumes):
-            return rar_set_list_remote(volumes, limits, range_bytes)
-        return rar_list([stream], limits)
+            return rar_set_list_remote(volumes, limits, range_bytes, password)
+        return rar_list([stream], limits, password)

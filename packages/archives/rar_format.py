@@ -20,10 +20,13 @@ from packages.archives.ranged import RangedReader
 from packages.detection import RAR, classify
 
 
-def rar_list(volumes: list, limits: Limits) -> list[Entry]:
-    """Entries of the set whose first volume (a path or a stream) is `volumes[0]`; rarfile opens the rest."""
+def rar_list(volumes: list, limits: Limits, password: str | None = None) -> list[Entry]:
+    """Entries of the set whose first volume (a path or a stream) is `volumes[0]`; rarfile opens the rest (and
+    decrypts encrypted headers with `password`: RarWrongPassword when it is not theirs)."""
     try:
         with rarfile.RarFile(volumes[0]) as archive:
+            if password is not None:
+                archive.setpassword(password)
             if archive.needs_password() and not archive.infolist():
                 raise PasswordProtected("The rar archive has encrypted headers; it needs a password.")
             infos = archive.infolist()
@@ -56,7 +59,9 @@ def rar_volume_named(volume: RemoteVolume) -> bool:
     return kind is not None and kind.archive_type == RAR and kind.scheme in ("part", "old-rar", "single")
 
 
-def rar_set_list_remote(volumes: list[RemoteVolume], limits: Limits, range_bytes: int) -> list[Entry]:
+def rar_set_list_remote(
+    volumes: list[RemoteVolume], limits: Limits, range_bytes: int, password: str | None = None
+) -> list[Entry]:
     """A RAR set read in place. rarfile walks each volume's headers block to block, seeks past the data, and
     opens the next volume by the name it derives: in this child its `open` answers those names with ranged
     readers. A volume it asks for that is not in the set fails the listing (rarfile would stop quietly)."""
@@ -73,7 +78,7 @@ def rar_set_list_remote(volumes: list[RemoteVolume], limits: Limits, range_bytes
     first = min(by_name, key=lambda name: classify(name).order)
     rarfile.open = open_volume  # rarfile's XFile opens volumes by name with the builtin
     try:
-        entries = rar_list([first], limits)
+        entries = rar_list([first], limits, password)
     finally:
         del rarfile.open
     if asked_for_missing:

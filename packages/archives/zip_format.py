@@ -9,7 +9,7 @@ from packages.archives.entries import Entry, Limits, ListingError, entries_check
 from packages.archives.streams import JoinedVolumes, split_zip_order, volume_base
 
 _ZIP_UTF8_FLAG = 0x800
-_ZIP_ENCRYPTED_FLAG = 0x1
+ENCRYPTED_FLAG = 0x1
 _S_IFMT, _S_IFLNK = 0o170000, 0o120000
 
 
@@ -46,7 +46,7 @@ def zip_entries(stream, limits: Limits) -> list[Entry]:
                     info.CRC,
                     link=(info.external_attr >> 16) & _S_IFMT == _S_IFLNK,
                     limits=limits,
-                    encrypted=bool(info.flag_bits & _ZIP_ENCRYPTED_FLAG),  # ZipCrypto, and AES (method 99)
+                    encrypted=bool(info.flag_bits & ENCRYPTED_FLAG),  # ZipCrypto, and AES (method 99)
                 )
                 for info in infos
                 if not info.is_dir()

@@ -5,6 +5,7 @@
 - identity: which package an archive set already is, its first row, a new upload of a lost one;
 - search: the words a package is found by;
 - listings: a package's file listing, read, stored, or why it could not be;
+- passwords: archive passwords kept per channel (sealed), and those a listing tries;
 - repack_decisions: "likely the same as" an earlier package, and the operator's answer;
 - editing: creator and tags, one package or many, and a channel's category tag.
 """
@@ -34,6 +35,14 @@ from packages.services.listings import (
     package_metadata_fill,
     package_skipped_copy_of,
 )
+from packages.services.passwords import (
+    MAX_CHANNEL_PASSWORDS,
+    MAX_PASSWORD_CHARS,
+    archive_password_candidates,
+    archive_passwords_reseal,
+    channel_password_add,
+    channel_password_remove,
+)
 from packages.services.raw_files import (
     SHORT_RETENTION,
     RetentionMisconfigured,
@@ -61,6 +70,8 @@ from packages.services.splitting import (
 
 __all__ = [
     "BULK_EDIT_LIMIT",
+    "MAX_CHANNEL_PASSWORDS",
+    "MAX_PASSWORD_CHARS",
     "MAX_CREATOR_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
@@ -71,6 +82,10 @@ __all__ = [
     "SHORT_RETENTION",
     "SplitMismatch",
     "UploadPart",
+    "archive_password_candidates",
+    "archive_passwords_reseal",
+    "channel_password_add",
+    "channel_password_remove",
     "creator_clean",
     "package_edit",
     "package_find",

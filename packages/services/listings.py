@@ -7,11 +7,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.crypto import seal
 from packages.archives import Entry, ListingError, Thumbnail, read_archive
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.previews import previews_from_archive
 from packages.raw_objects import raw_files_listable
 from packages.repacks import ListedFile, fingerprint_skipped_original, listing_fingerprint
+from packages.services.passwords import archive_password_candidates
 from packages.services.repack_decisions import package_repack_recognise
 from packages.services.search import package_search_words_update
 
@@ -24,6 +26,7 @@ class PackageListing:
     entries: list[Entry]
     error: ListingError | None = None
     thumbnails: list[Thumbnail] = field(default_factory=list)
+    opened_with: tuple[str, str] | None = None  # (password, PasswordSource) that opened it
 
     @cached_property
     def fingerprint(self) -> str:
@@ -31,14 +34,22 @@ class PackageListing:
         return listing_fingerprint(files)
 
 
-def package_listing_read(*, archive_type: str, volume_paths: list, range_bytes: int = 0) -> PackageListing:
+def package_listing_read(
+    *, archive_type: str, volume_paths: list, range_bytes: int = 0, passwords: list[tuple[str, str]] = ()
+) -> PackageListing:
     """The listing, and thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside (of staged volumes);
-    volumes read in place go `range_bytes` at a time."""
+    volumes read in place go `range_bytes` at a time. `passwords` ((password, source), archive_password_candidates)
+    are tried on an archive that needs one."""
     try:
         read = read_archive(
-            archive_type, volume_paths, thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES, range_bytes=range_bytes
+            archive_type,
+            volume_paths,
+            thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES,
+            range_bytes=range_bytes,
+            passwords=[password for password, _ in passwords],
         )
-        return PackageListing(entries=read.entries, thumbnails=read.thumbnails)
+        opened_with = None if read.password_index is None else tuple(passwords[read.password_index])
+        return PackageListing(entries=read.entries, thumbnails=read.thumbnails, opened_with=opened_with)
     except ListingError as exc:
         return PackageListing(entries=[], error=exc)
 
@@ -52,7 +63,12 @@ def package_metadata_fill(*, package: Package, volume_paths: list, listing: Pack
     """Phase two: the file listing, and thumbnails of the first images inside (preview candidates), read now
     unless the caller read them already. An unreadable archive is still a package, with the reason."""
     if listing is None:
-        listing = package_listing_read(archive_type=package.archive_type, volume_paths=volume_paths)
+        passwords = archive_password_candidates(
+            captions=package.volume_captions or [package.caption], chat_id=package.source_chat_id
+        )
+        listing = package_listing_read(
+            archive_type=package.archive_type, volume_paths=volume_paths, passwords=passwords
+        )
     if listing.error is not None:
         package.metadata_status = MetadataStatus.UNAVAILABLE
         package.metadata_error = str(listing.error)
@@ -80,11 +96,18 @@ def package_metadata_fill(*, package: Package, volume_paths: list, listing: Pack
         package.encrypted_files = sum(entry.encrypted for entry in entries)
         package.needs_password = bool(entries) and package.encrypted_files == len(entries)
         package.metadata_status = MetadataStatus.COMPLETE
-        notes = [_unsafe_entries_note(entries), _encrypted_entries_note(entries)]
+        notes = [
+            _unsafe_entries_note(entries),
+            _encrypted_entries_note(entries, password_known=listing.opened_with is not None),
+        ]
         package.metadata_error = " ".join(note for note in notes if note)
         package.listing_fingerprint = listing.fingerprint
+        if listing.opened_with is not None:
+            package.password_sealed, package.password_source = seal(listing.opened_with[0]), listing.opened_with[1]
         package.save(
             update_fields=[
+                "password_sealed",
+                "password_source",
                 "file_count",
                 "encrypted_files",
                 "needs_password",
@@ -111,10 +134,12 @@ def _unsafe_entries_note(entries) -> str:
     )
 
 
-def _encrypted_entries_note(entries) -> str:
+def _encrypted_entries_note(entries, *, password_known: bool) -> str:
     encrypted = sum(1 for entry in entries if entry.encrypted)
     if not encrypted:
         return ""
+    if encrypted == len(entries) and password_known:
+        return "Every file is encrypted: extracting it needs the password that opened it (see its caption)."
     if encrypted == len(entries):
         return "Every file is encrypted: extracting it needs the password (ask the source channel)."
     return f"{encrypted} of {len(entries)} files are encrypted: extracting them needs the password."

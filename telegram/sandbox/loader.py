@@ -206,6 +206,12 @@ def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
         if topic is not None and topic not in chat["topics"]:
             raise WorldError(f"{where}: topic {topic!r} is not a topic of this forum")
         text = str(spec.get("text") or "")
+        # A volume set's later volumes carry no text unless `volume_texts` gives each its own.
+        volume_texts = spec.get("volume_texts")
+        if volume_texts is not None and not (
+            isinstance(volume_texts, list) and all(isinstance(item, str) for item in volume_texts)
+        ):
+            raise WorldError(f"{where}: 'volume_texts' must be a list of strings, one per volume")
         arrives_after = spec.get("arrives_after_seconds")
         if arrives_after is not None:
             arrives_after = _int(arrives_after, f"{where}: 'arrives_after_seconds'")
@@ -232,7 +238,9 @@ def _chat_messages(root: Path, chat: dict, loaded_at: float) -> list[dict]:
                     "date": BASE_DATE.timestamp() + message_id + offset,
                     # Posted later: it takes the chat's next id when it is due (`World.scheduled_deliver`).
                     "due": None if arrives_after is None else loaded_at + arrives_after + offset * interval,
-                    "text": text if offset == 0 else "",
+                    "text": volume_texts[offset]
+                    if volume_texts and offset < len(volume_texts)
+                    else (text if offset == 0 else ""),
                     "kind": kind,
                     "document": document,
                     "grouped_id": album,

@@ -686,17 +686,50 @@ class TelethonGateway:
 
     @maps_errors
     async def copy_message(
-        self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None
+        self,
+        from_chat: ChatRef,
+        message_id: int,
+        to_chat: ChatRef,
+        *,
+        random_id: int,
+        topic_id: int | None = None,
+        caption: str | None = None,
     ) -> SentMessage:
+        if caption:
+            return await self._copy_with_caption(from_chat, message_id, to_chat, random_id, topic_id, caption)
         request = functions.messages.ForwardMessagesRequest(
             from_peer=_input_peer(from_chat),
             id=[message_id],
             to_peer=_input_peer(to_chat),
             random_id=[random_id],
             drop_author=True,  # a copy, not a forward: the destination channel is not named
+            drop_media_captions=caption == "",
             top_msg_id=topic_id if topic_id not in (None, GENERAL_TOPIC_ID) else None,
         )
         return await self._send(to_chat, request, random_id=random_id)
+
+    async def _copy_with_caption(
+        self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, random_id: int, topic_id: int | None, caption: str
+    ) -> SentMessage:
+        """forwardMessages cannot change a caption: the same document (read fresh, for its file reference) is sent
+        again with the new one."""
+        message = (await self.get_messages(from_chat, [message_id]))[message_id]
+        if message is None or message.document is None:
+            raise NotFound(f"Message {message_id} of chat {from_chat.id} is gone or holds no file.")
+        location = message.document.location
+        document = types.InputDocument(
+            id=location["id"],
+            access_hash=location["access_hash"],
+            file_reference=bytes.fromhex(location["file_reference"]),
+        )
+        request = functions.messages.SendMediaRequest(
+            peer=_input_peer(to_chat),
+            media=types.InputMediaDocument(id=document),
+            message=caption,
+            random_id=random_id,
+            reply_to=_reply_to(topic_id),
+        )
+        return await self._send(to_chat, request)
 
     async def _send(self, chat: ChatRef, request, *, random_id: int | None = None) -> SentMessage:
         random_id = request.random_id if random_id is None else random_id

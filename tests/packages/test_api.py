@@ -34,6 +34,8 @@ MESSAGES = [
 LIST_FIELDS = {
     "id",
     "file_name",
+    "caption",
+    "password_source",
     "file_size",
     "archive_type",
     "content_hash",

@@ -48,7 +48,9 @@ def test_a_package_reaches_a_person_every_part_once_even_after_a_crash(ingested,
     refs = {link.chat.telegram_id: link.ref for link in writer.chat_links.select_related("chat")}
     # A worker copied part 1 to Dana and died before writing it down: the row still says unsent.
     copy = refs[DESTINATION], first.message_id, refs[DANA]
-    sandbox_run(ingested, WRITER, lambda gateway: gateway.copy_message(*copy, random_id=first.random_id))
+    sandbox_run(
+        ingested, WRITER, lambda gateway: gateway.copy_message(*copy, random_id=first.random_id, caption=first.caption)
+    )
 
     assert _execute(send) == RunStatus.SUCCESS
     assert _execute(send) is None, "a second delivery of the task sends nothing"
@@ -58,8 +60,8 @@ def test_a_package_reaches_a_person_every_part_once_even_after_a_crash(ingested,
     sent_from = [originals[message_id] for message_id in huge.dest_message_ids]
     assert [m["document"]["name"] for m in copies] == huge.dest_part_names, "every part once, in order"
     assert [(m["document"]["sha256"], m["text"]) for m in copies] == [
-        (m["document"]["sha256"], m["text"]) for m in sent_from
-    ]
+        (m["document"]["sha256"], "") for m in sent_from
+    ], "the catalog line stays in the destination; the source post had no caption"
     assert {m["sender"] for m in copies} == {WRITER}
     send.refresh_from_db()
     assert (send.parts_sent, send.parts_failed) == (3, 0)

@@ -548,3 +548,32 @@ def test_search_photos_asks_one_channel_wide_dated_search_and_reads_the_largest_
     assert found[0].photo.location == {
         "photo": True, "id": 9, "access_hash": 99, "file_reference": "01", "dc_id": 4, "thumb_size": "y",
     }  # fmt: skip
+
+
+def test_a_copy_with_a_caption_sends_the_same_document_under_it_and_an_empty_caption_drops_the_old_one():
+    client = StandInClient()
+    client.answer(
+        functions.channels.GetMessagesRequest, channel_messages([doc_message(30)], chats=[channel(CHANNEL.id)])
+    )
+    client.answer(
+        functions.messages.SendMediaRequest, types.UpdateShortSentMessage(id=9, pts=1, pts_count=1, date=DATE)
+    )
+    client.answer(
+        functions.messages.ForwardMessagesRequest, types.UpdateShortSentMessage(id=10, pts=2, pts_count=1, date=DATE)
+    )
+
+    async def use(gateway):
+        written = await gateway.copy_message(CHANNEL, 30, GROUP, random_id=3, caption="For you 🐉")
+        bare = await gateway.copy_message(CHANNEL, 30, GROUP, random_id=4, caption="")
+        return written, bare
+
+    written, bare = run(client, use)
+
+    [send] = client.requests_of(functions.messages.SendMediaRequest)
+    assert send.media == types.InputMediaDocument(
+        id=types.InputDocument(id=300, access_hash=2100, file_reference=b"\x0a\x0b")
+    ), "the message's own document, with the reference just read"
+    assert (send.message, send.random_id, send.peer) == ("For you 🐉", 3, types.InputPeerChat(77))
+    [forward] = client.requests_of(functions.messages.ForwardMessagesRequest)
+    assert forward.drop_author and forward.drop_media_captions and forward.random_id == [4]
+    assert (written.id, bare.id) == (9, 10)

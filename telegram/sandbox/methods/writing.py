@@ -3,7 +3,15 @@ may post where."""
 
 from telethon.tl import functions, types
 
-from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER
+from telegram.records import (
+    CAPTION_MAX,
+    CHANNEL,
+    GENERAL_TOPIC_ID,
+    GROUP,
+    PREMIUM_CAPTION_MAX,
+    USER,
+    utf16_units,
+)
 from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
@@ -60,6 +68,8 @@ def _send(call: Call, *, text: str, media=None):
         )
     if not text and media is None:
         raise RpcAnswer(400, "MESSAGE_EMPTY")
+    if media is not None and utf16_units(text) > (PREMIUM_CAPTION_MAX if me["premium"] else CAPTION_MAX):
+        raise RpcAnswer(400, "MEDIA_CAPTION_TOO_LONG")
     wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
     if wait:
         raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")

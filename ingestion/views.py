@@ -444,8 +444,6 @@ def _telegram_refusal(form, exc: Exception) -> None:
     form.add_error(None, exc if isinstance(exc, ValidationError) else f"Telegram refused: {exc}")
 
 
-@login_required
-@require_POST
 # A channel's archive passwords -----------------------------------------------------------------------------------
 
 
@@ -549,6 +547,8 @@ def channel_leave(request, pk: int):
     return redirect("ingestion:channel-detail", pk=pk)
 
 
+@login_required
+@require_POST
 def channel_password_add(request, pk: int):
     channel = get_object_or_404(Channel, pk=pk)
     try:

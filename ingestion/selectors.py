@@ -318,3 +318,22 @@ def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage
 def catalog_audit_latest():
     """The last catalog audit, for the Operations page; None before the first."""
     return CatalogAudit.objects.first()
+
+
+def channel_reader_ref(*, channel: Channel) -> tuple[TelegramAccount, ChatRef] | None:
+    """A logged-in account that can read the channel (one of its readers first), with how it addresses it; None
+    when no account can."""
+    links = (
+        AccountChat.objects.filter(
+            chat=channel.chat, account__is_active=True, account__auth_state=AuthState.AUTHENTICATED
+        )
+        .select_related("account")
+        .order_by("account__phone")
+    )
+    readers = set(
+        AccountChannelMap.objects.filter(channel=channel, role=MapRole.READER).values_list("account_id", flat=True)
+    )
+    link = min(links, key=lambda link: link.account_id not in readers, default=None)
+    if link is None:
+        return None
+    return link.account, _ref(channel.chat, link.access_hash)

@@ -4,6 +4,7 @@
 - runs: ingestion runs asked for by the schedule or an operator, queued and started spread out;
 - skipped: skipped packages, their reasons, and Retry;
 - cycle_records: what a cycle writes (watermarks, topics, channel errors, a set's raw files and package);
+- rules: what each channel takes (kinds, names, sizes, start point), and trying them on the channel;
 - catalog_tasks: the catalog buttons' work (audit, rebuild from the destination).
 """
 
@@ -33,6 +34,14 @@ from ingestion.services.cycle_records import (
     topics_sync,
     watermark_advance,
 )
+from ingestion.services.rules import (
+    HistoryCount,
+    RulesPreview,
+    channel_history_count,
+    channel_rules_check,
+    channel_rules_preview,
+    channel_rules_update,
+)
 from ingestion.services.runs import (
     channel_ingest_now,
     ingestion_cycle_start,
@@ -54,6 +63,12 @@ __all__ = [
     "archive_set_record_upload",
     "catalog_rebuild_from_destination",
     "catalog_task_send",
+    "HistoryCount",
+    "RulesPreview",
+    "channel_history_count",
+    "channel_rules_check",
+    "channel_rules_preview",
+    "channel_rules_update",
     "channel_error_clear",
     "channel_error_record",
     "channel_for_chat",

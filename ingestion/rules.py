@@ -125,6 +125,9 @@ def set_extension(archive_set: ArchiveSet) -> str:
     return archive_set.archive_type
 
 
+CHANNEL_FIELDS = ("take_kinds", "take_multi_volume", "leave_extensions", "name_pattern", "min_bytes", "max_bytes")
+
+
 @dataclass(frozen=True)
 class Rules:
     """A channel's filters. Empty kinds: every kind; no size bound: only INGEST_MAX_PACKAGE_BYTES."""
@@ -138,13 +141,18 @@ class Rules:
 
     @classmethod
     def of(cls, channel) -> "Rules":
+        return cls.of_fields({name: getattr(channel, name) for name in CHANNEL_FIELDS})
+
+    @classmethod
+    def of_fields(cls, fields: dict) -> "Rules":
+        """From the channel's field values (`Channel.take_kinds`…), saved or about to be."""
         return cls(
-            kinds=tuple(channel.take_kinds),
-            multi_volume=channel.take_multi_volume,
-            leave_extensions=tuple(channel.leave_extensions),
-            name_pattern=channel.name_pattern,
-            min_bytes=channel.min_bytes,
-            max_bytes=channel.max_bytes,
+            kinds=tuple(fields["take_kinds"]),
+            multi_volume=fields["take_multi_volume"],
+            leave_extensions=tuple(fields["leave_extensions"]),
+            name_pattern=fields["name_pattern"],
+            min_bytes=fields["min_bytes"],
+            max_bytes=fields["max_bytes"],
         )
 
     @property

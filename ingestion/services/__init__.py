@@ -40,6 +40,7 @@ from ingestion.services.rules import (
     channel_history_count,
     channel_rules_check,
     channel_rules_preview,
+    channel_rules_try,
     channel_rules_update,
 )
 from ingestion.services.runs import (
@@ -68,6 +69,7 @@ __all__ = [
     "channel_history_count",
     "channel_rules_check",
     "channel_rules_preview",
+    "channel_rules_try",
     "channel_rules_update",
     "channel_error_clear",
     "channel_error_record",

@@ -84,6 +84,11 @@ def channel_rules_check(
     return values
 
 
+def channel_rules_try(*, channel: Channel, **changes) -> Rules:
+    """The filters the channel would have with these changes (checked, not saved): what a preview tries."""
+    return Rules.of_fields(channel_rules_check(channel=channel, **changes))
+
+
 def channel_rules_update(*, channel: Channel, **changes) -> Channel:
     """Save new rules. Filters apply from the next scan on and re-ingest nothing; a new start point other than
     "now" rewinds the watermarks to it, and what is already kept comes back as duplicates, never downloaded."""

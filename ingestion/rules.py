@@ -67,6 +67,16 @@ def size_text(size: int | None) -> str:
     return f"{size} bytes"
 
 
+def size_exact(size: int | None) -> str:
+    """A size to edit, without rounding: "500 MB" when it is a whole number of a unit, else its bytes."""
+    if size is None:
+        return ""
+    for unit, name in ((1000**4, "TB"), (1000**3, "GB"), (1000**2, "MB"), (1000, "kB")):
+        if size and size % unit == 0:
+            return f"{size // unit} {name}"
+    return str(size)
+
+
 @dataclass(frozen=True)
 class MessageLink:
     message_id: int

@@ -65,7 +65,7 @@ def channel_rules_check(
     start = values["start_from"]
     if start == StartPoint.DATE and values["start_date"] is None and "start_date" not in errors:
         errors["start_date"] = "Choose the date to start from."
-    if start == StartPoint.MESSAGE and "start_message_link" in given:
+    if start == StartPoint.MESSAGE and (given.get("start_message_link") or "").strip():
         try:
             link = message_link_parse(given["start_message_link"])
         except ValueError as exc:
@@ -93,9 +93,7 @@ def channel_rules_update(*, channel: Channel, **changes) -> Channel:
     """Save new rules. Filters apply from the next scan on and re-ingest nothing; a new start point other than
     "now" rewinds the watermarks to it, and what is already kept comes back as duplicates, never downloaded."""
     values = channel_rules_check(channel=channel, **changes)
-    start_moved = any(
-        values[field] != getattr(channel, field) for field in ("start_from", "start_date", "start_message_id")
-    )
+    start_moved = _start_moved(channel, values)
     if start_moved and values["start_from"] == StartPoint.NOW:
         values["start_date"] = timezone.now()
     for field, value in values.items():
@@ -105,6 +103,18 @@ def channel_rules_update(*, channel: Channel, **changes) -> Channel:
         if start_moved and values["start_from"] != StartPoint.NOW:
             channel_rewind(channel_id=channel.pk, below=channel.start_floor[0])
     return channel
+
+
+def _start_moved(channel: Channel, values: dict) -> bool:
+    """Whether the start point changes: "now" keeps its moment while it stays "now"."""
+    start = values["start_from"]
+    if start != channel.start_from:
+        return True
+    if start == StartPoint.DATE:
+        return values["start_date"] != channel.start_date
+    if start == StartPoint.MESSAGE:
+        return values["start_message_id"] != channel.start_message_id
+    return False
 
 
 RULE_FIELDS = (

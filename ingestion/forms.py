@@ -77,7 +77,8 @@ class ChannelRulesForm(forms.Form):
                 "min_bytes": size_exact(channel.min_bytes),
                 "max_bytes": size_exact(channel.max_bytes),
                 "start_from": channel.start_from,
-                "start_date": channel.start_date.date() if channel.start_date else None,
+                # "now" keeps its moment too, but a date is shown only for a date start.
+                "start_date": channel.start_date.date() if channel.start_from == StartPoint.DATE else None,
                 "start_message_link": channel.start_message_link,
             }
         )

@@ -14,7 +14,15 @@ from core.errors import OperatorError
 from ingestion import selectors
 from ingestion.fetching import documents_above
 from ingestion.models import Channel, StartPoint
-from ingestion.rules import KINDS, Rules, extensions_parse, message_link_parse, name_pattern_check, size_parse
+from ingestion.rules import (
+    KINDS,
+    Rules,
+    extensions_parse,
+    message_link_parse,
+    name_pattern_check,
+    size_parse,
+    size_text,
+)
 from ingestion.services.skipped import channel_rewind
 from packages.detection import group_sets, set_may_grow
 from telegram.errors import TelegramError
@@ -171,6 +179,10 @@ class PreviewRow:
     volumes: int
     left_out: str  # why the rules leave it out; "" when taken
 
+    @property
+    def size_text(self) -> str:
+        return size_text(self.size)
+
 
 @dataclass(frozen=True)
 class RulesPreview:
@@ -189,6 +201,14 @@ class HistoryCount:
     bytes: int
     taken_sets: int
     taken_bytes: int
+
+    @property
+    def bytes_text(self) -> str:
+        return size_text(self.bytes)
+
+    @property
+    def taken_bytes_text(self) -> str:
+        return size_text(self.taken_bytes)
 
 
 def _judged(messages, rules: Rules) -> list[PreviewRow]:

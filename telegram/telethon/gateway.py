@@ -395,6 +395,8 @@ class TelethonGateway:
         # Paged as Telethon's own iterator pages: Telegram does not honour min_id/max_id near the top of
         # history, and some chats answer short pages mid-history, so ids are checked here, and only an
         # empty page, a whole answer (not a slice) or reaching min_id (or min_date) ends the search.
+        if min_date is not None:
+            min_date = min_date.replace(microsecond=0)  # Telegram dates are whole seconds
         result = await self._search(
             chat, types.InputMessagesFilterDocument(), offset_id=offset_id, topic_id=topic_id, min_date=min_date
         )

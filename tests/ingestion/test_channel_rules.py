@@ -7,10 +7,19 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.utils import timezone
 
+from accounts.models import TelegramAccount
 from ingestion.models import AccountChannelMap, Channel, ChannelScan, SkippedPackage, StartPoint
 from ingestion.rules import Rules
-from ingestion.services import channel_history_count, channel_rules_preview, channel_rules_update
+from ingestion.services import (
+    channel_history_count,
+    channel_link_account,
+    channel_rules_preview,
+    channel_rules_update,
+    channel_update,
+    channels_for_known_chats,
+)
 from packages.models import Package
 from telegram.sandbox.world import BASE_DATE
 from tests.support.ingestion import ARCHIVES, READER, SOURCE, dump, run_cycle, uploaded_names, world
@@ -117,6 +126,23 @@ def test_from_now_reads_no_history_and_takes_what_comes_next(ingest_world, setti
 
     assert (run.ingested, uploaded_names()) == (1, ["fresh.zip"])
     assert watermark() == new_id
+
+
+def test_a_new_channel_switched_on_starts_when_it_is_switched_on(ingest_world):
+    other = {"id": 1003, "title": "Models C", "type": "channel", "members": [READER], "messages": ARCHIVES}
+    ingest_world(world(messages=[], more_chats=[other]))
+    channels_for_known_chats()  # what a chat refresh does: a row for the new chat, not switched on
+    channel = Channel.objects.get(chat__telegram_id=1003)
+    channel_link_account(channel=channel, account=TelegramAccount.objects.get(phone=READER))
+    before = timezone.now()
+
+    channel_update(channel=channel, is_active=True)
+
+    channel.refresh_from_db()
+    assert channel.start_from == StartPoint.NOW and channel.start_date >= before
+    run = run_cycle()
+    assert (run.archives_found, run.ingested, run.bytes_downloaded) == (0, 0, 0)
+    assert run.scans.get(channel=channel).action == "scan"  # read, and its history was older than the start
 
 
 def test_a_new_channel_starts_from_now_and_world_sources_from_their_history(ingest_world):

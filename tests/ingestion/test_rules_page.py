@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from ingestion.models import Channel, StartPoint
 from ingestion.services import channel_rules_update
-from tests.support.ingestion import ARCHIVES, SOURCE, world
+from tests.support.ingestion import ARCHIVES, SOURCE, run_cycle, world
 from tests.support.pages import htmx_post
 
 pytestmark = pytest.mark.django_db
@@ -111,3 +111,13 @@ def test_a_viewer_sees_the_rules_but_no_controls(source):
 
     assert "What it takes" in html and "Save rules" not in html
     assert html.count('class="rules-group" disabled') == 2
+
+
+def test_the_scan_history_says_what_the_rules_filtered(admin_client, source):
+    channel_rules_update(channel=source, take_kinds=["zip"])
+    run = run_cycle()
+
+    html = admin_client.get(reverse("ingestion:channel-detail", args=[source.pk])).content.decode()
+    run_page = admin_client.get(reverse("ingestion:run-detail", args=[run.pk])).content.decode()
+
+    assert "+2 filtered" in html and "2 filtered by channel rules" in run_page

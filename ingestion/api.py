@@ -32,24 +32,12 @@ from ingestion.models import (
     StartPoint,
     TopicProgress,
 )
-from ingestion.rules import KINDS, NAME_PATTERN_MAX
+from ingestion.rules import KINDS, NAME_PATTERN_MAX, RULE_FIELDS
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field.")
 CONFLICT = OpenApiResponse(ErrorSerializer, description="No account can read the channel now; `message` says why.")
 SIZE_HELP = '{which} set taken, in bytes or as a size like "500 MB" or "1.5 GB"; null or empty: no bound.'
-RULE_FIELDS = [
-    "take_kinds",
-    "take_multi_volume",
-    "leave_extensions",
-    "name_pattern",
-    "min_bytes",
-    "max_bytes",
-    "start_from",
-    "start_date",
-    "start_message_id",
-    "start_message_link",
-]
 
 
 # Channels -------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ and the API read what the operator typed with `size_parse` and `message_link_par
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP, ArchiveSet
 
@@ -50,11 +50,7 @@ def size_parse(text: str | int | None) -> int | None:
     unit = match.group("unit").lower() if match else ""
     if match is None or unit not in _UNITS:
         raise ValueError(f"“{text}” is not a size: write bytes, or a number with KB, MB, GB or TB (e.g. 500 MB).")
-    try:
-        number = Decimal(match.group("number").replace(",", "."))
-    except InvalidOperation as exc:  # the pattern lets only digits through; kept for safety of Decimal
-        raise ValueError(f"“{text}” is not a size.") from exc
-    return int(number * _UNITS[unit])
+    return int(Decimal(match.group("number").replace(",", ".")) * _UNITS[unit])
 
 
 def size_text(size: int | None) -> str:
@@ -135,7 +131,9 @@ def set_extension(archive_set: ArchiveSet) -> str:
     return archive_set.archive_type
 
 
-CHANNEL_FIELDS = ("take_kinds", "take_multi_volume", "leave_extensions", "name_pattern", "min_bytes", "max_bytes")
+# The Channel fields that hold its rules: the filters, then the start point.
+FILTER_FIELDS = ("take_kinds", "take_multi_volume", "leave_extensions", "name_pattern", "min_bytes", "max_bytes")
+RULE_FIELDS = (*FILTER_FIELDS, "start_from", "start_date", "start_message_id", "start_message_link")
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,7 @@ class Rules:
 
     @classmethod
     def of(cls, channel) -> "Rules":
-        return cls.of_fields({name: getattr(channel, name) for name in CHANNEL_FIELDS})
+        return cls.of_fields({name: getattr(channel, name) for name in FILTER_FIELDS})
 
     @classmethod
     def of_fields(cls, fields: dict) -> "Rules":

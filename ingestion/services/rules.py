@@ -16,6 +16,7 @@ from ingestion.fetching import documents_above
 from ingestion.models import Channel, StartPoint
 from ingestion.rules import (
     KINDS,
+    RULE_FIELDS,
     Rules,
     extensions_parse,
     message_link_parse,
@@ -123,20 +124,6 @@ def _start_moved(channel: Channel, values: dict) -> bool:
     if start == StartPoint.MESSAGE:
         return values["start_message_id"] != channel.start_message_id
     return False
-
-
-RULE_FIELDS = (
-    "take_kinds",
-    "take_multi_volume",
-    "leave_extensions",
-    "name_pattern",
-    "min_bytes",
-    "max_bytes",
-    "start_from",
-    "start_date",
-    "start_message_id",
-    "start_message_link",
-)
 
 
 def _kinds_parse(kinds) -> list[str]:

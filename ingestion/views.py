@@ -191,6 +191,7 @@ def channel_detail(request, pk: int):
         "passed_over": selectors.channel_skips_passed_over(channel=channel),
         "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
         "rules_form": ChannelRulesForm.of(channel),
+        "rules_described": selectors.channel_rules_described(channel=channel),
     }
     return render(request, CHANNEL, context)
 

@@ -79,7 +79,7 @@ def test_an_operator_tries_saves_and_takes_the_whole_history(live_server, source
     assert not problems, problems
 
 
-def test_a_viewer_reads_the_rules_without_controls(live_server, source, django_user_model, page, artifacts):
+def test_a_viewer_reads_the_rules_in_words(live_server, source, django_user_model, page, artifacts):
     problems = quiet(page)
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
     page.goto(f"{live_server.url}/login/")
@@ -90,8 +90,9 @@ def test_a_viewer_reads_the_rules_without_controls(live_server, source, django_u
 
     page.goto(f"{live_server.url}/channels/{source.pk}/")
     rules = page.locator("#channel-rules")
-    expect(rules.get_by_label("From now")).to_be_checked()
-    expect(rules.get_by_label("From now")).to_be_disabled()
+    expect(rules.locator(".rules-summary")).to_be_visible()
+    expect(rules.locator(".rules-summary div", has_text="Start")).to_contain_text("From now")
+    expect(rules.locator(".rules-summary div", has_text="Kinds taken")).to_contain_text("Every kind")
     expect(rules.get_by_role("button", name="Save rules")).to_have_count(0)
     for size, viewport in SIZES.items():
         page.set_viewport_size(viewport)

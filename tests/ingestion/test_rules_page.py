@@ -102,15 +102,23 @@ def test_choosing_the_whole_history_shows_its_count_first(admin_client, source):
     assert Channel.objects.get(pk=source.pk).start_from == StartPoint.HISTORY
 
 
-def test_a_viewer_sees_the_rules_but_no_controls(source):
+def test_a_viewer_reads_the_rules_in_words_without_the_form(source):
+    channel_rules_update(
+        channel=source,
+        take_kinds=["zip", "7z"],
+        max_bytes="500 MB",
+        start_from="message",
+        start_message_link="t.me/c/1001/20",
+    )
     viewer = get_user_model().objects.create_user("viewer", password="x")
     client = Client()
     client.force_login(viewer)
 
     html = client.get(reverse("ingestion:channel-detail", args=[source.pk])).content.decode()
 
-    assert "What it takes" in html and "Save rules" not in html
-    assert html.count('class="rules-group" disabled') == 2
+    assert "<dt>Kinds taken</dt><dd>ZIP, 7z</dd>" in html and "<dd>any to 500 MB</dd>" in html
+    assert "<dd>From a message (t.me/c/1001/20)</dd>" in html
+    assert "Save rules" not in html and 'class="rules-form"' not in html
 
 
 def test_the_scan_history_says_what_the_rules_filtered(admin_client, source):

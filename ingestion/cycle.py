@@ -91,6 +91,7 @@ SCAN_COUNTERS = {
     "ingested": "ingested",
     "duplicates": "duplicates",
     "skipped": "skipped",
+    "filtered": "filtered",
 }
 
 

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 from contextlib import aclosing, asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -36,14 +37,21 @@ from telegram.retry import TransientRetries
 logger = logging.getLogger(__name__)
 
 
-async def documents_above(gateway: TelegramGateway, ref: ChatRef, *, min_id: int, call=None) -> list[DocumentMessage]:
-    """Every document message above min_id, ascending (channel-wide in a forum), page after page until
-    the gateway says nothing older is left; `call` wraps each request (the cycle's retry policy)."""
+async def documents_above(
+    gateway: TelegramGateway, ref: ChatRef, *, min_id: int, min_date: datetime | None = None, call=None
+) -> list[DocumentMessage]:
+    """Every document message above min_id (and since min_date), ascending (channel-wide in a forum), page
+    after page until the gateway says nothing older is left; `call` wraps each request (the cycle's retry
+    policy)."""
     call = call or (lambda make_call: make_call())
     found: dict[int, DocumentMessage] = {}
     offset_id: int | None = 0
     while offset_id is not None:
-        page = await call(lambda offset_id=offset_id: gateway.search_documents(ref, min_id=min_id, offset_id=offset_id))
+        page = await call(
+            lambda offset_id=offset_id: gateway.search_documents(
+                ref, min_id=min_id, offset_id=offset_id, min_date=min_date
+            )
+        )
         for message in page.messages:
             if message.document is not None:
                 found[message.id] = message
@@ -65,8 +73,10 @@ class FetchStage:
     """Mixed into the cycle: uses its `account`, `progress`, `progress_report`, `_call` and `prefetching` (first
     message id of a set → the task downloading it in the background)."""
 
-    async def _history(self, reader: TelegramGateway, ref: ChatRef, *, min_id: int) -> list[DocumentMessage]:
-        return await documents_above(reader, ref, min_id=min_id, call=self._call)
+    async def _history(
+        self, reader: TelegramGateway, ref: ChatRef, *, min_id: int, min_date: datetime | None = None
+    ) -> list[DocumentMessage]:
+        return await documents_above(reader, ref, min_id=min_id, min_date=min_date, call=self._call)
 
     async def _set_verdict(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> SetVerdict:
         """What the set's volumes say about its being whole, from a few bytes read where they lie; asked once a

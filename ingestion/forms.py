@@ -3,7 +3,8 @@
 from django import forms
 
 from accounts.models import TelegramAccount
-from ingestion.models import SkipReason
+from ingestion.models import SkipReason, StartPoint
+from ingestion.rules import KINDS, NAME_PATTERN_MAX, size_exact
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 
@@ -22,6 +23,74 @@ class ChannelSettingsForm(forms.Form):
         help_text=f"Empty keeps them, 0 keeps 3 hours, at most {RAW_FILE_MAX_RETENTION_DAYS}.",
         widget=forms.NumberInput(attrs={"placeholder": "keep", "inputmode": "numeric"}),
     )
+
+
+class ChannelRulesForm(forms.Form):
+    """What a channel takes; sizes and the link are read by the services (ingestion/rules.py), with their errors."""
+
+    take_kinds = forms.MultipleChoiceField(
+        label="Kinds taken",
+        choices=list(KINDS.items()),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked takes every kind.",
+    )
+    take_multi_volume = forms.BooleanField(label="Take sets of several volumes (.001, .part1.rar, …)", required=False)
+    leave_extensions = forms.CharField(
+        label="Extensions left out",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. pdf, gcode"}),
+    )
+    name_pattern = forms.CharField(
+        label="Name pattern",
+        required=False,
+        max_length=NAME_PATTERN_MAX,
+        help_text="A regular expression the file name must contain, any case (e.g. dragon|wyrm). Empty: any name.",
+        widget=forms.TextInput(attrs={"placeholder": "any name", "spellcheck": "false"}),
+    )
+    min_bytes = forms.CharField(
+        label="Smallest", required=False, widget=forms.TextInput(attrs={"placeholder": "e.g. 1 MB"})
+    )
+    max_bytes = forms.CharField(
+        label="Largest", required=False, widget=forms.TextInput(attrs={"placeholder": "e.g. 500 MB"})
+    )
+    start_from = forms.ChoiceField(label="Start", choices=StartPoint.choices, widget=forms.RadioSelect)
+    start_date = forms.DateField(
+        label="Date", required=False, widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+    )
+    start_message_link = forms.CharField(
+        label="Message link",
+        required=False,
+        max_length=300,
+        widget=forms.TextInput(attrs={"placeholder": "https://t.me/c/1234567890/42"}),
+    )
+
+    @classmethod
+    def of(cls, channel) -> "ChannelRulesForm":
+        return cls(
+            initial={
+                "take_kinds": channel.take_kinds,
+                "take_multi_volume": channel.take_multi_volume,
+                "leave_extensions": ", ".join(channel.leave_extensions),
+                "name_pattern": channel.name_pattern,
+                "min_bytes": size_exact(channel.min_bytes),
+                "max_bytes": size_exact(channel.max_bytes),
+                "start_from": channel.start_from,
+                # "now" keeps its moment too, but a date is shown only for a date start.
+                "start_date": channel.start_date.date() if channel.start_from == StartPoint.DATE else None,
+                "start_message_link": channel.start_message_link,
+            }
+        )
+
+    def changes(self) -> dict:
+        """The cleaned values as channel_rules_update takes them: a date or a link only for its start."""
+        changes = dict(self.cleaned_data)
+        if changes["start_from"] != StartPoint.DATE:
+            changes.pop("start_date")
+        if changes["start_from"] != StartPoint.MESSAGE:
+            changes.pop("start_message_link")
+        return changes
 
 
 class ChannelActiveForm(forms.Form):

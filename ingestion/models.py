@@ -13,6 +13,13 @@ from core.outcomes import Outcome, RunOutcome, first_sentence
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
 
+class StartPoint(models.TextChoices):
+    NOW = "now", "From now"
+    DATE = "date", "From a date"
+    MESSAGE = "message", "From a message"
+    HISTORY = "history", "The whole history"
+
+
 class Channel(models.Model):
     """A chat as a source (or the destination) of archives."""
 
@@ -26,6 +33,19 @@ class Channel(models.Model):
     )
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # What this channel takes (ingestion/rules.py): empty kinds take every kind; sizes in bytes, null unbounded.
+    take_kinds = models.JSONField(default=list, blank=True)
+    take_multi_volume = models.BooleanField(default=True)
+    leave_extensions = models.JSONField(default=list, blank=True)
+    name_pattern = models.CharField(max_length=300, blank=True)
+    min_bytes = models.BigIntegerField(null=True, blank=True)
+    max_bytes = models.BigIntegerField(null=True, blank=True)
+    # Where it starts: posts older than this are never read. "now" is the moment it was chosen (or the
+    # channel was switched on); a message start takes that message and what follows.
+    start_from = models.CharField(max_length=10, choices=StartPoint.choices, default=StartPoint.NOW)
+    start_date = models.DateTimeField(null=True, blank=True)
+    start_message_id = models.BigIntegerField(null=True, blank=True)
+    start_message_link = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["chat__title"]
@@ -46,6 +66,17 @@ class Channel(models.Model):
     @property
     def telegram_id(self) -> int:
         return self.chat.telegram_id
+
+    @property
+    def start_floor(self) -> tuple[int, datetime | None]:
+        """What the scan reads above: (message id, date); (0, None) reads the whole history."""
+        if self.start_from == StartPoint.MESSAGE and self.start_message_id:
+            return self.start_message_id - 1, None
+        if self.start_from == StartPoint.DATE and self.start_date:
+            return 0, self.start_date
+        if self.start_from == StartPoint.NOW:
+            return 0, self.start_date or self.created_at
+        return 0, None
 
     @property
     def title(self) -> str:
@@ -146,6 +177,7 @@ class IngestionRun(ClaimableRun):
     duplicates = models.PositiveIntegerField(default=0)
     ingested = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
+    filtered = models.PositiveIntegerField(default=0)  # sets the channel's rules leave out (not skipped)
     bytes_downloaded = models.BigIntegerField(default=0)
     bytes_uploaded = models.BigIntegerField(default=0)
     requests_sent = models.PositiveIntegerField(default=0)
@@ -230,6 +262,7 @@ class ChannelScan(models.Model):
     ingested = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
+    filtered = models.PositiveIntegerField(default=0)
     seconds = models.FloatField(default=0)
 
     class Meta:

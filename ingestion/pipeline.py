@@ -49,6 +49,7 @@ from ingestion.cycle import (
 from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import ANOTHER_RUN_WORKING, PENDING_REASONS, AccountChannelMap, IngestionRun, SkipReason
 from ingestion.previewing import PreviewStage
+from ingestion.rules import Rules
 from ingestion.selectors import Writer
 from ingestion.uploading import UploadStage
 from packages import services as package_services
@@ -321,7 +322,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
     ) -> None:
         await self.progress_report(current_channel=channel_map.channel.title, current_topic="")
         if not channel_map.channel.chat.is_forum:
-            messages = await self._history(reader, ref, min_id=channel_map.last_processed_message_id)
+            floor_id, since = channel_map.channel.start_floor
+            watermark = max(channel_map.last_processed_message_id, floor_id)
+            messages = await self._history(reader, ref, min_id=watermark, min_date=since)
             self._photos_wanted_since(ref, messages)
             through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
             result = await self._process_messages(reader, ScanTarget(channel_map, ref), messages, writer, through)
@@ -344,7 +347,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         enabled = [topic for topic in topics if topic.fetch_enabled]
         if not enabled:
             return
-        messages = await self._history(reader, ref, min_id=min(t.last_processed_message_id for t in enabled))
+        floor_id, since = channel_map.channel.start_floor
+        watermark = max(floor_id, min(t.last_processed_message_id for t in enabled))
+        messages = await self._history(reader, ref, min_id=watermark, min_date=since)
         self._photos_wanted_since(ref, messages)
         known = {topic.topic_id for topic in topics}
         if any((message.topic_id or GENERAL_TOPIC_ID) not in known for message in messages):
@@ -376,6 +381,24 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             retry_left=held,
         )
 
+    def _sets_taken(self, target: ScanTarget, sets: list[ArchiveSet]) -> list[ArchiveSet]:
+        """The sets the channel's rules take; the others are counted as filtered, never skipped: they hold no
+        watermark and are not tried again (docs/operations.md, "What each channel takes")."""
+        rules = Rules.of(target.channel_map.channel)
+        if not rules.filters:
+            return sets
+        taken = []
+        for archive_set in sets:
+            sizes = [item.document.size for item in archive_set.items]
+            may_grow = bool(archive_set.missing) or set_may_grow(archive_set, sizes=sizes)
+            why = rules.left_out(archive_set, size=sum(sizes), may_grow=may_grow)
+            if why:
+                logger.info("Left out %s in %s: %s", archive_set.file_name, target.label, why)
+                self.progress.add(filtered=1)
+            else:
+                taken.append(archive_set)
+        return taken
+
     async def _process_messages(
         self, reader, target: ScanTarget, messages: list[DocumentMessage], writer, through: int
     ) -> "ScanResult":
@@ -384,7 +407,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         result = ScanResult()
         topic_of = (lambda message: message.topic_id) if target.topic else (lambda message: None)
         messages = await self._with_earlier_volumes(reader, target, messages, topic_of)
-        sets = group_sets(messages, topic_of=topic_of)
+        sets = self._sets_taken(target, group_sets(messages, topic_of=topic_of))
         tried = {archive_set.items[0].id: {item.id for item in archive_set.items} for archive_set in sets}
         capped = await in_db_thread(selectors.skips_capped)(channel=target.channel_map.channel, sets=tried)
         lowest_held = None

@@ -12,6 +12,7 @@ from django_celery_beat.models import PeriodicTask
 
 from accounts.models import AccountChat, AuthState, TelegramAccount
 from core import task_names
+from core.formatting import format_moment
 from core.models import RunStatus
 from ingestion.models import (
     RUN_OUTCOME_FILTERS,
@@ -23,8 +24,10 @@ from ingestion.models import (
     MapRole,
     SkippedPackage,
     SkipReason,
+    StartPoint,
     TopicProgress,
 )
+from ingestion.rules import KINDS, size_text
 from telegram.records import CHANNEL, SUPERGROUP, ChatRef
 
 # Basic groups carry no archives worth watching; they are reminder targets.
@@ -318,3 +321,42 @@ def skips_open(*, channel: Channel, topic_id: int | None) -> list[SkippedPackage
 def catalog_audit_latest():
     """The last catalog audit, for the Operations page; None before the first."""
     return CatalogAudit.objects.first()
+
+
+def channel_reader_ref(*, channel: Channel) -> tuple[TelegramAccount, ChatRef] | None:
+    """A logged-in account that can read the channel (one of its readers first), with how it addresses it; None
+    when no account can."""
+    links = (
+        AccountChat.objects.filter(
+            chat=channel.chat, account__is_active=True, account__auth_state=AuthState.AUTHENTICATED
+        )
+        .select_related("account")
+        .order_by("account__phone")
+    )
+    readers = set(
+        AccountChannelMap.objects.filter(channel=channel, role=MapRole.READER).values_list("account_id", flat=True)
+    )
+    link = min(links, key=lambda link: link.account_id not in readers, default=None)
+    if link is None:
+        return None
+    return link.account, _ref(channel.chat, link.access_hash)
+
+
+def channel_rules_described(*, channel: Channel) -> list[tuple[str, str]]:
+    """What the channel takes, in words, for whoever may only read it: (what, how) per rule."""
+    kinds = ", ".join(label for kind, label in KINDS.items() if kind in channel.take_kinds) or "Every kind"
+    low, high = size_text(channel.min_bytes), size_text(channel.max_bytes)
+    sizes = f"{low or 'any'} to {high or 'any'}" if low or high else "Any size"
+    start = StartPoint(channel.start_from).label
+    if channel.start_from in (StartPoint.NOW, StartPoint.DATE) and channel.start_date:
+        start += f" ({format_moment(channel.start_date)})"
+    elif channel.start_from == StartPoint.MESSAGE:
+        start += f" ({channel.start_message_link or channel.start_message_id})"
+    return [
+        ("Kinds taken", kinds),
+        ("Sets of several volumes", "Taken" if channel.take_multi_volume else "Left out"),
+        ("Extensions left out", ", ".join(f".{extension}" for extension in channel.leave_extensions) or "None"),
+        ("Name pattern", channel.name_pattern or "Any name"),
+        ("Size", sizes),
+        ("Start", start),
+    ]

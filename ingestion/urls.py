@@ -14,6 +14,7 @@ urlpatterns = [
     path("channels/<int:pk>/leave/", views.channel_leave, name="channel-leave"),
     path("channels/<int:pk>/active/", views.channel_set_active, name="channel-active"),
     path("channels/<int:pk>/settings/", views.channel_settings, name="channel-settings"),
+    path("channels/<int:pk>/rules/", views.channel_rules, name="channel-rules"),
     path("channels/<int:pk>/readers/", views.channel_add_reader, name="channel-add-reader"),
     path(
         "channels/<int:pk>/readers/<int:account_pk>/remove/",

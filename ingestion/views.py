@@ -27,6 +27,7 @@ from ingestion import audit as audit_module
 from ingestion import selectors, services
 from ingestion.forms import (
     ChannelActiveForm,
+    ChannelRulesForm,
     ChannelSettingsForm,
     CreateDestinationForm,
     DestinationForm,
@@ -38,7 +39,7 @@ from ingestion.forms import (
     RetryAllForm,
     TopicFetchForm,
 )
-from ingestion.models import CatalogAudit, Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason
+from ingestion.models import CatalogAudit, Channel, IngestionTrigger, MapRole, SkippedPackage, SkipReason, StartPoint
 from packages import services as package_services
 from packages.selectors import channel_passwords, packages_from_chat
 from telegram.errors import TelegramError
@@ -204,8 +205,46 @@ def channel_detail(request, pk: int):
         "passed_over": selectors.channel_skips_passed_over(channel=channel),
         "max_attempts": settings.INGEST_MAX_SKIP_ATTEMPTS,
         **_passwords_context(channel),
+        "rules_form": ChannelRulesForm.of(channel),
+        "rules_described": selectors.channel_rules_described(channel=channel),
     }
     return render(request, CHANNEL, context)
+
+
+@login_required
+@require_POST
+def channel_rules(request, pk: int):
+    """Save the channel's rules, or try them first: Preview (the last 100 documents) or Count history. Choosing
+    the whole history shows its count before it is saved."""
+    channel = get_object_or_404(selectors.channel_list(), pk=pk)
+    form = ChannelRulesForm(request.POST)
+    context = {"channel": channel, "rules_form": form}
+    if form.is_valid():
+        changes, action = form.changes(), request.POST.get("action", "save")
+        to_history = changes["start_from"] == StartPoint.HISTORY != channel.start_from
+        try:
+            if action == "preview":
+                rules = services.channel_rules_try(channel=channel, **changes)
+                context["preview"] = services.channel_rules_preview(channel=channel, rules=rules)
+            elif action == "count" or (to_history and not request.POST.get("confirm_history")):
+                rules = services.channel_rules_try(channel=channel, **changes)
+                context["history"] = services.channel_history_count(channel=channel, rules=rules)
+                context["confirm_history"] = to_history
+            else:
+                channel = services.channel_rules_update(channel=channel, **changes)
+                context.update(channel=channel, rules_form=ChannelRulesForm.of(channel), saved=True)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        except OperatorError as exc:
+            form.add_error(None, str(exc))
+    if not request.htmx:
+        if form.errors:
+            messages.error(request, " ".join(message for errors in form.errors.values() for message in errors))
+        elif context.get("saved"):
+            messages.success(request, f"{channel.title}: rules saved.")
+        return redirect("ingestion:channel-detail", pk=pk)
+    return render(request, f"{CHANNEL}#channel-rules", context)
 
 
 @login_required

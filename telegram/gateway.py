@@ -104,11 +104,18 @@ class TelegramGateway(Protocol):
         """One page (TOPICS_PAGE) of a forum's topics, ascending by id, after offset_topic_id."""
 
     async def search_documents(
-        self, chat: ChatRef, *, min_id: int, offset_id: int = 0, topic_id: int | None = None
+        self,
+        chat: ChatRef,
+        *,
+        min_id: int,
+        offset_id: int = 0,
+        topic_id: int | None = None,
+        min_date: datetime | None = None,
     ) -> DocumentPage:
         """One request: a page of messages with documents, ids in (min_id, offset_id), newest first
-        (offset_id 0 = from the newest); topic_id narrows to one forum topic. A short page is not the
-        end: go on from `next_offset_id` until it is None."""
+        (offset_id 0 = from the newest); topic_id narrows to one forum topic, min_date to posts since then
+        (a page that reaches it is the last). A short page is not the end: go on from `next_offset_id` until
+        it is None."""
 
     async def search_photos(self, chat: ChatRef, *, min_date: datetime, offset_id: int = 0) -> DocumentPage:
         """One request: a page of the chat's photos posted since min_date (channel-wide, each with its topic),

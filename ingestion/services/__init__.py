@@ -5,7 +5,8 @@
 - skipped: skipped packages, their reasons, and Retry;
 - cycle_records: what a cycle writes (watermarks, topics, channel errors, a set's raw files and package);
 - catalog_tasks: the catalog buttons' work (audit, rebuild from the destination);
-- onboarding: joining and leaving channels, creating the destination, a new account joining the sources.
+- onboarding: joining and leaving channels, creating the destination, a new account joining the sources;
+- rules: what each channel takes (kinds, names, sizes, start point), and trying them on the channel.
 """
 
 from ingestion.services.catalog_tasks import (
@@ -42,6 +43,15 @@ from ingestion.services.onboarding import (
     chat_preview,
     destination_create,
 )
+from ingestion.services.rules import (
+    HistoryCount,
+    RulesPreview,
+    channel_history_count,
+    channel_rules_check,
+    channel_rules_preview,
+    channel_rules_try,
+    channel_rules_update,
+)
 from ingestion.services.runs import (
     channel_ingest_now,
     ingestion_cycle_start,
@@ -65,6 +75,13 @@ __all__ = [
     "archive_set_record_upload",
     "catalog_rebuild_from_destination",
     "catalog_task_send",
+    "HistoryCount",
+    "RulesPreview",
+    "channel_history_count",
+    "channel_rules_check",
+    "channel_rules_preview",
+    "channel_rules_try",
+    "channel_rules_update",
     "channel_error_clear",
     "channel_error_record",
     "channel_for_chat",

@@ -2,12 +2,14 @@
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import AccountChat, Chat, TelegramAccount
 from ingestion.models import (
     AccountChannelMap,
     Channel,
     MapRole,
+    StartPoint,
     TopicProgress,
 )
 from ingestion.scanning import scan_state_reset
@@ -40,6 +42,9 @@ def channel_update(
         )
     if channel.is_destination and is_active:
         raise ValidationError({"is_active": "The destination channel cannot also be a source."})
+    if is_active and not channel.is_active and channel.start_from == StartPoint.NOW and not _ever_scanned(channel):
+        # "From now" is from the moment it is switched on, not from when its row was made.
+        channel.start_date = timezone.now()
     if is_active is not None:
         channel.is_active = is_active
     old_category = channel.category
@@ -52,6 +57,10 @@ def channel_update(
         # The category is the tag of the channel's packages: a new one is re-applied to those already in.
         package_services.packages_category_retag(chat_id=channel.chat_id, old=old_category, new=channel.category)
     return channel
+
+
+def _ever_scanned(channel: Channel) -> bool:
+    return AccountChannelMap.objects.filter(channel=channel, last_scanned_at__isnull=False).exists()
 
 
 def channel_link_account(
@@ -111,8 +120,8 @@ def topic_set_fetch(*, topic: TopicProgress, fetch_enabled: bool) -> TopicProgre
 def channels_apply_roles(*, roles: dict[int, str]) -> None:
     """Set up sources and the destination as an operator would.
 
-    A `source` is activated and read by every account in it; the `destination`
-    is written by every account that can post there.
+    A `source` is activated and read by every account in it, from its whole history (what a world file's
+    posts are there for); the `destination` is written by every account that can post there.
     """
     channels_for_known_chats()
     for telegram_id, role in roles.items():
@@ -121,6 +130,8 @@ def channels_apply_roles(*, roles: dict[int, str]) -> None:
             continue
         channel = channel_for_chat(chat=chat)
         if role == "source":
+            Channel.objects.filter(pk=channel.pk).update(start_from=StartPoint.HISTORY)
+            channel.start_from = StartPoint.HISTORY
             channel_update(channel=channel, is_active=True)
             for link in AccountChat.objects.filter(chat=chat).select_related("account"):
                 channel_link_account(channel=channel, account=link.account, role=MapRole.READER)

@@ -475,20 +475,34 @@ class TelethonGateway:
 
     @maps_errors
     async def search_documents(
-        self, chat: ChatRef, *, min_id: int, offset_id: int = 0, topic_id: int | None = None
+        self,
+        chat: ChatRef,
+        *,
+        min_id: int,
+        offset_id: int = 0,
+        topic_id: int | None = None,
+        min_date: datetime | None = None,
     ) -> DocumentPage:
         # Paged as Telethon's own iterator pages: Telegram does not honour min_id/max_id near the top of
         # history, and some chats answer short pages mid-history, so ids are checked here, and only an
-        # empty page, a whole answer (not a slice) or reaching min_id ends the search.
-        result = await self._search(chat, types.InputMessagesFilterDocument(), offset_id=offset_id, topic_id=topic_id)
+        # empty page, a whole answer (not a slice) or reaching min_id (or min_date) ends the search.
+        if min_date is not None:
+            min_date = min_date.replace(microsecond=0)  # Telegram dates are whole seconds
+        result = await self._search(
+            chat, types.InputMessagesFilterDocument(), offset_id=offset_id, topic_id=topic_id, min_date=min_date
+        )
         forum = _is_forum(result, chat)
         page = [
             message
             for message in result.messages
-            if isinstance(message, types.Message) and message.id > min_id and (not offset_id or message.id < offset_id)
+            if isinstance(message, types.Message)
+            and message.id > min_id
+            and (not offset_id or message.id < offset_id)
+            and (min_date is None or message.date >= min_date)
         ]
         lowest = min((message.id for message in result.messages), default=0)
-        done = _last_search_page(result, offset_id=offset_id) or lowest <= min_id + 1
+        reached_date = min_date is not None and any(message.date < min_date for message in result.messages)
+        done = _last_search_page(result, offset_id=offset_id) or lowest <= min_id + 1 or reached_date
         return DocumentPage(
             messages=[_document_message(chat, message, forum) for message in page],
             next_offset_id=None if done else lowest,

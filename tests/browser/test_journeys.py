@@ -148,6 +148,16 @@ def test_journey_ingestion_from_a_new_account_to_a_retried_package(
         expect(page.get_by_text("No destination yet")).to_have_count(0)  # swapped away with the rows
         shot("channels-linked")
 
+        # Models A is new here, so it starts from now: the operator takes its whole history, counted first.
+        page.locator("#channel-rows tr", has_text="Models A").get_by_role("link", name="Models A").click()
+        rules = page.locator("#channel-rules")
+        rules.get_by_label("The whole history").check()
+        rules.get_by_role("button", name="Save rules").click()
+        expect(rules.locator("#history-count")).to_contain_text("The whole history of Models A: 2 sets")
+        shot("history-count")
+        rules.get_by_role("button", name="Take the whole history").click()
+        expect(rules.get_by_text("Saved.")).to_be_visible()
+
         # Ingest now: dragon.zip goes through, castle.zip's downloads fail until the retries run out.
         run = ingest_now_and_wait(page, shot, "ingest", ending="Partial")  # castle.zip was skipped
         expect(run.locator("td.num").nth(3)).to_have_text("1")  # ingested

@@ -6,8 +6,16 @@ from django.urls import reverse
 from accounts.models import AuthState, TelegramAccount
 from accounts.services import account_refresh_chats
 from core.models import RunStatus
-from ingestion.models import AccountChannelMap, Channel, IngestionRun, MapRole, SkippedPackage, TopicProgress
-from ingestion.services import channel_link_account, channel_update, channels_for_known_chats
+from ingestion.models import (
+    AccountChannelMap,
+    Channel,
+    IngestionRun,
+    MapRole,
+    SkippedPackage,
+    StartPoint,
+    TopicProgress,
+)
+from ingestion.services import channel_link_account, channel_rules_update, channel_update, channels_for_known_chats
 from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -222,6 +230,7 @@ def test_channel_detail_shows_accounts_topics_and_the_last_error(admin_client, s
     forum = channel(FORUM)
     reader = TelegramAccount.objects.get(phone=READER)
     channel_link_account(channel=forum, account=reader)
+    channel_rules_update(channel=forum, start_from=StartPoint.HISTORY)  # a new channel starts from now
     channel_update(channel=forum, is_active=True)
     run_cycle()
     Channel.objects.filter(pk=forum.pk).update(last_error="Reader A: CHANNEL_PRIVATE")

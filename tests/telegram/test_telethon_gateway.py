@@ -439,6 +439,24 @@ def test_search_documents_sends_one_search_checks_ids_itself_and_assigns_forum_t
     assert page.next_offset_id is None  # the page went below min_id: nothing older is wanted
 
 
+def test_search_documents_since_a_date_asks_for_it_and_stops_at_it():
+    def dated(id, seconds):
+        media = types.MessageMediaDocument(document=document(id=id * 10))
+        peer = types.PeerChannel(CHANNEL.id)
+        return types.Message(id=id, peer_id=peer, date=DATE + timedelta(seconds=seconds), message="", media=media)
+
+    client = StandInClient()
+    answer = channel_messages([dated(12, 10), dated(11, 0), dated(10, -1)], chats=[channel(CHANNEL.id)])
+    client.answer(functions.messages.SearchRequest, answer)
+    since = DATE + timedelta(microseconds=400_000)  # Telegram's dates are whole seconds: 11 is in
+
+    page = run(client, lambda gateway: gateway.search_documents(CHANNEL, min_id=0, min_date=since))
+
+    assert client.requests[0].min_date == DATE
+    assert [message.id for message in page.messages] == [12, 11]
+    assert page.next_offset_id is None  # the page reached the date: nothing older is wanted
+
+
 def test_search_documents_narrows_to_a_topic_and_ignores_topics_outside_forums():
     client = StandInClient()
     client.answer(

@@ -12,6 +12,8 @@ from core.models import ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
+CHANNEL_SETS_PER_CYCLE_MAX = 1000
+
 
 class Channel(models.Model):
     """A chat as a source (or the destination) of archives."""
@@ -26,6 +28,11 @@ class Channel(models.Model):
     )
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Its share of a cycle: at most this many sets, then the other channels have their turn (null: the default,
+    # INGEST_CHANNEL_SETS_PER_CYCLE); a backfill goes on in the next cycle, which starts at once.
+    sets_per_cycle = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(CHANNEL_SETS_PER_CYCLE_MAX)]
+    )
 
     class Meta:
         ordering = ["chat__title"]

@@ -33,6 +33,23 @@ class IngestLimits:
     bytes_per_second: int | None
 
 
+@dataclass(frozen=True)
+class IngestState:
+    """What the Accounts page says of the account's ingestion: its hours, its cap, why it waits ("" if not)."""
+
+    hours: str
+    bandwidth: str
+    waiting: str
+
+
+def account_ingest_state(*, account: TelegramAccount) -> IngestState:
+    return IngestState(
+        hours=account_ingest_hours_text(account=account),
+        bandwidth=account_bandwidth_text(account=account),
+        waiting=account_ingest_wait(account=account),
+    )
+
+
 def account_ingest_window(*, account: TelegramAccount) -> DeliveryWindow:
     return DeliveryWindow(
         tz=zone(account.ingest_timezone), start_hour=account.ingest_start_hour, end_hour=account.ingest_end_hour

@@ -55,6 +55,11 @@ class Channel(models.Model):
         return self.chat.telegram_id
 
     @property
+    def share(self) -> int:
+        """Sets it may take in one cycle before the other channels have their turn."""
+        return self.sets_per_cycle or settings.INGEST_CHANNEL_SETS_PER_CYCLE
+
+    @property
     def title(self) -> str:
         return self.chat.title
 

@@ -430,7 +430,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             first_id = min(item.id for item in archive_set.items)
             if first_id in capped:
                 continue
-            if self.turns.get(target.channel_map.pk, 0) >= self._share(target.channel_map):
+            if self.turns.get(target.channel_map.pk, 0) >= target.channel_map.channel.share:
                 result.stopped = result.turn_over = self.more_left = True
                 logger.info("%s took its share of the cycle; the rest goes on in the next one", target.label)
                 break
@@ -438,7 +438,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             result.found += 1
             self.progress.add(archives_found=1)
             later = [s for s in sets[index + 1 :] if min(item.id for item in s.items) not in capped]
-            share_left = self.turns[target.channel_map.pk] < self._share(target.channel_map)
+            share_left = self.turns[target.channel_map.pk] < target.channel_map.channel.share
             self.up_next = (reader, target, later[0]) if later and share_left else None
             outcome = await self._process(reader, target, archive_set, writer)
             if outcome.kind == OutcomeKind.SKIPPED:
@@ -458,11 +458,6 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         if not result.held:
             await in_db_thread(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)
         return result
-
-    @staticmethod
-    def _share(channel_map: AccountChannelMap) -> int:
-        """Sets a channel may take in one cycle before the others have their turn."""
-        return channel_map.channel.sets_per_cycle or settings.INGEST_CHANNEL_SETS_PER_CYCLE
 
     async def _with_earlier_volumes(
         self, reader: TelegramGateway, target: ScanTarget, messages: list[DocumentMessage], topic_of

@@ -2,6 +2,7 @@
 posts has its turn in the same cycle, and the backfill goes on in a cycle queued at once, losing nothing."""
 
 import pytest
+from django.urls import reverse
 
 from core.models import RunStatus
 from core.runs import run_claim
@@ -9,6 +10,7 @@ from ingestion.models import AccountChannelMap, Channel, IngestionRun
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
 from tests.support.ingestion import READER, SOURCE, run_cycle, uploaded_names, world
+from tests.support.pages import htmx_post
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,3 +84,39 @@ def test_without_a_share_of_its_own_a_channel_takes_the_default(backfill_beside_
 
     assert first.ingested == 6, first.error
     assert continue_queued().ingested == 2
+
+
+def test_the_share_is_set_in_the_api_and_a_bad_one_says_what_to_use(backfill_beside_one_new_set, api, settings):
+    settings.INGEST_CHANNEL_SETS_PER_CYCLE = 10
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    url = f"/api/channels/{channel.pk}/"
+
+    assert api.get(url).json()["share"] == 10
+    response = api.patch(url, {"sets_per_cycle": 3}, format="json")
+    assert response.status_code == 200, response.json()
+    assert (response.json()["sets_per_cycle"], response.json()["share"]) == (3, 3)
+
+    for bad in (0, 5000, "three"):
+        refused = api.patch(url, {"sets_per_cycle": bad}, format="json")
+        assert refused.status_code == 400, refused.json()
+        assert "1 to 1000 sets a cycle" in str(refused.json()) or "valid integer" in str(refused.json())
+    assert Channel.objects.get(pk=channel.pk).sets_per_cycle == 3
+
+    cleared = api.patch(url, {"sets_per_cycle": None}, format="json")
+    assert (cleared.json()["sets_per_cycle"], cleared.json()["share"]) == (None, 10)
+
+
+def test_the_channels_page_sets_the_share_and_keeps_a_bad_one_beside_its_error(backfill_beside_one_new_set, operator):
+    channel = Channel.objects.get(chat__telegram_id=SOURCE)
+    url = reverse("ingestion:channel-settings", args=[channel.pk])
+
+    html = htmx_post(operator, url, {"category": "", "sets_per_cycle": "0"})
+
+    assert 'class="field-error"' in html and "1 to 1000 sets a cycle" in html and 'value="0"' in html
+    assert Channel.objects.get(pk=channel.pk).sets_per_cycle is None
+
+    html = htmx_post(operator, url, {"category": "", "sets_per_cycle": "4"})
+    assert "Saved." in html and 'name="sets_per_cycle" placeholder="default" value="4"' in html
+    assert Channel.objects.get(pk=channel.pk).sets_per_cycle == 4
+    detail = operator.get(reverse("ingestion:channel-detail", args=[channel.pk])).content.decode()
+    assert "Share of a cycle" in detail and "then the other channels have their turn" in detail

@@ -2,7 +2,7 @@
 
 Channel A holds a backlog of `--backlog` sets (50); channel B, read by the same account, gets one new set: first
 beside the whole backlog, then once more while the backfill is under way (posted after the first cycle). Each
-channel takes at most its share of a cycle (INGEST_CHANNEL_SETS_PER_CYCLE, 10 by default), and the backfill goes on
+channel takes at most its share of a cycle (INGEST_CHANNEL_SETS_PER_CYCLE, 20 by default), and the backfill goes on
 in the cycle it queues; the cycles are worked here, one after the other, as a worker would. Prints the cycle each
 of B's sets landed in (goal: the cycle it was there for), and the cycles the backfill took.
 
@@ -43,6 +43,7 @@ def main() -> None:
     from operations.sandbox import sandbox_authorize
     from packages.models import Package
     from telegram.sandbox.loader import world_load
+    from telegram.sandbox.world import World
 
     reader, writer = "+15550000001", "+15550000009"
     world_load(
@@ -101,7 +102,9 @@ def main() -> None:
         f"B's set posted after cycle 1 landed in cycle {landed.get('new-1.zip')} (goal 2), after "
         f"{before.get('new-1.zip')} of A's sets"
     )
-    print(f"the backfill: {backlog_done} of {args.backlog} sets in {cycle} cycles")
+    calls = World(settings.SANDBOX_PATH).stats()["calls"][reader]
+    searches = sum(count for method, count in calls.items() if method == "messages.search")
+    print(f"the backfill: {backlog_done} of {args.backlog} sets in {cycle} cycles; history pages read {searches}")
 
 
 if __name__ == "__main__":

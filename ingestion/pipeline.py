@@ -92,7 +92,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
         self.whole_downloads: dict[Path, Path] = {}  # staged volume → where its download is kept past the run
         self.interrupted = False  # stopped undecided (an outage, a lost lock): whole downloads are kept
-        self.turns: dict[int, int] = {}  # sets each channel map took this cycle (its share: Channel.sets_per_cycle)
+        self.turns: dict[int, int] = {}  # sets each channel map uploaded this cycle (its share: Channel.share)
         self.more_left = False  # a channel's share ran out with sets left: the next cycle comes at once
 
     # Entry point (sync) -----------------------------------------------------------------------------------
@@ -434,13 +434,15 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                 result.stopped = result.turn_over = self.more_left = True
                 logger.info("%s took its share of the cycle; the rest goes on in the next one", target.label)
                 break
-            self.turns[target.channel_map.pk] = self.turns.get(target.channel_map.pk, 0) + 1
             result.found += 1
             self.progress.add(archives_found=1)
             later = [s for s in sets[index + 1 :] if min(item.id for item in s.items) not in capped]
-            share_left = self.turns[target.channel_map.pk] < target.channel_map.channel.share
+            # Not when this set, once uploaded, ends the channel's turn: the next one would wait a cycle on disk.
+            share_left = self.turns.get(target.channel_map.pk, 0) + 1 < target.channel_map.channel.share
             self.up_next = (reader, target, later[0]) if later and share_left else None
             outcome = await self._process(reader, target, archive_set, writer)
+            if outcome.kind == OutcomeKind.INGESTED:
+                self.turns[target.channel_map.pk] = self.turns.get(target.channel_map.pk, 0) + 1
             if outcome.kind == OutcomeKind.SKIPPED:
                 result.failures += 1
             if outcome.holds_watermark:

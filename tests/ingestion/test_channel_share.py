@@ -120,3 +120,18 @@ def test_the_channels_page_sets_the_share_and_keeps_a_bad_one_beside_its_error(b
     assert Channel.objects.get(pk=channel.pk).sets_per_cycle == 4
     detail = operator.get(reverse("ingestion:channel-detail", args=[channel.pk])).content.decode()
     assert "Share of a cycle" in detail and "then the other channels have their turn" in detail
+
+
+def test_sets_that_cost_no_transfer_do_not_count_against_the_share(ingest_world, settings, tmp_path):
+    # Ten sets too large to take, then two to take: a share of one still passes over the ten in the same cycle.
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+    settings.INGEST_MAX_PACKAGE_BYTES = 3000
+    huge = [{"id": 10 + n, "document": {"name": f"huge-{n}.zip", "size": 5000, "seed": n}} for n in range(10)]
+    ingest_world(world(messages=huge + sets(2, first_id=30, prefix="small")))
+    Channel.objects.filter(chat__telegram_id=SOURCE).update(sets_per_cycle=1)
+
+    first = run_cycle()
+
+    assert (first.ingested, first.skipped) == (1, 10), first.error
+    assert continue_queued().ingested == 1

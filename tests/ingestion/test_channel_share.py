@@ -116,7 +116,7 @@ def test_the_channels_page_sets_the_share_and_keeps_a_bad_one_beside_its_error(b
     assert Channel.objects.get(pk=channel.pk).sets_per_cycle is None
 
     html = htmx_post(operator, url, {"category": "", "sets_per_cycle": "4"})
-    assert "Saved." in html and 'name="sets_per_cycle" placeholder="default" value="4"' in html
+    assert "Saved." in html and 'name="sets_per_cycle" placeholder="" value="4"' in html
     assert Channel.objects.get(pk=channel.pk).sets_per_cycle == 4
     detail = operator.get(reverse("ingestion:channel-detail", args=[channel.pk])).content.decode()
     assert "Share of a cycle" in detail and "then the other channels have their turn" in detail

@@ -60,7 +60,7 @@ def test_hours_bandwidth_and_share_from_the_console(
 
     page.goto(f"{live_server.url}/channels/")
     channel_row = page.locator(f"#channel-{source.pk}")
-    channel_row.get_by_label("Share").fill("5")
+    channel_row.get_by_label("Share a cycle").fill("5")
     channel_row.get_by_role("button", name="Save").click()
     expect(page.locator(f"#channel-{source.pk}")).to_contain_text("Saved.")
     top(page)

@@ -2,6 +2,7 @@
 shared by every process, and outside its hours nothing is transferred (a transfer stops after its part in flight,
 keeping what it has)."""
 
+import asyncio
 import threading
 import time
 from datetime import UTC, datetime
@@ -16,9 +17,11 @@ from core import clock
 from core.models import RunStatus
 from ingestion import services
 from ingestion.models import IngestionRun, SkippedPackage
+from ingestion.transfer_budget import TransferBudget
 from packages.models import Package
 from telegram.records import PART_SIZE
 from telegram.sandbox.world import World
+from tests.support.buckets import send_buckets_flush
 from tests.support.ingestion import READER, WRITER, run_cycle, uploads, world
 from tests.support.processes import assert_paced, race_in_processes
 
@@ -145,3 +148,20 @@ def test_hours_closing_mid_download_stop_after_the_part_and_keep_what_was_downlo
     expected = sandbox.document_sha256(sandbox.document(sandbox.message(1001, 10)["document_id"]))
     assert Package.objects.get().content_hash == expected
     assert IngestionRun.objects.count() == 2
+
+
+def test_a_bucket_redis_forgot_starts_empty_from_what_postgresql_kept(ingest_world, staging):
+    ingest_world(world(messages=[]))
+    account = cap(READER, PART_SIZE)  # one part a second
+
+    async def take(budget, parts: int) -> float:
+        started = time.monotonic()
+        for _ in range(parts):
+            await budget(PART_SIZE)
+        return time.monotonic() - started
+
+    asyncio.run(take(TransferBudget(account=account), 3))  # the last part's bytes were due two seconds on
+    send_buckets_flush()  # Redis restarted without its data
+    waited = asyncio.run(take(TransferBudget(account=TelegramAccount.objects.get(pk=account.pk)), 1))
+
+    assert waited >= 0.5, f"a forgotten bucket handed out a fresh burst at once ({waited:.2f} s)"

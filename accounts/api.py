@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts import pace, selectors, services
+from accounts import ingest_limits, pace, selectors, services
 from accounts.models import AccountRest, AuthState, TelegramAccount
 from core.api import ErrorSerializer
 
@@ -51,6 +51,18 @@ class AccountSerializer(serializers.ModelSerializer):
         help_text="Channels and groups stored by the last refresh (people with a private chat not counted).",
     )
     health = serializers.SerializerMethodField()
+    ingest_hours = serializers.SerializerMethodField(help_text='When it may transfer: "09:00–18:00 (Europe/Berlin)".')
+    ingest_bandwidth = serializers.SerializerMethodField(help_text='Its bandwidth cap: "2 MB/s", or "no cap".')
+    ingest_waiting = serializers.SerializerMethodField(help_text="Why ingestion waits now (its hours); empty if not.")
+
+    def get_ingest_hours(self, account: TelegramAccount) -> str:
+        return ingest_limits.account_ingest_hours_text(account=account)
+
+    def get_ingest_bandwidth(self, account: TelegramAccount) -> str:
+        return ingest_limits.account_bandwidth_text(account=account)
+
+    def get_ingest_waiting(self, account: TelegramAccount) -> str:
+        return ingest_limits.account_ingest_wait(account=account)
 
     @extend_schema_field(AccountHealthSerializer)
     def get_health(self, account: TelegramAccount) -> dict:
@@ -76,8 +88,31 @@ class AccountSerializer(serializers.ModelSerializer):
             "chats_refreshed_at",
             "created_at",
             "health",
+            "ingest_start_hour",
+            "ingest_end_hour",
+            "ingest_timezone",
+            "ingest_bytes_per_second",
+            "ingest_hours",
+            "ingest_bandwidth",
+            "ingest_waiting",
         ]
         read_only_fields = fields
+
+
+class IngestLimitsSerializer(serializers.Serializer):
+    ingest_start_hour = serializers.IntegerField(
+        help_text="The hour (0–23, wall clock of ingest_timezone) ingestion may start transferring; 0 with 24 is "
+        "all day, a start after the end runs overnight (22 → 6)."
+    )
+    ingest_end_hour = serializers.IntegerField(help_text="The hour (1–24) it stops transferring.")
+    ingest_timezone = serializers.CharField(help_text="An IANA zone, e.g. Europe/Berlin or UTC.")
+    ingest_bandwidth = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text='Bytes a second shared by every download and upload of the account: "2 MB/s", "500 KB/s", '
+        '"1.5 MiB/s" or a number; empty or null for no cap.',
+    )
 
 
 class AccountCreateSerializer(serializers.Serializer):
@@ -204,6 +239,30 @@ class AccountViewSet(
     @action(detail=True, methods=["post"], url_path="keep-runs-paused")
     def keep_runs_paused(self, request, pk=None):
         return self._account_response(pace.account_rest_keep_runs_paused(account=self.get_object()))
+
+    @extend_schema(
+        summary="Set the account's ingestion hours and bandwidth cap",
+        description="Transfers in flight follow within seconds: a part outside the hours is not sent (the run stops "
+        "and goes on when they open, keeping what it downloaded); the cap is shared by every worker process.",
+        request=IngestLimitsSerializer,
+        responses={200: AccountSerializer, 400: ERRORS[400]},
+    )
+    @action(detail=True, methods=["post"], url_path="ingest-limits")
+    def set_ingest_limits(self, request, pk=None):
+        account = self.get_object()
+        data = IngestLimitsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            limits = ingest_limits.ingest_limits_clean(
+                start_hour=values["ingest_start_hour"],
+                end_hour=values["ingest_end_hour"],
+                timezone_name=values["ingest_timezone"],
+                bandwidth=values.get("ingest_bandwidth"),
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from None
+        return self._account_response(ingest_limits.account_ingest_limits_set(account=account, limits=limits))
 
     @extend_schema(
         summary="Ask Telegram to send a login code",

@@ -46,9 +46,28 @@ class TelegramAccount(models.Model):
     rest_resumes_runs = models.BooleanField(default=True, help_text="Runs paused by the rest resume after it.")
     # The operator's "stop all sending for this account now" switch.
     sending_stopped = models.BooleanField(default=False)
+    # Ingestion's hours (a daily window of wall-clock hours in ingest_timezone, core.windows; 0–24: always) and its
+    # bandwidth cap, shared by every download and upload of the account (null: no cap).
+    ingest_start_hour = models.PositiveSmallIntegerField(default=0)
+    ingest_end_hour = models.PositiveSmallIntegerField(default=24)
+    ingest_timezone = models.CharField(max_length=64, default="UTC")
+    ingest_bytes_per_second = models.PositiveBigIntegerField(null=True, blank=True)
+    # When the last transfer bytes taken from the bucket were due: a bucket Redis forgot starts empty from there.
+    ingest_spent_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["phone"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(ingest_start_hour__lte=23, ingest_end_hour__gte=1, ingest_end_hour__lte=24)
+                & ~models.Q(ingest_start_hour=models.F("ingest_end_hour")),
+                name="account_ingest_hours",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ingest_bytes_per_second__isnull=True) | models.Q(ingest_bytes_per_second__gte=1),
+                name="account_ingest_bytes_per_second",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.display_name or self.phone

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from accounts.ingest_limits import account_ingest_state
 from accounts.models import (
     AccountPaceEvent,
     AccountRest,
@@ -36,6 +37,7 @@ def account_get(*, pk: int) -> TelegramAccount:
     """One account with `chats_known` and `health`; raises TelegramAccount.DoesNotExist."""
     account = account_list().get(pk=pk)
     account.health = account_health(account=account)
+    account.ingest = account_ingest_state(account=account)
     return account
 
 
@@ -134,6 +136,7 @@ def accounts_with_health(accounts) -> list[TelegramAccount]:
     accounts = list(accounts)
     for account in accounts:
         account.health = account_health(account=account)
+        account.ingest = account_ingest_state(account=account)
     return accounts
 
 

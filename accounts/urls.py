@@ -15,6 +15,7 @@ urlpatterns = [
     path("<int:pk>/active/", views.account_set_active, name="active"),
     path("<int:pk>/delete/", views.account_delete, name="delete"),
     path("<int:pk>/sending/", views.account_sending, name="sending"),
+    path("<int:pk>/ingest-limits/", views.account_ingest_limits, name="ingest-limits"),
     path("<int:pk>/rest/end/", views.account_rest_end, name="rest-end"),
     path("<int:pk>/rest/keep-runs-paused/", views.account_rest_keep_paused, name="rest-keep-paused"),
 ]

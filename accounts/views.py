@@ -17,12 +17,13 @@ from django.template.loader import render_to_string
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import pace, selectors, services
-from accounts.forms import CodeForm, PasswordForm, PhoneForm
+from accounts import ingest_limits, pace, selectors, services
+from accounts.forms import CodeForm, IngestLimitsForm, PasswordForm, PhoneForm
 from accounts.models import AuthState, TelegramAccount
 from core.forms import error_text
 from core.security import console_logins, cooloff_minutes
 from core.security import login_unlock as login_unlock_service
+from core.sizes import size_text
 from telegram.errors import LoginError
 
 PAGE = "accounts/list.html"
@@ -242,3 +243,42 @@ def account_rest_keep_paused(request, pk: int):
         pace.account_rest_keep_runs_paused,
         lambda resumes: "Its runs stay paused after the rest; resume them from Activity.",
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_ingest_limits(request, pk: int):
+    """The account's ingestion hours and bandwidth cap, in a dialog; what was typed stays beside its error."""
+    account = get_object_or_404(TelegramAccount, pk=pk)
+    bandwidth = size_text(account.ingest_bytes_per_second) + "/s" if account.ingest_bytes_per_second else ""
+    initial = {
+        "ingest_start_hour": account.ingest_start_hour,
+        "ingest_end_hour": account.ingest_end_hour,
+        "ingest_timezone": account.ingest_timezone,
+        "ingest_bandwidth": bandwidth,
+    }
+    form = IngestLimitsForm(request.POST or None, initial=initial)
+    if form.is_valid():
+        values = form.cleaned_data
+        try:
+            limits = ingest_limits.ingest_limits_clean(
+                start_hour=values["ingest_start_hour"],
+                end_hour=values["ingest_end_hour"],
+                timezone_name=values["ingest_timezone"],
+                bandwidth=values["ingest_bandwidth"],
+            )
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field, errors)
+        else:
+            ingest_limits.account_ingest_limits_set(account=account, limits=limits)
+            notice = (
+                f"Ingestion hours {ingest_limits.account_ingest_hours_text(account=account)}, "
+                f"bandwidth {ingest_limits.account_bandwidth_text(account=account)}."
+            )
+            if not request.htmx:
+                messages.success(request, f"{account}: {notice}")
+                return redirect("accounts:list")
+            context = {"account": selectors.account_get(pk=pk), "notice": notice}
+            return HttpResponse(render_to_string(f"{PAGE}#account-row-replaced", context, request=request))
+    return _dialog(request, "ingest-limits-dialog", account=account, form=form)

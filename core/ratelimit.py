@@ -31,6 +31,7 @@ KEY_PREFIX = "stashcast:ratelimit:"
 # State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
 # (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0),
 # `ceiling` (the one it was last used under).
+# Mode "take" takes ARGV[10] tokens (default 1: a byte budget takes a part's bytes at once).
 # Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before,
 # due (epoch the token taken is due; 0 when none was)}.
 _SCRIPT = """
@@ -70,7 +71,7 @@ if mode == "take" then
   if halt > now then
     status = "halt"
   else
-    tokens = tokens - 1
+    tokens = tokens - (tonumber(ARGV[10]) or 1)
     wait = (at - now) + math.max(0, -tokens) / rate
     due = now + wait
     clean = clean + 1
@@ -208,11 +209,12 @@ class TokenBucket:
             raise BucketHalted(pace.halted_until)
         return pace
 
-    def take(self) -> Pace:
-        """Take one token; `wait` is the seconds to wait before using it (0 when one was there).
+    def take(self, tokens: float = 1) -> Pace:
+        """Take `tokens` (one message; a part's bytes); `wait` is the seconds to wait before using them (0 when
+        they were there).
 
         Raises BucketHalted, taking nothing, while the bucket is halted."""
-        return self._call("take")
+        return self._call("take", tokens)
 
     def reserve(self) -> float:
         return self.take().wait
@@ -236,7 +238,11 @@ class TokenBucket:
         return self._call("state")
 
     async def acquire(
-        self, *, wait_at_most: float | None = None, taken: Callable[[Pace], Awaitable[None]] | None = None
+        self,
+        *,
+        wait_at_most: float | None = None,
+        taken: Callable[[Pace], Awaitable[None]] | None = None,
+        tokens: float = 1,
     ) -> Pace:
         """Take one token, waiting until it is due; `taken` hears of it before the wait (to record the spend while
         the token is still ahead). Redis not answering (a restart, a blip) is waited out for up to
@@ -245,7 +251,7 @@ class TokenBucket:
         deadline = time.monotonic() + settings.REDIS_PATIENCE_SECONDS
         while True:
             try:
-                pace = await asyncio.to_thread(self.take)
+                pace = await asyncio.to_thread(self.take, tokens)
                 break
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 if time.monotonic() >= deadline:

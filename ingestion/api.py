@@ -76,6 +76,9 @@ class ChannelSerializer(serializers.ModelSerializer):
     readers = serializers.SerializerMethodField(help_text="Ids of the accounts that scan this channel.")
     writers = serializers.SerializerMethodField(help_text="Ids of the accounts that upload here (destination).")
     skipped_count = serializers.IntegerField(read_only=True)
+    share = serializers.IntegerField(
+        read_only=True, help_text="Sets it takes in one cycle: sets_per_cycle, or INGEST_CHANNEL_SETS_PER_CYCLE."
+    )
     scan_state = serializers.SerializerMethodField(help_text="Per reading account: watermark and scan state.")
 
     class Meta:
@@ -91,6 +94,8 @@ class ChannelSerializer(serializers.ModelSerializer):
             "category",
             "expiration_days",
             *RULE_FIELDS,
+            "sets_per_cycle",
+            "share",
             "readers",
             "writers",
             "skipped_count",
@@ -165,6 +170,12 @@ class ChannelUpdateSerializer(RulesSerializer):
         max_value=RAW_FILE_MAX_RETENTION_DAYS,
         help_text="How long raw files are kept: null keeps them, 0 keeps 3 hours, N keeps N days "
         f"(at most {RAW_FILE_MAX_RETENTION_DAYS}).",
+    )
+    sets_per_cycle = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="The channel's share of a cycle: at most this many sets, then the other channels have their turn "
+        "and a backfill goes on in the next cycle (queued at once); null: INGEST_CHANNEL_SETS_PER_CYCLE.",
     )
 
 
@@ -251,7 +262,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return channels
 
     @extend_schema(
-        summary="Change whether a channel is scanned, its category or its raw-file retention",
+        summary="Change whether a channel is scanned, its category, its raw-file retention or its share of a cycle",
         request=ChannelUpdateSerializer,
         responses={200: ChannelSerializer, 400: BAD_REQUEST},
     )

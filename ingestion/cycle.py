@@ -65,7 +65,8 @@ class ScanResult:
     found: int = 0
     failures: int = 0
     held: bool = False  # a retryable failure holds the watermark
-    stopped: bool = False  # the topic's fetch was turned off mid-run
+    stopped: bool = False  # the topic's fetch was turned off mid-run, or the channel's turn is over
+    turn_over: bool = False  # the channel took its share of the cycle; the rest waits for the next one
 
 
 class OutcomeKind(StrEnum):

@@ -23,6 +23,8 @@ class ChannelSettingsForm(forms.Form):
         help_text=f"Empty keeps them, 0 keeps 3 hours, at most {RAW_FILE_MAX_RETENTION_DAYS}.",
         widget=forms.NumberInput(attrs={"placeholder": "keep", "inputmode": "numeric"}),
     )
+    # Out of range is refused by channel_update, with the message that says what to use.
+    sets_per_cycle = forms.IntegerField(label="Sets a cycle", required=False)
 
 
 class ChannelRulesForm(forms.Form):

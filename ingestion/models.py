@@ -12,6 +12,8 @@ from core.models import ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
 from packages.models import RAW_FILE_MAX_RETENTION_DAYS
 
+CHANNEL_SETS_PER_CYCLE_MAX = 1000
+
 
 class StartPoint(models.TextChoices):
     NOW = "now", "From now"
@@ -46,6 +48,11 @@ class Channel(models.Model):
     start_date = models.DateTimeField(null=True, blank=True)
     start_message_id = models.BigIntegerField(null=True, blank=True)
     start_message_link = models.CharField(max_length=300, blank=True)
+    # Its share of a cycle: at most this many sets, then the other channels have their turn (null: the default,
+    # INGEST_CHANNEL_SETS_PER_CYCLE); a backfill goes on in the next cycle, which starts at once.
+    sets_per_cycle = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(CHANNEL_SETS_PER_CYCLE_MAX)]
+    )
 
     class Meta:
         ordering = ["chat__title"]
@@ -77,6 +84,11 @@ class Channel(models.Model):
         if self.start_from == StartPoint.NOW:
             return 0, self.start_date or self.created_at
         return 0, None
+
+    @property
+    def share(self) -> int:
+        """Sets it may take in one cycle before the other channels have their turn."""
+        return self.sets_per_cycle or settings.INGEST_CHANNEL_SETS_PER_CYCLE
 
     @property
     def title(self) -> str:

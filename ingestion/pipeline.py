@@ -20,8 +20,10 @@ from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from accounts.ingest_limits import account_ingest_wait
 from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
 from core import locks
@@ -51,6 +53,7 @@ from ingestion.models import ANOTHER_RUN_WORKING, PENDING_REASONS, AccountChanne
 from ingestion.previewing import PreviewStage
 from ingestion.rules import Rules
 from ingestion.selectors import Writer
+from ingestion.transfer_budget import TransferBudget
 from ingestion.uploading import UploadStage
 from packages import services as package_services
 from packages.completeness import SetVerdict
@@ -91,6 +94,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
         self.whole_downloads: dict[Path, Path] = {}  # staged volume → where its download is kept past the run
         self.interrupted = False  # stopped undecided (an outage, a lost lock): whole downloads are kept
+        self.turns: dict[int, int] = {}  # sets each channel map uploaded this cycle (its share: Channel.share)
+        self.more_left = False  # a channel's share ran out with sets left: the next cycle comes at once
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -124,7 +129,23 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             self._flush(force=True)
             self._finish(status, error)
             self._come_back_for_waiting_sets()
+            self._come_back_for_the_rest()
             return status
+
+    def _come_back_for_the_rest(self) -> None:
+        """A channel whose share of this cycle ran out (a backfill) goes on in the next cycle, queued at once, so
+        every other channel has had its turn in between."""
+        if not self.more_left:
+            return
+        try:
+            ingestion_services.ingestion_run_request(
+                account=self.account,
+                trigger="schedule",
+                countdown=settings.INGEST_CONTINUE_SECONDS,
+                channel=self.run.channel,
+            )
+        except ValidationError as exc:  # resting, switched off or logged out meanwhile: the schedule takes over
+            logger.info("%s: the rest waits for the schedule (%s)", self.account, " ".join(exc.messages))
 
     def _come_back_for_waiting_sets(self) -> None:
         """A set waiting for its volumes is looked at again once it settles, not only at the next cycle."""
@@ -160,6 +181,9 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
 
     # The cycle ----------------------------------------------------------------------------------------------
     async def _cycle(self) -> tuple[str, str]:
+        wait = account_ingest_wait(account=self.account)
+        if wait:
+            return RunStatus.PARTIAL, wait
         maps = await in_db_thread(selectors.reader_targets)(account=self.account, channel_id=self.run.channel_id)
         writer = await in_db_thread(selectors.destination_writer)(reader=self.account)
         cycle = await in_db_thread(scanning.cycle_number)(run=self.run)
@@ -272,7 +296,11 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
 
     async def _gateway(self, account: TelegramAccount) -> TelegramGateway:
         if account.pk not in self.gateways:
-            gateway = open_gateway(phone=account.phone, session=unseal(account.session_sealed))
+            gateway = open_gateway(
+                phone=account.phone,
+                session=unseal(account.session_sealed),
+                transfer_budget=TransferBudget(account=account),
+            )
             try:
                 await gateway.__aenter__()
             except SessionInUse as exc:
@@ -328,7 +356,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             self._photos_wanted_since(ref, messages)
             through = max([last_id or 0, channel_map.scanned_through_message_id, *(m.id for m in messages)])
             result = await self._process_messages(reader, ScanTarget(channel_map, ref), messages, writer, through)
-            if not result.stopped:
+            if result.turn_over:
+                # Not idle, and not scanned through: the next cycle goes on from the watermark.
+                await in_db_thread(scanning.scan_record)(
+                    holder=channel_map, found_archives=result.found, failures=result.failures, retry_left=True
+                )
+            elif not result.stopped:
                 await in_db_thread(scanning.scan_record)(
                     holder=channel_map,
                     found_archives=result.found,
@@ -367,7 +400,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             mine = [m for m in by_topic.get(topic.topic_id, []) if m.id > topic.last_processed_message_id]
             result = await self._process_messages(reader, ScanTarget(channel_map, ref, topic), mine, writer, through)
             if result.stopped:
-                complete = False
+                complete, held = False, held or result.turn_over
                 continue
             await in_db_thread(scanning.scan_record)(
                 holder=topic, found_archives=result.found, failures=result.failures, retry_left=result.held
@@ -421,11 +454,19 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             first_id = min(item.id for item in archive_set.items)
             if first_id in capped:
                 continue
+            if self.turns.get(target.channel_map.pk, 0) >= target.channel_map.channel.share:
+                result.stopped = result.turn_over = self.more_left = True
+                logger.info("%s took its share of the cycle; the rest goes on in the next one", target.label)
+                break
             result.found += 1
             self.progress.add(archives_found=1)
             later = [s for s in sets[index + 1 :] if min(item.id for item in s.items) not in capped]
-            self.up_next = (reader, target, later[0]) if later else None
+            # Not when this set, once uploaded, ends the channel's turn: the next one would wait a cycle on disk.
+            share_left = self.turns.get(target.channel_map.pk, 0) + 1 < target.channel_map.channel.share
+            self.up_next = (reader, target, later[0]) if later and share_left else None
             outcome = await self._process(reader, target, archive_set, writer)
+            if outcome.kind == OutcomeKind.INGESTED:
+                self.turns[target.channel_map.pk] = self.turns.get(target.channel_map.pk, 0) + 1
             if outcome.kind == OutcomeKind.SKIPPED:
                 result.failures += 1
             if outcome.holds_watermark:
@@ -437,6 +478,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             await in_db_thread(ingestion_services.watermark_advance)(holder=target.holder, message_id=candidate)
         self.up_next = None
         await self._prefetch_drop()
+        if result.turn_over:
+            return result
         result.held = lowest_held is not None
         if not result.held:
             await in_db_thread(ingestion_services.watermark_advance)(holder=target.holder, message_id=through)

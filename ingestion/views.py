@@ -132,6 +132,7 @@ def channel_settings(request, pk: int):
                 channel=channel,
                 category=form.cleaned_data["category"],
                 expiration_days=form.cleaned_data["expiration_days"],
+                sets_per_cycle=form.cleaned_data["sets_per_cycle"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)

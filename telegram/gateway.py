@@ -176,8 +176,13 @@ class TelegramGateway(Protocol):
         read fresh, then messages.sendMedia: two requests)."""
 
 
-def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = None) -> TelegramGateway:
+def open_gateway(
+    *, phone: str, session: str = "", wait_seconds: float | None = None, transfer_budget=None
+) -> TelegramGateway:
     """The Telethon gateway of one account, on Telegram or on the sandbox server (TELEGRAM_BACKEND).
+
+    `transfer_budget` (an async callable) is awaited with each file part's bytes before the part is requested
+    or sent, downloads and uploads alike: it may wait (a bandwidth cap) or raise to stop the transfer.
 
     Entering it takes the account's session lease first (waiting up to wait_seconds, default
     TELEGRAM_SESSION_WAIT_SECONDS, else SessionInUse): one process at a time talks to Telegram as an account.
@@ -189,6 +194,7 @@ def open_gateway(*, phone: str, session: str = "", wait_seconds: float | None = 
         "parts_in_flight": settings.TRANSFER_PARTS_IN_FLIGHT,
         "connections": settings.TRANSFER_CONNECTIONS,
         "account_parts_in_flight": settings.TRANSFER_ACCOUNT_PARTS_IN_FLIGHT,
+        "transfer_budget": transfer_budget,
     }
     if settings.TELEGRAM_BACKEND == "telethon":
         return TelethonGateway(

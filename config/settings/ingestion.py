@@ -11,6 +11,10 @@ INGEST_MAX_SKIP_ATTEMPTS = envint("INGEST_MAX_SKIP_ATTEMPTS", 5, minimum=1)
 INGEST_MAX_PACKAGE_BYTES = envint("INGEST_MAX_PACKAGE_BYTES", 20 * 1024**3, minimum=1)
 INGEST_FLOOD_SLEEP_MAX_SECONDS = envint("INGEST_FLOOD_SLEEP_MAX_SECONDS", 60, minimum=0)
 INGEST_TRANSIENT_RETRIES = envint("INGEST_TRANSIENT_RETRIES", 3, minimum=0)
+# A channel's share of a cycle (sets uploaded), unless its page sets one: then the other channels have their
+# turn, and a backfill goes on in a cycle queued INGEST_CONTINUE_SECONDS later.
+INGEST_CHANNEL_SETS_PER_CYCLE = envint("INGEST_CHANNEL_SETS_PER_CYCLE", 20, minimum=1)
+INGEST_CONTINUE_SECONDS = envint("INGEST_CONTINUE_SECONDS", 5, minimum=1)
 # A volume set waits this long after its newest volume before it is taken (more may be on their way), and
 # a set whose numbering may go on (its last volume as big as its first) waits up to INGEST_SET_OPEN_MAX_SECONDS.
 INGEST_SET_SETTLE_SECONDS = envint("INGEST_SET_SETTLE_SECONDS", 120, minimum=0)

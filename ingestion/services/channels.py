@@ -1,11 +1,13 @@
 """Channels, their readers and writers, the destination, and which chats are channels at all."""
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import AccountChat, Chat, TelegramAccount
 from ingestion.models import (
+    CHANNEL_SETS_PER_CYCLE_MAX,
     AccountChannelMap,
     Channel,
     MapRole,
@@ -28,7 +30,16 @@ def channel_update(
     is_active: bool | None = None,
     category: str | None = None,
     expiration_days: int | None | type(...) = ...,
+    sets_per_cycle: int | None | type(...) = ...,
 ) -> Channel:
+    """sets_per_cycle: the channel's share of a cycle (None: INGEST_CHANNEL_SETS_PER_CYCLE); ... leaves a field."""
+    if sets_per_cycle not in (..., None) and not 1 <= sets_per_cycle <= CHANNEL_SETS_PER_CYCLE_MAX:
+        raise ValidationError(
+            {
+                "sets_per_cycle": f"A channel takes 1 to {CHANNEL_SETS_PER_CYCLE_MAX} sets a cycle before the others "
+                f"have their turn; leave it empty for the default ({settings.INGEST_CHANNEL_SETS_PER_CYCLE})."
+            }
+        )
     if expiration_days is not ... and expiration_days is not None and expiration_days < 0:
         raise ValidationError(
             {"expiration_days": "Use empty (keep raw files), 0 (keep 3 hours) or a positive number of days."}
@@ -52,6 +63,8 @@ def channel_update(
         channel.category = category.strip()
     if expiration_days is not ...:
         channel.expiration_days = expiration_days
+    if sets_per_cycle is not ...:
+        channel.sets_per_cycle = sets_per_cycle
     with transaction.atomic():
         channel.save()
         # The category is the tag of the channel's packages: a new one is re-applied to those already in.

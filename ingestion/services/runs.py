@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.ingest_limits import account_ingest_wait
 from accounts.models import AuthState, TelegramAccount
 from core import task_names
 from core.models import RunStatus
@@ -40,6 +41,8 @@ def ingestion_run_request(
             f"{account} is resting until {account.resting_until:%Y-%m-%d %H:%M} UTC; nothing is "
             "ingested through it until then."
         )
+    if trigger == IngestionTrigger.MANUAL and (wait := account_ingest_wait(account=account)):
+        raise ValidationError(wait)
     with transaction.atomic():
         TelegramAccount.objects.select_for_update().get(pk=account.pk)
         open_run = IngestionRun.objects.filter(
@@ -76,7 +79,8 @@ def ingestion_run_enqueue(run_id: int) -> None:
 
 
 def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[IngestionRun]:
-    """One run per active, logged-in account that reads at least one active channel and is not resting."""
+    """One run per active, logged-in account that reads at least one active channel, is not resting and is within
+    its ingestion hours."""
     accounts = (
         TelegramAccount.objects.filter(
             is_active=True,
@@ -89,6 +93,8 @@ def ingestion_cycle_start(*, trigger: str = IngestionTrigger.SCHEDULE) -> list[I
     )
     runs = []
     for account in accounts:
+        if account_ingest_wait(account=account):
+            continue
         run, created = ingestion_run_request(account=account, trigger=trigger)
         if created:
             runs.append(run)

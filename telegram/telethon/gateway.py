@@ -73,6 +73,7 @@ class TelethonGateway:
         parts_in_flight: int = 1,
         connections: int = 1,
         account_parts_in_flight: int | None = None,
+        transfer_budget=None,
     ):
         self.phone = phone
         # Every auth request carries the number as official clients send it, digits only: Telegram answers
@@ -91,6 +92,7 @@ class TelethonGateway:
         self._connections = connections
         self._account_parts_in_flight = account_parts_in_flight or parts_in_flight
         self._senders: transfers.SenderPool | None = None
+        self._transfer_budget = transfer_budget  # awaited with each file part's bytes (transfers.SenderPool)
         self._me: AccountInfo | None = None
         self._topics: dict[int, list[TopicInfo]] = {}
 
@@ -121,7 +123,10 @@ class TelethonGateway:
             with mapped_errors():
                 await self._client.connect()
             self._senders = transfers.SenderPool(
-                self._client, connections=self._connections, account_parts_in_flight=self._account_parts_in_flight
+                self._client,
+                connections=self._connections,
+                account_parts_in_flight=self._account_parts_in_flight,
+                budget=self._transfer_budget,
             )
         except BaseException:
             # A connect refused half-way (FLOOD_WAIT, AUTH_KEY_DUPLICATED) must not leave the socket open.

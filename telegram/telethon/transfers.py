@@ -5,7 +5,8 @@ per round trip. As Telegram's own apps do, a transfer keeps `parts_in_flight` pa
 spread over up to `connections` connections of the account to the data centre that holds the file: the
 client's own connection for its home data centre plus further MTProto sessions of the same authorization
 key, and for another data centre an exported authorization (Telethon's `_create_exported_sender`) whose key
-the further connections share. Parts of all the account's transfers together stay under one bound.
+the further connections share. Parts of all the account's transfers together stay under one bound, and
+each part asks the account's transfer budget (its bandwidth cap, its hours) for its bytes before it goes.
 """
 
 import asyncio
@@ -14,7 +15,7 @@ import math
 import mmap
 import os
 import struct
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from telethon import functions, helpers, types
 from telethon.crypto import AuthKey
@@ -27,14 +28,27 @@ READ_BLOCK = 8 * 1024 * 1024  # the staged file is read in large blocks, then cu
 
 
 class SenderPool:
-    """The connections one account opens for file parts, per data centre, and its bound on parts in flight."""
+    """The connections one account opens for file parts, per data centre, its bound on parts in flight, and its
+    transfer budget: awaited with each part's bytes before the part goes (it may wait, or raise to stop)."""
 
-    def __init__(self, client, *, connections: int, account_parts_in_flight: int):
+    def __init__(
+        self,
+        client,
+        *,
+        connections: int,
+        account_parts_in_flight: int,
+        budget: Callable[[int], Awaitable[None]] | None = None,
+    ):
         self._client = client
         self.connections = connections
         self.parts = asyncio.Semaphore(account_parts_in_flight)
         self._senders: dict[int, list] = {}
         self._lock = asyncio.Lock()
+        self._budget = budget
+
+    async def spend(self, size: int) -> None:
+        if self._budget is not None:
+            await self._budget(size)
 
     async def senders(self, dc_id: int, wanted: int) -> list:
         """Up to `wanted` connections (at most the pool's size) to `dc_id`, opened on first use."""
@@ -81,6 +95,7 @@ async def download(
     async def fetch(index: int) -> memoryview:
         request = GetFile(location, offset=index * PART_SIZE, limit=PART_SIZE, head=head)
         async with pool.parts:
+            await pool.spend(min(PART_SIZE, size - index * PART_SIZE))
             return (await client.call_file_part(senders[index % len(senders)], request)).bytes
 
     requested = first_part
@@ -148,6 +163,7 @@ async def resave(client, pool: SenderPool, path: str, uploaded, index: int) -> N
 def _part_saver(client, pool: SenderPool, senders: list, *, part_count: int) -> Callable:
     async def save(index: int, request) -> None:
         async with pool.parts:
+            await pool.spend(len(request.bytes))
             saved = await client.call_file_part(senders[index % len(senders)], request)
         if not saved:
             raise TransientError(f"Telegram did not keep part {index} of {part_count}.")
@@ -213,6 +229,7 @@ async def read_range(client, pool: SenderPool, location, *, dc_id: int, offset: 
         while limit < WINDOW and start % (limit * 2) == 0 and start + limit < end:
             limit *= 2
         async with pool.parts:
+            await pool.spend(limit)
             data = (await client.call_file_part(sender, GetFile(location, offset=start, limit=limit, head=head))).bytes
         chunks.append(bytes(data))
         if len(data) < limit:

@@ -15,7 +15,6 @@ from core.ratelimit import Pace
 from ingestion.cycle import CycleInterrupted
 
 LIMITS_REFRESH_SECONDS = 10
-SPENT_RECORD_EVERY_SECONDS = 1  # when the last bytes were due, written at most this often
 
 
 class IngestHoursClosed(CycleInterrupted):
@@ -26,7 +25,6 @@ class TransferBudget:
     def __init__(self, *, account: TelegramAccount):
         self._account_id = account.pk
         self._use(account)
-        self._recorded_at = 0.0
 
     def _use(self, account: TelegramAccount) -> None:
         self._account = account
@@ -43,6 +41,6 @@ class TransferBudget:
             await self._bucket.acquire(tokens=size, taken=self._taken)
 
     async def _taken(self, pace: Pace) -> None:
-        if time.monotonic() - self._recorded_at >= SPENT_RECORD_EVERY_SECONDS:
-            self._recorded_at = time.monotonic()
-            await in_db_thread(ingest_limits.account_transfer_spent)(account=self._account, pace=pace)
+        # Every part's due time, not a sample of them: a bucket Redis forgets starts from the last one written, and
+        # one left out would be a burst on top of the bytes already handed out.
+        await in_db_thread(ingest_limits.account_transfer_spent)(account=self._account, pace=pace)

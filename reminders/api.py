@@ -21,6 +21,7 @@ from reminders.eta import eta_estimate
 from reminders.models import (
     RUN_OUTCOME_FILTERS,
     MediaFile,
+    PartFormat,
     Reminder,
     ReminderPart,
     ReminderRun,
@@ -98,7 +99,7 @@ class ScheduleSerializer(serializers.Serializer):
 class PartSerializer(serializers.ModelSerializer):
     class Meta:
         model = ReminderPart
-        fields = ["order", "text", "media", "caption"]
+        fields = ["order", "text", "media", "caption", "format"]
         read_only_fields = fields
 
 
@@ -108,6 +109,12 @@ class PartInSerializer(serializers.Serializer):
         queryset=MediaFile.objects.all(), required=False, allow_null=True, default=None, help_text="A media id."
     )
     caption = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+    format = serializers.ChoiceField(
+        choices=PartFormat.choices,
+        required=False,
+        default=PartFormat.PLAIN,
+        help_text="How text or caption is written: Telegram gets it formatted (bold, links, …).",
+    )
 
 
 class TargetSerializer(serializers.ModelSerializer):
@@ -201,7 +208,12 @@ class ReminderWriteSerializer(serializers.Serializer):
     def validate_parts(self, parts):
         # nested fields get no defaults in a partial update
         return [
-            PartSpec(text=part.get("text", ""), media=part.get("media"), caption=part.get("caption", ""))
+            PartSpec(
+                text=part.get("text", ""),
+                media=part.get("media"),
+                caption=part.get("caption", ""),
+                format=part.get("format", PartFormat.PLAIN),
+            )
             for part in parts
         ]
 

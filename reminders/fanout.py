@@ -59,6 +59,7 @@ from telegram.errors import (
     TelegramError,
     TransientError,
 )
+from telegram.formatting import PLAIN, FormatError, FormattedText
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import GROUP, ChatRef, MediaHandle
 from telegram.retry import TransientRetries
@@ -77,6 +78,7 @@ class StopReason(StrEnum):
     WINDOW_CLOSED = "window closed"
     ACCOUNT_UNUSABLE = "account unusable"  # its session is gone or Telegram restricted it
     MEDIA_UNUSABLE = "media unusable"  # deleted, or too large for this account
+    TEXT_UNSENDABLE = "text unsendable"  # a part's text Telegram would refuse (a custom emoji, Premium lost since)
     CRASHED = "crashed"  # an unexpected exception in the engine itself
     ACCOUNT_RESTING = "account resting"  # the account rests or its sending was stopped: the bucket is halted
     TOO_MANY_FAILURES = "too many failures"  # too many recent groups failed
@@ -93,8 +95,7 @@ class _TargetFailed(Exception):
 
 @dataclass(frozen=True)
 class Part:
-    text: str
-    caption: str
+    formatted: FormattedText  # the text, or the caption of the media, as Telegram takes it
     media: MediaFile | None
 
 
@@ -200,7 +201,7 @@ class Fanout(RunEngine):
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
             return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly), ""
-        if self.stop_reason == StopReason.MEDIA_UNUSABLE:
+        if self.stop_reason in (StopReason.MEDIA_UNUSABLE, StopReason.TEXT_UNSENDABLE):
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.FAILED, summary, ""
         if self.stop_reason == StopReason.CRASHED:
@@ -264,16 +265,24 @@ class Fanout(RunEngine):
         hashes = dict(AccountChat.objects.filter(account=self.account).values_list("chat_id", "access_hash"))
         media_ids = {part["media"] for part in self.run.parts if part["media"]}
         media = MediaFile.objects.in_bulk(media_ids) if media_ids else {}
-        self.parts = [
-            Part(text=part["text"], caption=part["caption"], media=media.get(part["media"])) for part in self.run.parts
-        ]
         missing = sorted(media_ids - media.keys())
         if missing:
             self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"media #{missing[0]} of this run was deleted."))
         self.account.refresh_from_db()
+        self.parts = [self._part(part, media.get(part["media"])) for part in self.run.parts]
         if pace.account_send_problem(account=self.account):
             self._stop(StopReason.ACCOUNT_RESTING)
         return targets, hashes
+
+    def _part(self, part: dict, media: MediaFile | None) -> Part:
+        spec = services.PartSpec(
+            text=part["text"], media=media, caption=part["caption"], format=part.get("format", PLAIN)
+        )
+        try:
+            return Part(formatted=services.part_formatted(part=spec, premium=self.account.is_premium), media=media)
+        except FormatError as exc:  # checked when saved; the account may have lost Premium since
+            self._stop(StopReason.TEXT_UNSENDABLE, exc)
+            return Part(formatted=FormattedText(text=""), media=media)
 
     def _flush(self) -> None:
         ReminderRun.objects.filter(pk=self.run.pk).update(
@@ -494,7 +503,8 @@ class Fanout(RunEngine):
                 await self.gateway.send_message(
                     ref,
                     random_id=target.random_ids[index],
-                    text=part.caption if media else part.text,
+                    text=part.formatted.text,
+                    entities=part.formatted.entities,
                     media=media,
                     topic_id=target.topic_id,
                 )

@@ -12,12 +12,13 @@ Why this size: one form serves the wizard's four steps and every edit page; fiel
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache
+from functools import cache, cached_property
 from zoneinfo import available_timezones
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.safestring import mark_safe
 
 from accounts.models import Chat, ChatTopic, TelegramAccount
 from accounts.selectors import chat_topics
@@ -27,6 +28,7 @@ from reminders.media_types import ACCEPTED_TEXT
 from reminders.models import MediaFile, Reminder
 from reminders.schedule import zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
+from telegram.formatting import PLAIN, FormatError, formatted_html
 
 STEPS = (("message", "Message"), ("groups", "Groups"), ("when", "When"), ("review", "Review"))
 STEP_KEYS = tuple(key for key, _ in STEPS)
@@ -95,8 +97,26 @@ class PartRow:
     text: str = ""
     media: MediaFile | None = None
     caption: str = ""
+    format: str = PLAIN
     upload: UploadedFile | None = None
     errors: list[str] = field(default_factory=list)
+    premium: bool = False  # the sending account's: longer captions, custom emoji
+
+    @property
+    def spec(self) -> PartSpec:
+        if self.kind == MEDIA:
+            return PartSpec(text=self.text, media=self.media, caption=self.caption, format=self.format)
+        return PartSpec(text=self.text, format=self.format)
+
+    @cached_property
+    def preview(self) -> dict:
+        """The part as Telegram will show it (safe HTML), or why Telegram would refuse it."""
+        try:
+            formatted = services.part_formatted(part=self.spec, premium=self.premium)
+        except FormatError as exc:
+            return {"html": "", "error": str(exc)}
+        # formatted_html escapes every character of the text; only its own tags are markup
+        return {"html": mark_safe(formatted_html(formatted)), "error": ""}
 
 
 @dataclass
@@ -202,11 +222,19 @@ class ReminderForm(forms.Form):
         return TelegramAccount.objects.filter(pk=value).first() if value.isdecimal() else None
 
     def _part_rows(self) -> list[PartRow]:
+        premium = bool(self.sender and self.sender.is_premium)
         if "message" not in self.sections or not self.is_bound:
             if self.current is None:
-                return [PartRow()]
+                return [PartRow(premium=premium)]
             return [
-                PartRow(kind=MEDIA if part.media else TEXT, text=part.text, media=part.media, caption=part.caption)
+                PartRow(
+                    kind=MEDIA if part.media else TEXT,
+                    text=part.text,
+                    media=part.media,
+                    caption=part.caption,
+                    format=part.format,
+                    premium=premium,
+                )
                 for part in self.current.parts
             ]
         keys = self.data.getlist("part")
@@ -217,7 +245,13 @@ class ReminderForm(forms.Form):
             kind = MEDIA if self.data.get(f"part-{key}-kind") == MEDIA else TEXT
             text = self.data.get(f"part-{key}-text", "").replace("\r\n", "\n")
             caption = self.data.get(f"part-{key}-caption", "").replace("\r\n", "\n")
-            row = PartRow(kind=kind, text=text if kind == TEXT else "", caption=caption if kind == MEDIA else "")
+            row = PartRow(
+                kind=kind,
+                text=text if kind == TEXT else "",
+                caption=caption if kind == MEDIA else "",
+                format=self.data.get(f"part-{key}-format", PLAIN),
+                premium=premium,
+            )
             if kind == MEDIA:
                 row.media = media.get(int(media_id)) if media_id.isdecimal() else None
                 row.upload = self.files.get(f"part-{key}-file") if self.files else None
@@ -264,10 +298,11 @@ class ReminderForm(forms.Form):
                 row.errors.extend(exc.messages)
             row.upload = None
         rows = self.part_rows
+        premium = bool(self.sender and self.sender.is_premium)
         if action == "add-text":
-            rows.append(PartRow(kind=TEXT))
+            rows.append(PartRow(kind=TEXT, premium=premium))
         elif action == "add-media":
-            rows.append(PartRow(kind=MEDIA))
+            rows.append(PartRow(kind=MEDIA, premium=premium))
         elif match := ACTION_ON_PART.match(action):
             verb, index = match.group(1), int(match.group(2))
             if index >= len(rows):
@@ -307,12 +342,7 @@ class ReminderForm(forms.Form):
             return None
 
     def part_specs(self) -> list[PartSpec]:
-        return [
-            PartSpec(text=row.text, media=row.media, caption=row.caption)
-            if row.kind == MEDIA
-            else PartSpec(text=row.text)
-            for row in self.part_rows
-        ]
+        return [row.spec for row in self.part_rows]
 
     def target_specs(self) -> list[TargetSpec]:
         targets = []

@@ -7,6 +7,7 @@ from django.utils.timezone import now
 from accounts.models import Chat, TelegramAccount
 from core.models import IN_FLIGHT, ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
+from telegram.formatting import HTML, MARKDOWN, PLAIN
 from telegram.records import TOPIC_ID_MAX
 
 # Telegram's message ids, and so forum topic ids, are 32-bit.
@@ -72,6 +73,12 @@ class Reminder(models.Model):
         return self.name
 
 
+class PartFormat(models.TextChoices):
+    PLAIN = PLAIN, "Plain text"
+    MARKDOWN = MARKDOWN, "Markdown"
+    HTML = HTML, "HTML"
+
+
 class ReminderPart(models.Model):
     """A text message, or a media with an optional caption."""
 
@@ -80,6 +87,8 @@ class ReminderPart(models.Model):
     text = models.TextField(blank=True)
     media = models.ForeignKey(MediaFile, null=True, blank=True, on_delete=models.PROTECT, related_name="parts")
     caption = models.TextField(blank=True)
+    # How the text or caption is written (telegram.formatting): Telegram gets it as text plus entities.
+    format = models.CharField(max_length=10, choices=PartFormat.choices, default=PartFormat.PLAIN)
 
     class Meta:
         ordering = ["reminder", "order"]
@@ -183,7 +192,8 @@ class ReminderRun(ClaimableRun):
     # The schedule's due time this run serves (a crontab minute or the one-off time); None for Send now.
     # Unique per reminder: a restarted or second beat, or a redelivered fire task, finds the run and stops.
     slot = models.DateTimeField(null=True, blank=True)
-    # [{"text", "media", "caption"}, ...] in order: a resumed run sends what was fired, even if edited since.
+    # [{"text", "media", "caption", "format"}, ...] in order: a resumed run sends what was fired, even if edited
+    # since (no "format": plain, fired before formats existed).
     parts = models.JSONField(default=list)
     total = models.PositiveIntegerField(default=0)
     sent = models.PositiveIntegerField(default=0)

@@ -49,7 +49,7 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         window_start_hour=reminder.window_start_hour,
         window_end_hour=reminder.window_end_hour,
         parts=[
-            PartSpec(text=part.text, media=part.media, caption=part.caption)
+            PartSpec(text=part.text, media=part.media, caption=part.caption, format=part.format)
             for part in sorted(reminder.parts.all(), key=lambda part: part.order)
         ],
         targets=[TargetSpec(chat=target.chat, topic_id=target.topic_id) for target in reminder.targets.all()],

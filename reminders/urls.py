@@ -8,6 +8,7 @@ urlpatterns = [
     path("reminders/", views.reminder_list, name="list"),
     path("reminders/new/", views.reminder_compose, name="compose"),
     path("reminders/eta/", views.reminder_eta, name="eta"),
+    path("reminders/part-preview/", views.reminder_part_preview, name="part-preview"),
     path("reminders/<int:pk>/", views.reminder_detail, name="detail"),
     path("reminders/<int:pk>/edit/message/", views.reminder_edit, {"section": "message"}, name="edit-message"),
     path("reminders/<int:pk>/edit/groups/", views.reminder_edit, {"section": "groups"}, name="edit-groups"),

@@ -30,7 +30,7 @@ from core.models import RunStatus
 from core.outcomes import outcome_pills
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -213,6 +213,7 @@ def _form_page(request, form: ReminderForm, *, step: str, compose: bool, url: st
         "title": title,
         "cancel_url": cancel_url,
         "reminder": reminder,
+        "part_formats": PartFormat.choices,
         **eta_context(spec, draft_parts=len(form.part_rows)),
         "target_titles": target_titles(spec.targets) if spec else [],
     }
@@ -283,18 +284,33 @@ def reminder_edit(request, pk: int, section: str):
 @login_required
 @require_POST
 def reminder_eta(request):
-    """The ETA panel for the form as it is now (the compose form, or an edit page with `reminder` and
-    `section`); files are not stored here."""
+    """The ETA panel for the form as it is now."""
+    form = _posted_form(request)
+    context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
+    return render(request, f"{FORM}#eta-panel", context)
+
+
+@login_required
+@require_POST
+def reminder_part_preview(request):
+    """One part of the form as it is now, as Telegram will show it (or why Telegram would refuse it)."""
+    form = _posted_form(request)
+    index = request.POST.get("preview", "")
+    if not index.isdecimal() or int(index) >= len(form.part_rows):
+        raise Http404
+    row = form.part_rows[int(index)]
+    return render(request, f"{FORM}#part-preview", {"row": row, "index": int(index), "number": int(index) + 1})
+
+
+def _posted_form(request) -> ReminderForm:
+    """The compose form as posted, or an edit page's (with `reminder` and `section`); files are not stored."""
     reminder_id = request.POST.get("reminder", "")
     if reminder_id:
         section = request.POST.get("section", "")
         if not reminder_id.isdecimal() or section not in SECTIONS:
             raise Http404
-        form = ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
-    else:
-        form = ReminderForm(request.POST)
-    context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
-    return render(request, f"{FORM}#eta-panel", context)
+        return ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
+    return ReminderForm(request.POST)
 
 
 # Runs --------------------------------------------------------------------------------------------------------------

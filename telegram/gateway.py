@@ -24,6 +24,7 @@ from telegram.records import (
     DocumentMessage,
     DocumentPage,
     MediaHandle,
+    MessageEntity,
     SentMessage,
     TopicInfo,
 )
@@ -125,10 +126,12 @@ class TelegramGateway(Protocol):
         *,
         random_id: int,
         text: str = "",
+        entities: Sequence[MessageEntity] = (),
         media: MediaHandle | None = None,
         topic_id: int | None = None,
     ) -> SentMessage:
-        """A retried random_id returns duplicate=True instead of posting twice."""
+        """A retried random_id returns duplicate=True instead of posting twice. `entities` format the text
+        (telegram.formatting)."""
 
     async def copy_message(
         self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None

@@ -10,8 +10,10 @@ PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
 LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
 TOPICS_PAGE = 100
 HISTORY_PAGE = 100
-TEXT_MAX = 4096  # characters in a message
-CAPTION_MAX = 1024  # characters in a media caption (non-Premium)
+TEXT_MAX = 4096  # UTF-16 code units in a message (an emoji outside the BMP counts 2)
+CAPTION_MAX = 1024  # UTF-16 code units in a media caption (non-Premium)
+PREMIUM_CAPTION_MAX = 2048
+ENTITIES_MAX = 100  # formatting entities in one message
 TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
@@ -116,3 +118,15 @@ class MediaHandle:
 
     kind: str  # "photo" or "document"
     payload: dict
+
+
+@dataclass(frozen=True)
+class MessageEntity:
+    """A formatting span of a message: offset and length in UTF-16 code units, as Telegram counts them."""
+
+    type: str  # bold, italic, underline, strike, spoiler, code, pre, text_url, blockquote, custom_emoji, ...
+    offset: int
+    length: int
+    url: str = ""  # text_url
+    language: str = ""  # pre
+    document_id: int = 0  # custom_emoji

@@ -43,7 +43,8 @@ from reminders.schedule import (
 )
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
 from reminders.services.summaries import summary_waiting
-from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
+from telegram.formatting import PLAIN, FormatError, FormattedText, text_format
+from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class PartSpec:
     text: str = ""
     media: MediaFile | None = None
     caption: str = ""
+    format: str = PLAIN  # how text or caption is written (telegram.formatting.FORMATS)
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,22 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
         raise ValidationError(errors)
 
 
+def part_format_problem(*, part: PartSpec, account: TelegramAccount | None = None) -> str:
+    """Why Telegram would refuse the part's text or caption as written (its place in the text), or ''."""
+    try:
+        part_formatted(part=part, premium=bool(account and account.is_premium))
+    except FormatError as exc:
+        return str(exc)
+    return ""
+
+
+def part_formatted(*, part: PartSpec, premium: bool = False) -> FormattedText:
+    """The part's text (or caption) as Telegram takes it: text and entities. Raises FormatError."""
+    if part.media is None:
+        return text_format(part.text, format=part.format, premium=premium)
+    return text_format(part.caption, format=part.format, caption=True, premium=premium)
+
+
 def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount | None = None) -> None:
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
@@ -190,18 +208,9 @@ def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount |
             error("parts", item_error("parts", index, "a media part carries a caption, not a text."))
         elif part.media is None and part.caption:
             error("parts", item_error("parts", index, "a caption needs a media."))
-        if len(part.text) > TEXT_MAX:
-            error(
-                "parts",
-                item_error("parts", index, f"the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}."),
-            )
-        if len(part.caption) > CAPTION_MAX:
-            error(
-                "parts",
-                item_error(
-                    "parts", index, f"the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}."
-                ),
-            )
+        problem = part_format_problem(part=part, account=account)
+        if problem:
+            error("parts", item_error("parts", index, problem))
         if part.media is not None and account is not None:
             too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
             if too_large:
@@ -282,7 +291,14 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.save()
     reminder.parts.all().delete()
     ReminderPart.objects.bulk_create(
-        ReminderPart(reminder=reminder, order=order, text=part.text, media=part.media, caption=part.caption)
+        ReminderPart(
+            reminder=reminder,
+            order=order,
+            text=part.text,
+            media=part.media,
+            caption=part.caption,
+            format=part.format,
+        )
         for order, part in enumerate(spec.parts)
     )
     reminder.targets.all().delete()

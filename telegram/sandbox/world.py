@@ -70,7 +70,7 @@ SCHEMA = (
     """CREATE TABLE messages (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
-        grouped_id INTEGER, reply_to INTEGER, PRIMARY KEY (chat_id, id))""",
+        grouped_id INTEGER, reply_to INTEGER, entities TEXT, PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -531,6 +531,7 @@ class World:
                     "sender": row["sender"],
                     "date": iso_date(row["date"]),
                     "text": row["text"],
+                    "entities": json.loads(row["entities"]) if row["entities"] else [],
                     "random_id": row["random_id"],
                     "document": media if row["kind"] == "document" else None,
                     "photo": media if row["kind"] == "photo" else None,
@@ -762,6 +763,7 @@ class World:
         document_id: int | None = None,
         random_id: int | None = None,
         slow_mode_seconds: int = 0,
+        entities: list[dict] | None = None,
     ) -> tuple[int | None, float | None]:
         """Append a message with the chat's next id; returns (id, date).
 
@@ -788,9 +790,20 @@ class World:
                     raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
             message_id = self._next_id(conn, chat_id)
             conn.execute(
-                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, message_id, topic, sender, now, text, random_id, kind, document_id),
+                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id, entities)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    message_id,
+                    topic,
+                    sender,
+                    now,
+                    text,
+                    random_id,
+                    kind,
+                    document_id,
+                    json.dumps(entities) if entities else None,
+                ),
             )
         return message_id, now
 

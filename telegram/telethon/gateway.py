@@ -23,6 +23,7 @@ from telethon.sessions import StringSession
 
 from core.leases import SessionBusy
 from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, SessionInUse, TargetForbidden
+from telegram.formatting import entity_to_tl
 from telegram.records import (
     CHANNEL,
     GENERAL_TOPIC_ID,
@@ -42,6 +43,7 @@ from telegram.records import (
     DocumentMessage,
     DocumentPage,
     MediaHandle,
+    MessageEntity,
     SentMessage,
     TopicInfo,
 )
@@ -576,18 +578,25 @@ class TelethonGateway:
         *,
         random_id: int,
         text: str = "",
+        entities: Sequence[MessageEntity] = (),
         media: MediaHandle | None = None,
         topic_id: int | None = None,
     ) -> SentMessage:
+        tl_entities = [entity_to_tl(entity) for entity in entities] or None
         if media is None:
             request = functions.messages.SendMessageRequest(
-                peer=_input_peer(chat), message=text, random_id=random_id, reply_to=_reply_to(topic_id)
+                peer=_input_peer(chat),
+                message=text,
+                entities=tl_entities,
+                random_id=random_id,
+                reply_to=_reply_to(topic_id),
             )
         else:
             request = functions.messages.SendMediaRequest(
                 peer=_input_peer(chat),
                 media=_input_media(media),
                 message=text,
+                entities=tl_entities,
                 random_id=random_id,
                 reply_to=_reply_to(topic_id),
             )

@@ -3,7 +3,8 @@ may post where."""
 
 from telethon.tl import functions, types
 
-from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER
+from telegram.formatting import entity_as_json, entity_from_tl, utf16_length
+from telegram.records import CAPTION_MAX, CHANNEL, GENERAL_TOPIC_ID, GROUP, PREMIUM_CAPTION_MAX, TEXT_MAX, USER
 from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
@@ -43,6 +44,19 @@ def _media_document(call: Call, media) -> tuple[str, int]:
     raise RpcAnswer(400, "MEDIA_EMPTY")
 
 
+def _entities(call: Call, me: dict, *, text: str, caption: bool) -> list[dict]:
+    """The send's formatting entities as the world keeps them, after Telegram's checks: the text's length in
+    UTF-16 code units, and every entity inside the text."""
+    limit = (PREMIUM_CAPTION_MAX if me["premium"] else CAPTION_MAX) if caption else TEXT_MAX
+    length = utf16_length(text)
+    if length > limit:
+        raise RpcAnswer(400, "MEDIA_CAPTION_TOO_LONG" if caption else "MESSAGE_TOO_LONG")
+    entities = [entity_from_tl(entity) for entity in call.request.entities or []]
+    if any(e.offset < 0 or e.length <= 0 or e.offset + e.length > length for e in entities):
+        raise RpcAnswer(400, "ENTITY_BOUNDS_INVALID")
+    return [entity_as_json(entity) for entity in entities]
+
+
 def _send(call: Call, *, text: str, media=None):
     request = call.request
     me = call.me()
@@ -63,6 +77,7 @@ def _send(call: Call, *, text: str, media=None):
     wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
     if wait:
         raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+    entities = _entities(call, me, text=text, caption=media is not None)
     kind, document_id = _media_document(call, media) if media is not None else (None, None)
     try:
         message_id, _ = call.world.post(
@@ -74,6 +89,7 @@ def _send(call: Call, *, text: str, media=None):
             kind=kind,
             document_id=document_id,
             slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+            entities=entities,
         )
     except SlowModeWait as exc:
         raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None

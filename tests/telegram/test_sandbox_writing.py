@@ -12,8 +12,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, NotFound, TargetForbidden
-from telegram.records import ChatRef, SentMessage
+from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, NotFound, TargetForbidden, TelegramError
+from telegram.formatting import text_format
+from telegram.records import ChatRef, MessageEntity, SentMessage
 from telegram.sandbox.world import chat_access_hash
 
 WRITER, PREMIUM, MEMBER = "+15550000001", "+15550000002", "+15550000003"
@@ -457,3 +458,47 @@ def test_a_copy_is_refused_as_telegram_refuses_it(
             lambda g: g.copy_message(ref(phone, from_chat), message_id, ref(phone, to_chat), random_id=3),
         )
     assert refused.value.rpc == rpc
+
+
+def test_a_send_keeps_its_entities_and_sandbox_dump_shows_them(sandbox, sandbox_run):
+    world = sandbox(WORLD)
+    formatted = text_format("🎉 **Sale** [shop](https://shop.example)", format="markdown")
+
+    sent = sandbox_run(
+        world,
+        MEMBER,
+        lambda gateway: gateway.send_message(
+            ref(MEMBER, 4001), random_id=1, text=formatted.text, entities=formatted.entities
+        ),
+    )
+
+    assert sent.id == 1
+    [message] = dump(4001)
+    assert message["text"] == "🎉 Sale shop"
+    assert message["entities"] == [
+        {"type": "bold", "offset": 3, "length": 4},
+        {"type": "text_url", "offset": 8, "length": 4, "url": "https://shop.example"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "entities", "rpc"),
+    [
+        ("🎉" * 2049, (), "MESSAGE_TOO_LONG"),  # 2,049 characters, 4,098 UTF-16 units
+        ("short", (MessageEntity(type="bold", offset=3, length=3),), "ENTITY_BOUNDS_INVALID"),
+    ],
+)
+def test_telegram_refuses_a_text_too_long_in_utf16_units_or_entities_outside_it(
+    sandbox, sandbox_run, text, entities, rpc
+):
+    world = sandbox(WORLD)
+
+    with pytest.raises(TelegramError) as refused:
+        sandbox_run(
+            world,
+            MEMBER,
+            lambda gateway: gateway.send_message(ref(MEMBER, 4001), random_id=1, text=text, entities=entities),
+        )
+
+    assert refused.value.rpc == rpc
+    assert dump(4001) == []

@@ -299,7 +299,7 @@ def reminder_part_preview(request):
     if not index.isdecimal() or int(index) >= len(form.part_rows):
         raise Http404
     row = form.part_rows[int(index)]
-    return render(request, f"{FORM}#part-preview", {"row": row, "index": int(index), "number": int(index) + 1})
+    return render(request, f"{FORM}#part-preview-body", {"row": row})
 
 
 def _posted_form(request) -> ReminderForm:

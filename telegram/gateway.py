@@ -133,6 +133,20 @@ class TelegramGateway(Protocol):
         """A retried random_id returns duplicate=True instead of posting twice. `entities` format the text
         (telegram.formatting)."""
 
+    async def send_album(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        media: Sequence[MediaHandle],
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        """2–10 media as one album, `text` its caption (on the first item). Each item's random_id is
+        album_random_id(random_id, index); a retried album returns duplicate=True instead of posting twice.
+        The SentMessage is the first item's."""
+
     async def copy_message(
         self, from_chat: ChatRef, message_id: int, to_chat: ChatRef, *, random_id: int, topic_id: int | None = None
     ) -> SentMessage:

@@ -14,6 +14,7 @@ TEXT_MAX = 4096  # UTF-16 code units in a message (an emoji outside the BMP coun
 CAPTION_MAX = 1024  # UTF-16 code units in a media caption (non-Premium)
 PREMIUM_CAPTION_MAX = 2048
 ENTITIES_MAX = 100  # formatting entities in one message
+ALBUM_MAX = 10  # media in one album (2 at least)
 TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
@@ -130,3 +131,8 @@ class MessageEntity:
     url: str = ""  # text_url
     language: str = ""  # pre
     document_id: int = 0  # custom_emoji
+
+
+def album_random_id(random_id: int, index: int) -> int:
+    """The random_id of an album's item: the album's own, then the next ones (kept a signed 64-bit number)."""
+    return (random_id + index + 2**63) % 2**64 - 2**63

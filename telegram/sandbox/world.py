@@ -532,6 +532,7 @@ class World:
                     "date": iso_date(row["date"]),
                     "text": row["text"],
                     "entities": json.loads(row["entities"]) if row["entities"] else [],
+                    "grouped_id": row["grouped_id"],
                     "random_id": row["random_id"],
                     "document": media if row["kind"] == "document" else None,
                     "photo": media if row["kind"] == "photo" else None,
@@ -771,23 +772,11 @@ class World:
         or for ever) posts nothing and returns (None, None): Telegram's RANDOM_ID_DUPLICATE. With
         slow_mode_seconds, a sender's second post too soon raises SlowModeWait.
         """
-        memory = self.meta("random_id_memory_seconds") or 0
         with self.transaction() as conn:
             now = clock()
-            if (
-                random_id is not None
-                and conn.execute(
-                    "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ? AND (? = 0 OR date > ?)",
-                    (chat_id, random_id, memory, now - memory),
-                ).fetchone()
-            ):
+            if random_id is not None and self._remembered(conn, chat_id, random_id, now):
                 return None, None
-            if slow_mode_seconds and sender is not None:
-                row = conn.execute(
-                    "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
-                ).fetchone()
-                if row["date"] is not None and now - row["date"] < slow_mode_seconds:
-                    raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
+            self._slow_mode_check(conn, chat_id, sender, slow_mode_seconds, now)
             message_id = self._next_id(conn, chat_id)
             conn.execute(
                 "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id, entities)"
@@ -806,6 +795,63 @@ class World:
                 ),
             )
         return message_id, now
+
+    def album_post(
+        self, chat_id: int, *, sender: str, items: list[dict], topic: int | None = None, slow_mode_seconds: int = 0
+    ) -> list[int] | None:
+        """Post an album: one message per item ({"random_id", "text", "kind", "document_id", "entities"}), in
+        order, sharing a new grouped_id; returns their ids, or None (nothing posted) when the chat remembers
+        one of the random_ids."""
+        grouped_id = secrets.randbits(62) + 1
+        with self.transaction() as conn:
+            now = clock()
+            if any(self._remembered(conn, chat_id, item["random_id"], now) for item in items):
+                return None
+            self._slow_mode_check(conn, chat_id, sender, slow_mode_seconds, now)
+            ids = []
+            for item in items:
+                message_id = self._next_id(conn, chat_id)
+                conn.execute(
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
+                    " grouped_id, entities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        message_id,
+                        topic,
+                        sender,
+                        now,
+                        item["text"],
+                        item["random_id"],
+                        item["kind"],
+                        item["document_id"],
+                        grouped_id,
+                        json.dumps(item["entities"]) if item["entities"] else None,
+                    ),
+                )
+                ids.append(message_id)
+        return ids
+
+    def _remembered(self, conn: sqlite3.Connection, chat_id: int, random_id: int, now: float) -> bool:
+        """Whether the chat still remembers a random_id (deleted messages included; for
+        `random_id_memory_seconds`, or for ever)."""
+        memory = self.meta("random_id_memory_seconds") or 0
+        return bool(
+            conn.execute(
+                "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ? AND (? = 0 OR date > ?)",
+                (chat_id, random_id, memory, now - memory),
+            ).fetchone()
+        )
+
+    @staticmethod
+    def _slow_mode_check(
+        conn: sqlite3.Connection, chat_id: int, sender: str | None, slow_mode_seconds: int, now: float
+    ) -> None:
+        if slow_mode_seconds and sender is not None:
+            row = conn.execute(
+                "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
+            ).fetchone()
+            if row["date"] is not None and now - row["date"] < slow_mode_seconds:
+                raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
 
     @staticmethod
     def _next_id(conn: sqlite3.Connection, chat_id: int) -> int:

@@ -46,6 +46,7 @@ from telegram.records import (
     MessageEntity,
     SentMessage,
     TopicInfo,
+    album_random_id,
 )
 from telegram.telethon import transfers
 from telegram.telethon.client import StashcastClient
@@ -601,6 +602,33 @@ class TelethonGateway:
                 reply_to=_reply_to(topic_id),
             )
         return await self._send(chat, request)
+
+    @maps_errors
+    async def send_album(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        media: Sequence[MediaHandle],
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        topic_id: int | None = None,
+    ) -> SentMessage:
+        tl_entities = [entity_to_tl(entity) for entity in entities] or None
+        request = functions.messages.SendMultiMediaRequest(
+            peer=_input_peer(chat),
+            multi_media=[
+                types.InputSingleMedia(
+                    media=_input_media(handle),
+                    random_id=album_random_id(random_id, index),
+                    message=text if index == 0 else "",
+                    entities=tl_entities if index == 0 else None,
+                )
+                for index, handle in enumerate(media)
+            ],
+            reply_to=_reply_to(topic_id),
+        )
+        return await self._send(chat, request, random_id=random_id)
 
     @maps_errors
     async def copy_message(

@@ -4,7 +4,16 @@ may post where."""
 from telethon.tl import functions, types
 
 from telegram.formatting import entity_as_json, entity_from_tl, utf16_length
-from telegram.records import CAPTION_MAX, CHANNEL, GENERAL_TOPIC_ID, GROUP, PREMIUM_CAPTION_MAX, TEXT_MAX, USER
+from telegram.records import (
+    ALBUM_MAX,
+    CAPTION_MAX,
+    CHANNEL,
+    GENERAL_TOPIC_ID,
+    GROUP,
+    PREMIUM_CAPTION_MAX,
+    TEXT_MAX,
+    USER,
+)
 from telegram.sandbox import tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods.common import Call, can_post, chat, entities, reference_fresh
@@ -44,20 +53,21 @@ def _media_document(call: Call, media) -> tuple[str, int]:
     raise RpcAnswer(400, "MEDIA_EMPTY")
 
 
-def _entities(call: Call, me: dict, *, text: str, caption: bool) -> list[dict]:
+def _entities(me: dict, *, text: str, caption: bool, entities) -> list[dict]:
     """The send's formatting entities as the world keeps them, after Telegram's checks: the text's length in
     UTF-16 code units, and every entity inside the text."""
     limit = (PREMIUM_CAPTION_MAX if me["premium"] else CAPTION_MAX) if caption else TEXT_MAX
     length = utf16_length(text)
     if length > limit:
         raise RpcAnswer(400, "MEDIA_CAPTION_TOO_LONG" if caption else "MESSAGE_TOO_LONG")
-    entities = [entity_from_tl(entity) for entity in call.request.entities or []]
+    entities = [entity_from_tl(entity) for entity in entities or []]
     if any(e.offset < 0 or e.length <= 0 or e.offset + e.length > length for e in entities):
         raise RpcAnswer(400, "ENTITY_BOUNDS_INVALID")
     return [entity_as_json(entity) for entity in entities]
 
 
-def _send(call: Call, *, text: str, media=None):
+def _where_to_post(call: Call) -> tuple[dict, dict, bool, int | None]:
+    """(me, chat row, admin, topic) of a send, after Telegram's checks of who may post where."""
     request = call.request
     me = call.me()
     chat_row, admin = chat(call, request.peer)
@@ -72,12 +82,18 @@ def _send(call: Call, *, text: str, media=None):
             if chat_row["type"] == CHANNEL
             else RpcAnswer(403, "CHAT_WRITE_FORBIDDEN")
         )
+    return me, chat_row, admin, topic
+
+
+def _send(call: Call, *, text: str, media=None):
+    request = call.request
+    me, chat_row, admin, topic = _where_to_post(call)
     if not text and media is None:
         raise RpcAnswer(400, "MESSAGE_EMPTY")
     wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
     if wait:
         raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
-    entities = _entities(call, me, text=text, caption=media is not None)
+    entities = _entities(me, text=text, caption=media is not None, entities=request.entities)
     kind, document_id = _media_document(call, media) if media is not None else (None, None)
     try:
         message_id, _ = call.world.post(
@@ -124,6 +140,43 @@ def send_message(call: Call):
 
 def send_media(call: Call):
     return _send(call, text=call.request.message, media=call.request.media)
+
+
+def send_multi_media(call: Call):
+    """messages.sendMultiMedia: an album of 2–10 photos/videos or documents, one message each, sharing one
+    grouped_id; the caption is the first item's. A random_id the chat remembers posts none of it."""
+    request = call.request
+    me, chat_row, admin, topic = _where_to_post(call)
+    items = list(request.multi_media or [])
+    if not 2 <= len(items) <= ALBUM_MAX:
+        raise RpcAnswer(400, "MULTI_MEDIA_TOO_LONG" if len(items) > ALBUM_MAX else "MEDIA_INVALID")
+    captions = [_entities(me, text=item.message, caption=True, entities=item.entities) for item in items]
+    media = [_media_document(call, item.media) for item in items]
+    wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
+    if wait:
+        raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+    try:
+        posted = call.world.album_post(
+            chat_row["id"],
+            sender=me["phone"],
+            topic=topic,
+            items=[
+                {
+                    "random_id": item.random_id,
+                    "text": item.message,
+                    "kind": kind,
+                    "document_id": document_id,
+                    "entities": entities,
+                }
+                for item, (kind, document_id), entities in zip(items, media, captions, strict=True)
+            ],
+            slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+        )
+    except SlowModeWait as exc:
+        raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
+    if posted is None:
+        raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
+    return _updates(call, me, chat_row, list(zip(posted, [item.random_id for item in items], strict=True)))
 
 
 def forward_messages(call: Call):
@@ -186,6 +239,7 @@ def upload_media(call: Call):
 HANDLERS = {
     functions.messages.SendMessageRequest: send_message,
     functions.messages.SendMediaRequest: send_media,
+    functions.messages.SendMultiMediaRequest: send_multi_media,
     functions.messages.UploadMediaRequest: upload_media,
     functions.messages.ForwardMessagesRequest: forward_messages,
 }

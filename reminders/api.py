@@ -99,7 +99,7 @@ class ScheduleSerializer(serializers.Serializer):
 class PartSerializer(serializers.ModelSerializer):
     class Meta:
         model = ReminderPart
-        fields = ["order", "text", "media", "caption", "format"]
+        fields = ["order", "text", "media", "album", "caption", "format"]
         read_only_fields = fields
 
 
@@ -107,6 +107,13 @@ class PartInSerializer(serializers.Serializer):
     text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
     media = serializers.PrimaryKeyRelatedField(
         queryset=MediaFile.objects.all(), required=False, allow_null=True, default=None, help_text="A media id."
+    )
+    album = serializers.PrimaryKeyRelatedField(
+        queryset=MediaFile.objects.all(),
+        many=True,
+        required=False,
+        default=list,
+        help_text="2–10 media ids sent as one album with the caption, instead of `media`.",
     )
     caption = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
     format = serializers.ChoiceField(
@@ -213,6 +220,7 @@ class ReminderWriteSerializer(serializers.Serializer):
                 media=part.get("media"),
                 caption=part.get("caption", ""),
                 format=part.get("format", PartFormat.PLAIN),
+                album=part.get("album", []),
             )
             for part in parts
         ]

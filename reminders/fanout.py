@@ -97,6 +97,7 @@ class _TargetFailed(Exception):
 class Part:
     formatted: FormattedText  # the text, or the caption of the media, as Telegram takes it
     media: MediaFile | None
+    album: tuple[MediaFile, ...] = ()  # sent as one album (one request) instead of `media`
 
 
 def reminder_run_execute(*, run_id: int) -> str | None:
@@ -263,26 +264,34 @@ class Fanout(RunEngine):
             .order_by("pk")
         )
         hashes = dict(AccountChat.objects.filter(account=self.account).values_list("chat_id", "access_hash"))
-        media_ids = {part["media"] for part in self.run.parts if part["media"]}
+        media_ids = {
+            media_id for part in self.run.parts for media_id in [part["media"], *part.get("album", [])] if media_id
+        }
         media = MediaFile.objects.in_bulk(media_ids) if media_ids else {}
         missing = sorted(media_ids - media.keys())
         if missing:
             self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"media #{missing[0]} of this run was deleted."))
         self.account.refresh_from_db()
-        self.parts = [self._part(part, media.get(part["media"])) for part in self.run.parts]
+        self.parts = [self._part(part, media) for part in self.run.parts]
         if pace.account_send_problem(account=self.account):
             self._stop(StopReason.ACCOUNT_RESTING)
         return targets, hashes
 
-    def _part(self, part: dict, media: MediaFile | None) -> Part:
+    def _part(self, part: dict, media: dict[int, MediaFile]) -> Part:
+        album = tuple(media[media_id] for media_id in part.get("album", []) if media_id in media)
         spec = services.PartSpec(
-            text=part["text"], media=media, caption=part["caption"], format=part.get("format", PLAIN)
+            text=part["text"],
+            media=media.get(part["media"]),
+            caption=part["caption"],
+            format=part.get("format", PLAIN),
+            album=album,
         )
         try:
-            return Part(formatted=services.part_formatted(part=spec, premium=self.account.is_premium), media=media)
+            formatted = services.part_formatted(part=spec, premium=self.account.is_premium)
         except FormatError as exc:  # checked when saved; the account may have lost Premium since
             self._stop(StopReason.TEXT_UNSENDABLE, exc)
-            return Part(formatted=FormattedText(text=""), media=media)
+            formatted = FormattedText(text="")
+        return Part(formatted=formatted, media=spec.media, album=album)
 
     def _flush(self) -> None:
         ReminderRun.objects.filter(pk=self.run.pk).update(
@@ -498,21 +507,34 @@ class Fanout(RunEngine):
         while True:
             await self._paced()
             media = await self._media(part.media) if part.media else None
+            album = [await self._media(item) for item in part.album]
             ref = self.moved.get(ref.id, ref)
             try:
-                await self.gateway.send_message(
-                    ref,
-                    random_id=target.random_ids[index],
-                    text=part.formatted.text,
-                    entities=part.formatted.entities,
-                    media=media,
-                    topic_id=target.topic_id,
-                )
+                if album:
+                    await self.gateway.send_album(
+                        ref,
+                        random_id=target.random_ids[index],
+                        media=album,
+                        text=part.formatted.text,
+                        entities=part.formatted.entities,
+                        topic_id=target.topic_id,
+                    )
+                else:
+                    await self.gateway.send_message(
+                        ref,
+                        random_id=target.random_ids[index],
+                        text=part.formatted.text,
+                        entities=part.formatted.entities,
+                        media=media,
+                        topic_id=target.topic_id,
+                    )
             except FileReferenceExpired as exc:
-                if media is None or reuploaded:
+                if (media is None and not album) or reuploaded:
                     raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
                 reuploaded = True
-                await self._media_forget(part.media, media)
+                for item, handle in [(part.media, media), *zip(part.album, album, strict=True)]:
+                    if handle is not None:
+                        await self._media_forget(item, handle)
             except FloodWait as exc:
                 await self._flood(exc)
             except TransientError as exc:

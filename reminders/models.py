@@ -8,7 +8,7 @@ from accounts.models import Chat, TelegramAccount
 from core.models import IN_FLIGHT, ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
 from telegram.formatting import HTML, MARKDOWN, PLAIN
-from telegram.records import TOPIC_ID_MAX
+from telegram.records import ALBUM_MAX, TOPIC_ID_MAX
 
 # Telegram's message ids, and so forum topic ids, are 32-bit.
 
@@ -80,7 +80,7 @@ class PartFormat(models.TextChoices):
 
 
 class ReminderPart(models.Model):
-    """A text message, or a media with an optional caption."""
+    """A text message, or a media (or an album of 2–10) with an optional caption."""
 
     reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="parts")
     order = models.PositiveSmallIntegerField()
@@ -89,14 +89,18 @@ class ReminderPart(models.Model):
     caption = models.TextField(blank=True)
     # How the text or caption is written (telegram.formatting): Telegram gets it as text plus entities.
     format = models.CharField(max_length=10, choices=PartFormat.choices, default=PartFormat.PLAIN)
+    # An album instead of one media: 2–10 MediaFile ids, in order, sent as one album with `caption`.
+    album = ArrayField(models.BigIntegerField(), default=list, blank=True)
 
     class Meta:
         ordering = ["reminder", "order"]
         constraints = [
             models.UniqueConstraint(fields=["reminder", "order"], name="unique_reminder_part_order"),
             models.CheckConstraint(
-                condition=(Q(media__isnull=True) & ~Q(text="") & Q(caption="")) | (Q(media__isnull=False) & Q(text="")),
-                name="reminder_part_text_or_media",
+                condition=(Q(media__isnull=True) & ~Q(text="") & Q(caption="") & Q(album=[]))
+                | (Q(media__isnull=False) & Q(text="") & Q(album=[]))
+                | (Q(media__isnull=True) & Q(text="") & Q(album__len__gte=2) & Q(album__len__lte=ALBUM_MAX)),
+                name="reminder_part_text_media_or_album",
             ),
         ]
 
@@ -192,8 +196,8 @@ class ReminderRun(ClaimableRun):
     # The schedule's due time this run serves (a crontab minute or the one-off time); None for Send now.
     # Unique per reminder: a restarted or second beat, or a redelivered fire task, finds the run and stops.
     slot = models.DateTimeField(null=True, blank=True)
-    # [{"text", "media", "caption", "format"}, ...] in order: a resumed run sends what was fired, even if edited
-    # since (no "format": plain, fired before formats existed).
+    # [{"text", "media", "caption", "format", "album"}, ...] in order: a resumed run sends what was fired, even if
+    # edited since (no "format": plain, no "album": none; fired before either existed).
     parts = models.JSONField(default=list)
     total = models.PositiveIntegerField(default=0)
     sent = models.PositiveIntegerField(default=0)

@@ -42,6 +42,8 @@ def reminder_get(*, pk: int) -> Reminder:
 
 def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
     """What the reminder is now, to change a few fields with dataclasses.replace and pass to reminder_update."""
+    parts = sorted(reminder.parts.all(), key=lambda part: part.order)
+    albums = MediaFile.objects.in_bulk([media_id for part in parts for media_id in part.album])
     return ReminderSpec(
         account=reminder.account,
         name=reminder.name,
@@ -49,8 +51,14 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         window_start_hour=reminder.window_start_hour,
         window_end_hour=reminder.window_end_hour,
         parts=[
-            PartSpec(text=part.text, media=part.media, caption=part.caption, format=part.format)
-            for part in sorted(reminder.parts.all(), key=lambda part: part.order)
+            PartSpec(
+                text=part.text,
+                media=part.media,
+                caption=part.caption,
+                format=part.format,
+                album=[albums[media_id] for media_id in part.album if media_id in albums],
+            )
+            for part in parts
         ],
         targets=[TargetSpec(chat=target.chat, topic_id=target.topic_id) for target in reminder.targets.all()],
         schedule_crontab=reminder.schedule_crontab,

@@ -19,7 +19,7 @@ from accounts.selectors import chat_topics
 from core import clock, task_names
 from core.errors import item_error
 from core.models import RunStatus
-from reminders.media_types import media_fits_account, media_type
+from reminders.media_types import AUDIO, DOCUMENT, PHOTO, VIDEO, media_fits_account, media_type
 from reminders.models import (
     IN_FLIGHT,
     RESUMABLE,
@@ -44,7 +44,7 @@ from reminders.schedule import (
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
 from reminders.services.summaries import summary_waiting
 from telegram.formatting import PLAIN, FormatError, FormattedText, text_format
-from telegram.records import GENERAL_TOPIC_ID, TOPIC_ID_MAX
+from telegram.records import ALBUM_MAX, GENERAL_TOPIC_ID, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,7 @@ class PartSpec:
     media: MediaFile | None = None
     caption: str = ""
     format: str = PLAIN  # how text or caption is written (telegram.formatting.FORMATS)
+    album: Sequence[MediaFile] = ()  # 2–10 media sent as one album with `caption`, instead of `media`
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,14 @@ def media_purge_unused(*, now: datetime | None = None) -> int:
     now = now or clock.now()
     cutoff = now - timedelta(hours=settings.MEDIA_UNUSED_KEEP_HOURS)
     open_runs = ReminderRun.objects.open()
-    needed = {part["media"] for parts in open_runs.values_list("parts", flat=True) for part in parts if part["media"]}
+    needed = {
+        media_id
+        for parts in open_runs.values_list("parts", flat=True)
+        for part in parts
+        for media_id in [part["media"], *part.get("album", [])]
+        if media_id
+    }
+    needed |= {media_id for album in ReminderPart.objects.values_list("album", flat=True) for media_id in album}
     unused = MediaFile.objects.filter(created_at__lt=cutoff, parts__isnull=True).exclude(pk__in=needed)
     deleted = 0
     for media in unused:
@@ -193,7 +201,7 @@ def part_format_problem(*, part: PartSpec, account: TelegramAccount | None = Non
 
 def part_formatted(*, part: PartSpec, premium: bool = False) -> FormattedText:
     """The part's text (or caption) as Telegram takes it: text and entities. Raises FormatError."""
-    if part.media is None:
+    if part.media is None and not part.album:
         return text_format(part.text, format=part.format, premium=premium)
     return text_format(part.caption, format=part.format, caption=True, premium=premium)
 
@@ -202,7 +210,11 @@ def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount |
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
     for index, part in enumerate(parts):
-        if part.media is None and not part.text.strip():
+        if part.album:
+            problem = _album_problem(part)
+            if problem:
+                error("parts", item_error("parts", index, problem))
+        elif part.media is None and not part.text.strip():
             error("parts", item_error("parts", index, "give a text or a media."))
         elif part.media is not None and part.text:
             error("parts", item_error("parts", index, "a media part carries a caption, not a text."))
@@ -211,10 +223,22 @@ def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount |
         problem = part_format_problem(part=part, account=account)
         if problem:
             error("parts", item_error("parts", index, problem))
-        if part.media is not None and account is not None:
-            too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
+        for media in [part.media, *part.album] if account is not None else []:
+            too_large = media and media_fits_account(size=media.size, upload_limit_bytes=account.upload_limit_bytes)
             if too_large:
                 error("parts", item_error("parts", index, f"{too_large}."))
+
+
+def _album_problem(part: PartSpec) -> str:
+    """Telegram's album rules: 2–10 media, photos and videos together, or files only, or audio only."""
+    if part.media is not None or part.text:
+        return "an album carries a caption, not a text or another media."
+    if not 2 <= len(part.album) <= ALBUM_MAX:
+        return f"an album has 2 to {ALBUM_MAX} pictures or files; this one has {len(part.album)}."
+    kinds = {media.kind for media in part.album}
+    if not (kinds <= {PHOTO, VIDEO} or kinds == {DOCUMENT} or kinds == {AUDIO}):
+        return "an album is photos and videos, or files only, or audio only: put the others in a part of their own."
+    return ""
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:
@@ -298,6 +322,7 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
             media=part.media,
             caption=part.caption,
             format=part.format,
+            album=[media.pk for media in part.album],
         )
         for order, part in enumerate(spec.parts)
     )

@@ -100,7 +100,7 @@ def _fire(
 ) -> ReminderRun | None:
     now = clock.now()
     reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
-    parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption", "format"))
+    parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption", "format", "album"))
     targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
@@ -137,7 +137,13 @@ def _fire(
             trigger=trigger,
             slot=slot,
             parts=[
-                {"text": p["text"], "media": p["media_id"], "caption": p["caption"], "format": p["format"]}
+                {
+                    "text": p["text"],
+                    "media": p["media_id"],
+                    "caption": p["caption"],
+                    "format": p["format"],
+                    "album": p["album"],
+                }
                 for p in parts
             ],
             total=len(targets),

@@ -1,10 +1,11 @@
-"""Formatted parts through the fan-out: every group gets the text and its entities, as the sandbox records them."""
+"""Formatted parts and albums through the fan-out: every group gets the text and its entities, and each album
+as one, as the sandbox records them."""
 
 import pytest
 
 from core.models import RunStatus
 from reminders.services import PartSpec, reminder_fire
-from tests.support.reminders import account, execute, group_id, groups_world, image, make_reminder, posts
+from tests.support.reminders import SENDER, account, execute, group_id, groups_world, image, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +69,49 @@ def test_custom_emoji_stop_the_run_when_the_account_lost_premium(fanout_world):
     assert run.status == RunStatus.FAILED and run.sent == 0 and run.pending == 2
     assert "Custom emoji at line 1, column 5 (near “👍”) need a Premium account" in run.error_summary
     assert posts(world, group_id(0)) == [] and posts(world, group_id(1)) == []
+
+
+def test_an_album_goes_to_every_group_as_one_album_uploaded_once(fanout_world):
+    world = fanout_world(groups_world(groups=4))
+    photos = [image(seed) for seed in (1, 2, 3)]
+    reminder = make_reminder(
+        parts=[
+            PartSpec(text="**New** this week", format="markdown"),
+            PartSpec(album=photos, caption="<b>Three</b> kits", format="html"),
+        ]
+    )
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    assert run.parts[1]["album"] == [photo.pk for photo in photos]
+    calls = world.stats()["calls"][SENDER]
+    assert calls["messages.uploadMedia"] == 3  # each photo once for the whole run
+    assert calls["messages.sendMultiMedia"] == 4  # one album per group
+    grouped = set()
+    for n in range(4):
+        text, *album = posts(world, group_id(n))
+        assert text["entities"] == [{"type": "bold", "offset": 0, "length": 3}]
+        assert [message["photo"]["sha256"] for message in album] == [photo.sha256 for photo in photos]
+        assert [message["text"] for message in album] == ["Three kits", "", ""]
+        assert album[0]["entities"] == [{"type": "bold", "offset": 0, "length": 5}]
+        assert len({message["grouped_id"] for message in album}) == 1
+        grouped.add(album[0]["grouped_id"])
+    assert len(grouped) == 4  # each group's album is its own
+
+
+def test_a_resent_album_posts_nothing_twice(fanout_world):
+    world = fanout_world(groups_world(groups=1))
+    reminder = make_reminder(parts=[PartSpec(album=[image(1), image(2)])])
+    run = execute(reminder_fire(reminder=reminder))
+    target = run.targets.get()
+    # as if the worker died after Telegram posted the album but before the part was recorded
+    target.status, target.parts_sent = "pending", 0
+    target.save(update_fields=["status", "parts_sent"])
+    run.status, run.pending, run.sent = RunStatus.QUEUED, 1, 0
+    run.save(update_fields=["status", "pending", "sent"])
+
+    run = execute(run)
+
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    assert len(posts(world, group_id(0))) == 2

@@ -190,8 +190,8 @@ def test_a_run_keeps_the_parts_it_was_fired_with(world, at):
     reminder_update(reminder=reminder, spec=replace(reminder_spec(reminder=reminder), parts=[PartSpec(text="new")]))
 
     assert run.parts == [
-        {"text": "old", "media": None, "caption": "", "format": "plain"},
-        {"text": "", "media": MediaFile.objects.get().pk, "caption": "", "format": "plain"},
+        {"text": "old", "media": None, "caption": "", "format": "plain", "album": []},
+        {"text": "", "media": MediaFile.objects.get().pk, "caption": "", "format": "plain", "album": []},
     ]
     assert all(len(target.random_ids) == 2 for target in run.targets.all())
 

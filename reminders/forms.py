@@ -48,7 +48,7 @@ SECTION_OF = {
     "enabled": "when",
     "auto_resume": "when",
 }
-TEXT, MEDIA = "text", "media"
+TEXT, MEDIA, ALBUM = "text", "media", "album"
 CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
 CRONTAB_PRESETS = (
     ("0 9 * * *", "Every day at 09:00"),
@@ -61,6 +61,7 @@ CRONTAB_PRESETS = (
 DEFAULT_CRONTAB = CRONTAB_PRESETS[0][0]
 AT_FORMAT = "%Y-%m-%dT%H:%M"  # what <input type="datetime-local"> sends
 ACTION_ON_PART = re.compile(r"^(remove|up|down)-(\d+)$")
+ALBUM_ITEM_REMOVE = re.compile(r"^unpick-(\d+)-(\d+)$")  # part, item
 
 
 @cache
@@ -91,7 +92,8 @@ class AccountChoiceField(forms.ModelChoiceField):
 
 @dataclass
 class PartRow:
-    """One part as the operator is editing it: a text, or a media (uploaded or still to upload) + caption."""
+    """One part as the operator is editing it: a text, or a media or an album (uploaded or still to upload) +
+    caption."""
 
     kind: str = TEXT
     text: str = ""
@@ -99,6 +101,8 @@ class PartRow:
     caption: str = ""
     format: str = PLAIN
     upload: UploadedFile | None = None
+    album: list[MediaFile] = field(default_factory=list)
+    album_uploads: list[UploadedFile] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     premium: bool = False  # the sending account's: longer captions, custom emoji
 
@@ -106,6 +110,8 @@ class PartRow:
     def spec(self) -> PartSpec:
         if self.kind == MEDIA:
             return PartSpec(text=self.text, media=self.media, caption=self.caption, format=self.format)
+        if self.kind == ALBUM:
+            return PartSpec(album=self.album, caption=self.caption, format=self.format)
         return PartSpec(text=self.text, format=self.format)
 
     @cached_property
@@ -228,9 +234,10 @@ class ReminderForm(forms.Form):
                 return [PartRow(premium=premium)]
             return [
                 PartRow(
-                    kind=MEDIA if part.media else TEXT,
+                    kind=ALBUM if part.album else MEDIA if part.media else TEXT,
                     text=part.text,
                     media=part.media,
+                    album=list(part.album),
                     caption=part.caption,
                     format=part.format,
                     premium=premium,
@@ -239,22 +246,28 @@ class ReminderForm(forms.Form):
             ]
         keys = self.data.getlist("part")
         media_ids = [self.data.get(f"part-{key}-media", "") for key in keys]
-        media = MediaFile.objects.in_bulk([int(pk) for pk in media_ids if pk.isdecimal()])
+        album_ids = {key: [pk for pk in self.data.getlist(f"part-{key}-album") if pk.isdecimal()] for key in keys}
+        wanted = [*media_ids, *(pk for ids in album_ids.values() for pk in ids)]
+        media = MediaFile.objects.in_bulk([int(pk) for pk in wanted if pk.isdecimal()])
         rows = []
         for key, media_id in zip(keys, media_ids, strict=True):
-            kind = MEDIA if self.data.get(f"part-{key}-kind") == MEDIA else TEXT
+            kind = self.data.get(f"part-{key}-kind")
+            kind = kind if kind in (MEDIA, ALBUM) else TEXT
             text = self.data.get(f"part-{key}-text", "").replace("\r\n", "\n")
             caption = self.data.get(f"part-{key}-caption", "").replace("\r\n", "\n")
             row = PartRow(
                 kind=kind,
                 text=text if kind == TEXT else "",
-                caption=caption if kind == MEDIA else "",
+                caption=caption if kind != TEXT else "",
                 format=self.data.get(f"part-{key}-format", PLAIN),
                 premium=premium,
             )
             if kind == MEDIA:
                 row.media = media.get(int(media_id)) if media_id.isdecimal() else None
                 row.upload = self.files.get(f"part-{key}-file") if self.files else None
+            if kind == ALBUM:
+                row.album = [media[int(pk)] for pk in album_ids[key] if int(pk) in media]
+                row.album_uploads = self.files.getlist(f"part-{key}-files") if self.files else []
             rows.append(row)
         return rows
 
@@ -290,6 +303,12 @@ class ReminderForm(forms.Form):
     def apply(self, action: str) -> None:
         """Store the chosen files, then add, remove or move a part as the button pressed says."""
         for row in self.part_rows:
+            for upload in row.album_uploads:
+                try:
+                    row.album.append(services.media_create(file=upload, name=upload.name))
+                except ValidationError as exc:
+                    row.errors.extend(f"{upload.name}: {message}" for message in exc.messages)
+            row.album_uploads = []
             if row.upload is None:
                 continue
             try:
@@ -303,6 +322,12 @@ class ReminderForm(forms.Form):
             rows.append(PartRow(kind=TEXT, premium=premium))
         elif action == "add-media":
             rows.append(PartRow(kind=MEDIA, premium=premium))
+        elif action == "add-album":
+            rows.append(PartRow(kind=ALBUM, premium=premium))
+        elif match := ALBUM_ITEM_REMOVE.match(action):
+            part, item = int(match.group(1)), int(match.group(2))
+            if part < len(rows) and item < len(rows[part].album):
+                rows[part].album.pop(item)
         elif match := ACTION_ON_PART.match(action):
             verb, index = match.group(1), int(match.group(2))
             if index >= len(rows):
@@ -392,6 +417,8 @@ class ReminderForm(forms.Form):
                     continue
                 if row.kind == MEDIA and row.media is None:
                     row.errors.append("Choose a picture or file to upload.")
+                elif row.kind == ALBUM and len(row.album) < 2:
+                    row.errors.append("Choose 2 to 10 pictures or files for the album.")
                 elif row.kind == TEXT and not row.text.strip():
                     row.errors.append("Write the text, or remove this part.")
         if "groups" in sections:

@@ -34,6 +34,7 @@ from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun,
 from reminders.presenters import (
     eta_context,
     panel_context,
+    part_shown,
     plural,
     reminder_row,
     saved_note,
@@ -162,11 +163,12 @@ def reminder_detail(request, pk: int):
         next_fire = selectors.reminder_next_fire_at(crontab=reminder.schedule_crontab, tz=tz, after=clock.now())
     elif reminder.enabled and reminder.schedule_at and reminder.schedule_at > clock.now():
         next_fire = reminder.schedule_at
+    spec = selectors.reminder_spec(reminder=reminder)
     context = {
-        **eta_context(selectors.reminder_spec(reminder=reminder)),
+        **eta_context(spec),
         **send_now_context(reminder, active=active[0] if active else None),
         "reminder": reminder,
-        "part_list": list(reminder.parts.all()),
+        "part_list": part_shown(spec),
         "target_titles": target_titles(list(reminder.targets.all())),
         "history": history,
         "panels": [panel_context(run) for run in open_runs],

@@ -1,13 +1,15 @@
-"""The compose form's formats: each part says how it is written, its preview shows it as Telegram will (live,
-through HTMX), and a part Telegram would refuse says where the problem is."""
+"""The compose form's formats and albums: each part says how it is written, its preview shows it as Telegram will
+(live, through HTMX), a part Telegram would refuse says where the problem is; an album is built from several
+files."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from reminders.models import Reminder
+from reminders.models import MediaFile, Reminder
 from reminders.services import PartSpec
 from tests.support.pages import compose, htmx_post
-from tests.support.reminders import groups_world, make_reminder
+from tests.support.reminders import groups_world, image, make_reminder, png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +80,46 @@ def test_the_edit_page_keeps_each_parts_format(operator, fanout_world):
 
     assert '<option value="html" selected>HTML</option>' in page
     assert '<p class="part-text part-text--live"><b>Hi</b></p>' in page
+
+
+def test_an_album_is_built_from_several_files_and_saved_as_one_part(operator, fanout_world):
+    fanout_world(groups_world(groups=2))
+    url = reverse("reminders:compose")
+    html = htmx_post(operator, url, compose(action="add-album"))
+    assert "Choose 2 to 10 pictures or files" in html and 'name="part-1-kind" value="album"' in html
+
+    files = [SimpleUploadedFile(f"kit-{n}.png", png_bytes(n), content_type="image/png") for n in (1, 2, 3)]
+    data = compose(part=["0", "1"], **{"part-1-kind": "album", "part-1-caption": "**Three** kits"})
+    html = htmx_post(operator, url, data | {"action": "upload", "part-1-files": files})
+    kits = list(MediaFile.objects.order_by("name"))
+    assert [media.name for media in kits] == ["kit-1.png", "kit-2.png", "kit-3.png"]
+    assert all(f'name="part-1-album" value="{media.pk}"' in html for media in kits)
+
+    album = {"part-1-album": [str(media.pk) for media in kits], "part-1-format": "markdown"}
+    html = htmx_post(operator, url, data | album | {"action": "unpick-1-2"})
+    assert f'name="part-1-album" value="{kits[2].pk}"' not in html
+
+    one = {"part-1-album": [str(kits[0].pk)]}
+    refused = htmx_post(operator, url, data | one | {"action": "goto-groups"})
+    assert "Choose 2 to 10 pictures or files for the album." in refused
+
+    htmx_post(operator, url, data | album | {"action": "save", "step": "review"})
+    part = Reminder.objects.get().parts.get(order=1)
+    assert (part.album, part.caption, part.format) == ([media.pk for media in kits], "**Three** kits", "markdown")
+
+
+def test_the_reminder_page_shows_each_part_as_it_arrives_and_its_album(operator, fanout_world):
+    fanout_world(groups_world(groups=2))
+    kits = [image(seed) for seed in (1, 2)]
+    reminder = make_reminder(
+        parts=[
+            PartSpec(text="**Sale** <today>", format="markdown"),
+            PartSpec(album=kits, caption="<i>Two</i> kits", format="html"),
+        ]
+    )
+
+    page = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+
+    assert '<p class="part-text part-text--live"><b>Sale</b> &lt;today&gt;</p>' in page
+    assert '<p class="part-text part-text--live"><i>Two</i> kits</p>' in page
+    assert page.index("promo-1.png") < page.index("promo-2.png") < page.index("<i>Two</i>")

@@ -164,6 +164,10 @@ class ReminderSerializer(serializers.ModelSerializer):
             "schedule",
             "enabled",
             "auto_resume",
+            "silent",
+            "link_preview",
+            "pin",
+            "replace_previous",
             "parts",
             "targets",
             "created_at",
@@ -199,6 +203,12 @@ class ReminderWriteSerializer(serializers.Serializer):
     targets = TargetInSerializer(many=True)
     enabled = serializers.BooleanField(default=True)
     auto_resume = serializers.BooleanField(default=False)
+    silent = serializers.BooleanField(default=False, help_text="Members get no notification.")
+    link_preview = serializers.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
+    pin = serializers.BooleanField(default=False, help_text="Pin each group's post; the previous run's is unpinned.")
+    replace_previous = serializers.BooleanField(
+        default=False, help_text="Delete the previous run's post in each group before sending."
+    )
 
     def validate_targets(self, targets):
         ids = [target["chat"] for target in targets]

@@ -123,6 +123,7 @@ class Fanout(RunEngine):
         self.upload_locks: dict[str, asyncio.Lock] = {}
         self.temp_dir: Path | None = None
         self.parts: list[Part] = []
+        self.options: dict = run.options  # silent, link_preview, pin, replace_previous, as fired
         self.gateway: TelegramGateway | None = None
         self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
         self.tallied = self.messages_sent
@@ -327,18 +328,43 @@ class Fanout(RunEngine):
         )
         return pace.account_flood_waits_recent(account=self.account)
 
+    def _previous_post(self, target: ReminderRunTarget) -> ReminderRunTarget | None:
+        """The group's post from the reminder's run before this one (what Replace deletes, Pin unpins)."""
+        return (
+            ReminderRunTarget.objects.filter(
+                run__reminder_id=self.run.reminder_id,
+                run_id__lt=self.run.pk,
+                chat_id=target.chat_id,
+                topic_id=target.topic_id,
+            )
+            .exclude(message_ids=[])
+            .order_by("-run_id")
+            .first()
+        )
+
+    def _target_step_done(self, target: ReminderRunTarget, step: str) -> None:
+        ReminderRunTarget.objects.filter(pk=target.pk).update(**{step: True})
+
     def _rest(self, reason: str) -> None:
         pace.account_rest(account=self.account, reason=reason)  # every run of it pauses (reminders.apps)
 
     def _part_sent(self, target: ReminderRunTarget, index: int) -> None:
-        ReminderRunTarget.objects.filter(pk=target.pk).update(parts_sent=index + 1)
+        ReminderRunTarget.objects.filter(pk=target.pk).update(
+            parts_sent=index + 1, message_ids=target.message_ids, album_ids=target.album_ids
+        )
         target.parts_sent = index + 1
 
     def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
         finished = None if status == TargetStatus.PENDING else timezone.now()
         sent = {"parts_sent": len(self.parts)} if status == TargetStatus.SENT else {}
         ReminderRunTarget.objects.filter(pk=target.pk).update(
-            status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished, **sent
+            status=status,
+            error=error[:2000],
+            latency_ms=latency_ms,
+            finished_at=finished,
+            message_ids=target.message_ids,
+            album_ids=target.album_ids,
+            **sent,
         )
         if status in (TargetStatus.SENT, TargetStatus.FAILED):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
@@ -421,13 +447,18 @@ class Fanout(RunEngine):
         started = time.monotonic()
         last_sent = 0.0
         first = target.parts_sent
+        target.message_ids += [None] * (len(self.parts) - len(target.message_ids))
         try:
+            if self.options.get("replace_previous") and not target.previous_removed and first == 0:
+                await self._replace_previous(target, ref)
             for index in range(first, len(self.parts)):
                 if index > first:
                     await self._between_parts(target, last_sent)
                 last_sent = await self._send(target, ref, index, self.parts[index])
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
                     await in_db_thread(self._part_sent)(target, index)
+            if self.options.get("pin") and not target.pinned and target.message_ids[0]:
+                await self._pin(target, ref)
         except _LeavePending:
             await in_db_thread(self._target_left)(target)
             return
@@ -436,6 +467,47 @@ class Fanout(RunEngine):
             return
         latency_ms = round((time.monotonic() - started) * 1000)
         await in_db_thread(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
+
+    async def _replace_previous(self, target: ReminderRunTarget, ref: ChatRef) -> None:
+        """Delete the previous run's post in the group, once: recorded before the first part goes out."""
+        previous = await in_db_thread(self._previous_post)(target)
+        ids = [*(i for i in previous.message_ids if i), *previous.album_ids] if previous else []
+        if ids:
+            await self._telegram_step(lambda: self.gateway.delete_messages(self.moved.get(ref.id, ref), ids))
+        await in_db_thread(self._target_step_done)(target, "previous_removed")
+        target.previous_removed = True
+
+    async def _pin(self, target: ReminderRunTarget, ref: ChatRef) -> None:
+        """Pin the group's new post (its first message), without a notification, and unpin the previous run's
+        pinned one; recorded at once, so a resume or a retry never pins twice."""
+        ref = self.moved.get(ref.id, ref)
+        await self._telegram_step(lambda: self.gateway.pin_message(ref, target.message_ids[0]))
+        await in_db_thread(self._target_step_done)(target, "pinned")
+        target.pinned = True
+        if target.previous_removed:
+            return  # deleted, so no longer pinned
+        previous = await in_db_thread(self._previous_post)(target)
+        if previous is not None and previous.pinned and previous.message_ids[0]:
+            await self._telegram_step(lambda: self.gateway.pin_message(ref, previous.message_ids[0], unpin=True))
+
+    async def _telegram_step(self, call) -> None:
+        """A request beside the sends (delete, pin), paced like them; what Telegram refuses for this group
+        (the post already gone, no right to pin) is logged, not a failed group: the parts went out."""
+        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
+        while True:
+            await self._paced()
+            try:
+                await call()
+                return
+            except FloodWait as exc:
+                await self._flood(exc)
+            except TransientError as exc:
+                await self._transient(exc, retries)
+            except (AccountRestricted, AuthRequired) as exc:
+                await self._account_trouble(exc)
+            except TelegramError as exc:
+                logger.info("Reminder run #%s: %s", self.run.pk, exc)
+                return
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
         """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
@@ -509,24 +581,28 @@ class Fanout(RunEngine):
             media = await self._media(part.media) if part.media else None
             album = [await self._media(item) for item in part.album]
             ref = self.moved.get(ref.id, ref)
+            silent = bool(self.options.get("silent"))
             try:
                 if album:
-                    await self.gateway.send_album(
+                    sent = await self.gateway.send_album(
                         ref,
                         random_id=target.random_ids[index],
                         media=album,
                         text=part.formatted.text,
                         entities=part.formatted.entities,
                         topic_id=target.topic_id,
+                        silent=silent,
                     )
                 else:
-                    await self.gateway.send_message(
+                    sent = await self.gateway.send_message(
                         ref,
                         random_id=target.random_ids[index],
                         text=part.formatted.text,
                         entities=part.formatted.entities,
                         media=media,
                         topic_id=target.topic_id,
+                        silent=silent,
+                        link_preview=self.options.get("link_preview", True),
                     )
             except FileReferenceExpired as exc:
                 if (media is None and not album) or reuploaded:
@@ -548,6 +624,8 @@ class Fanout(RunEngine):
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
                 self.messages_sent += 1
+                target.message_ids[index] = sent.id
+                target.album_ids += sent.album_ids
                 return asyncio.get_running_loop().time()
 
     async def _lower(self, kind: str, *, pause_seconds: float, reason: str) -> int:

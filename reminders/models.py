@@ -46,6 +46,11 @@ class Reminder(models.Model):
     window_end_hour = models.PositiveSmallIntegerField(default=18, validators=[MaxValueValidator(24)])
     enabled = models.BooleanField(default=True)
     auto_resume = models.BooleanField(default=False, help_text="Resume a paused run when the window next opens.")
+    # How each post arrives (a run keeps them as fired: ReminderRun.options)
+    silent = models.BooleanField(default=False, help_text="Members get no notification.")
+    link_preview = models.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
+    pin = models.BooleanField(default=False, help_text="Pin the post in each group, unpinning the previous run's.")
+    replace_previous = models.BooleanField(default=False, help_text="Delete the previous run's post in each group.")
     # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
     # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
     schedule_since = models.DateTimeField(default=now)
@@ -211,6 +216,9 @@ class ReminderRun(ClaimableRun):
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
     pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
+    # {"silent", "link_preview", "pin", "replace_previous"} as the reminder had them when fired ({}: all off,
+    # link previews on; fired before they existed).
+    options = models.JSONField(default=dict, blank=True)
     # A run made of another run's pending groups, handed to another account (reminder_run_move).
     moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
 
@@ -300,6 +308,13 @@ class ReminderRunTarget(models.Model):
     # Parts delivered so far, in order, written after each one goes out: a resumed target goes on
     # at its next part, even after Telegram has forgotten the random_ids of the first ones.
     parts_sent = models.PositiveSmallIntegerField(default=0)
+    # The messages each part made, in order (an album's first item); None where Telegram answered
+    # RANDOM_ID_DUPLICATE (sent before: its id is not known). An album's other items follow in album_ids.
+    message_ids = ArrayField(models.BigIntegerField(null=True), default=list, blank=True)
+    album_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # Done once per group, recorded before the next step: a resume or a retry never deletes or pins twice.
+    previous_removed = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

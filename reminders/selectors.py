@@ -65,6 +65,10 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         schedule_at=reminder.schedule_at,
         enabled=reminder.enabled,
         auto_resume=reminder.auto_resume,
+        silent=reminder.silent,
+        link_preview=reminder.link_preview,
+        pin=reminder.pin,
+        replace_previous=reminder.replace_previous,
     )
 
 

@@ -111,6 +111,7 @@ class SentMessage:
     random_id: int
     date: datetime | None = None
     duplicate: bool = False
+    album_ids: tuple[int, ...] = ()  # an album's other messages, after `id`
 
 
 @dataclass(frozen=True)

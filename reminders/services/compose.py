@@ -79,6 +79,10 @@ class ReminderSpec:
     schedule_at: datetime | None = None
     enabled: bool = True
     auto_resume: bool = False
+    silent: bool = False
+    link_preview: bool = True
+    pin: bool = False
+    replace_previous: bool = False
 
 
 # Media ----------------------------------------------------------------------------------------------------------
@@ -309,6 +313,10 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.schedule_at = spec.schedule_at
     reminder.enabled = spec.enabled
     reminder.auto_resume = spec.auto_resume
+    reminder.silent = spec.silent
+    reminder.link_preview = spec.link_preview
+    reminder.pin = spec.pin
+    reminder.replace_previous = spec.replace_previous
     reminder.updated_at = clock.now()
     if _schedule_of(reminder) != schedule_before:
         reminder.schedule_since = reminder.updated_at

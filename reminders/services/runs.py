@@ -148,6 +148,12 @@ def _fire(
             ],
             total=len(targets),
             pending=len(targets),
+            options={
+                "silent": reminder.silent,
+                "link_preview": reminder.link_preview,
+                "pin": reminder.pin,
+                "replace_previous": reminder.replace_previous,
+            },
             fired_at=now,
             window_end_at=window.end_at if window else None,
             status=status,

@@ -70,7 +70,8 @@ SCHEMA = (
     """CREATE TABLE messages (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
-        grouped_id INTEGER, reply_to INTEGER, entities TEXT, PRIMARY KEY (chat_id, id))""",
+        grouped_id INTEGER, reply_to INTEGER, entities TEXT, silent INTEGER NOT NULL DEFAULT 0,
+        no_webpage INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -533,14 +534,21 @@ class World:
                     "text": row["text"],
                     "entities": json.loads(row["entities"]) if row["entities"] else [],
                     "grouped_id": row["grouped_id"],
+                    "silent": bool(row["silent"]),
+                    "link_preview": not row["no_webpage"],
+                    "pinned": bool(row["pinned"]),
                     "random_id": row["random_id"],
                     "document": media if row["kind"] == "document" else None,
                     "photo": media if row["kind"] == "photo" else None,
                 }
             )
+        deleted = self.conn.execute(
+            "SELECT id FROM messages WHERE chat_id = ? AND deleted ORDER BY id", (chat_id,)
+        ).fetchall()
         return {
             "chat": {"id": chat["id"], "title": chat["title"], "type": chat["type"], "forum": bool(chat["forum"])},
             "messages": messages,
+            "deleted": [row["id"] for row in deleted],
         }
 
     def stats(self) -> dict:
@@ -765,6 +773,8 @@ class World:
         random_id: int | None = None,
         slow_mode_seconds: int = 0,
         entities: list[dict] | None = None,
+        silent: bool = False,
+        no_webpage: bool = False,
     ) -> tuple[int | None, float | None]:
         """Append a message with the chat's next id; returns (id, date).
 
@@ -779,8 +789,8 @@ class World:
             self._slow_mode_check(conn, chat_id, sender, slow_mode_seconds, now)
             message_id = self._next_id(conn, chat_id)
             conn.execute(
-                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id, entities)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id, entities,"
+                " silent, no_webpage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     chat_id,
                     message_id,
@@ -792,12 +802,21 @@ class World:
                     kind,
                     document_id,
                     json.dumps(entities) if entities else None,
+                    int(silent),
+                    int(no_webpage),
                 ),
             )
         return message_id, now
 
     def album_post(
-        self, chat_id: int, *, sender: str, items: list[dict], topic: int | None = None, slow_mode_seconds: int = 0
+        self,
+        chat_id: int,
+        *,
+        sender: str,
+        items: list[dict],
+        topic: int | None = None,
+        slow_mode_seconds: int = 0,
+        silent: bool = False,
     ) -> list[int] | None:
         """Post an album: one message per item ({"random_id", "text", "kind", "document_id", "entities"}), in
         order, sharing a new grouped_id; returns their ids, or None (nothing posted) when the chat remembers
@@ -813,7 +832,7 @@ class World:
                 message_id = self._next_id(conn, chat_id)
                 conn.execute(
                     "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
-                    " grouped_id, entities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " grouped_id, entities, silent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         chat_id,
                         message_id,
@@ -826,6 +845,7 @@ class World:
                         item["document_id"],
                         grouped_id,
                         json.dumps(item["entities"]) if item["entities"] else None,
+                        int(silent),
                     ),
                 )
                 ids.append(message_id)
@@ -964,6 +984,30 @@ class World:
                     ),
                 )
                 conn.execute("DELETE FROM scheduled WHERE seq = ?", (row["seq"],))
+
+    def messages_delete(self, chat_id: int, ids: list[int], *, sender: str) -> list[int]:
+        """Delete the sender's own messages among ids (others' stay, as Telegram answers for a non-admin); ids
+        already gone are skipped. Returns the ids deleted."""
+        with self.transaction() as conn:
+            deleted = [
+                message_id
+                for message_id in ids
+                if conn.execute(
+                    "UPDATE messages SET deleted = 1 WHERE chat_id = ? AND id = ? AND sender = ? AND NOT deleted",
+                    (chat_id, message_id, sender),
+                ).rowcount
+            ]
+        return deleted
+
+    def message_pin(self, chat_id: int, message_id: int, *, pinned: bool) -> bool:
+        """Pin or unpin a message; False when it is gone."""
+        with self.transaction() as conn:
+            return bool(
+                conn.execute(
+                    "UPDATE messages SET pinned = ? WHERE chat_id = ? AND id = ? AND NOT deleted",
+                    (int(pinned), chat_id, message_id),
+                ).rowcount
+            )
 
     def message_delete(self, chat_id: int, message_id: int) -> None:
         """Delete a message, as its author or an admin would; its id stays taken."""

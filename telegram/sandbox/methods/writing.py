@@ -106,6 +106,8 @@ def _send(call: Call, *, text: str, media=None):
             document_id=document_id,
             slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
             entities=entities,
+            silent=bool(request.silent),
+            no_webpage=bool(getattr(request, "no_webpage", False)),
         )
     except SlowModeWait as exc:
         raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
@@ -171,12 +173,44 @@ def send_multi_media(call: Call):
                 for item, (kind, document_id), entities in zip(items, media, captions, strict=True)
             ],
             slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+            silent=bool(request.silent),
         )
     except SlowModeWait as exc:
         raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
     if posted is None:
         raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
     return _updates(call, me, chat_row, list(zip(posted, [item.random_id for item in items], strict=True)))
+
+
+def delete_messages(call: Call):
+    """channels.deleteMessages (a channel or supergroup) and messages.deleteMessages (a basic group, a private
+    chat: the ids alone name the messages, so the sandbox looks for them in the account's groups)."""
+    request = call.request
+    me = call.me()
+    if isinstance(request, functions.channels.DeleteMessagesRequest):
+        chat_row, _ = chat(call, request.channel)
+        chat_ids = [chat_row["id"]]
+    else:
+        chat_ids = [row["id"] for row in call.world.account_chats(me["phone"]) if row["type"] in (GROUP, USER)]
+    deleted = [
+        message_id
+        for chat_id in chat_ids
+        for message_id in call.world.messages_delete(chat_id, list(request.id), sender=me["phone"])
+    ]
+    return types.messages.AffectedMessages(pts=len(deleted), pts_count=len(deleted))
+
+
+def update_pinned_message(call: Call):
+    """messages.updatePinnedMessage: admins pin anywhere, members where they may post."""
+    request = call.request
+    call.me()  # logged in
+    chat_row, admin = chat(call, request.peer)
+    if not can_post(chat_row, admin):
+        raise RpcAnswer(400, "CHAT_ADMIN_REQUIRED")
+    if not call.world.message_pin(chat_row["id"], request.id, pinned=not request.unpin):
+        raise RpcAnswer(400, "MESSAGE_ID_INVALID")
+    chats, users = entities(call, [chat_row])
+    return types.Updates(updates=[], users=users, chats=chats, date=tl.date(world.clock()), seq=0)
 
 
 def forward_messages(call: Call):
@@ -240,6 +274,9 @@ HANDLERS = {
     functions.messages.SendMessageRequest: send_message,
     functions.messages.SendMediaRequest: send_media,
     functions.messages.SendMultiMediaRequest: send_multi_media,
+    functions.messages.DeleteMessagesRequest: delete_messages,
+    functions.channels.DeleteMessagesRequest: delete_messages,
+    functions.messages.UpdatePinnedMessageRequest: update_pinned_message,
     functions.messages.UploadMediaRequest: upload_media,
     functions.messages.ForwardMessagesRequest: forward_messages,
 }

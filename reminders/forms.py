@@ -47,6 +47,10 @@ SECTION_OF = {
     "at": "when",
     "enabled": "when",
     "auto_resume": "when",
+    "silent": "message",
+    "link_preview": "message",
+    "pin": "message",
+    "replace_previous": "message",
 }
 TEXT, MEDIA, ALBUM = "text", "media", "album"
 CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
@@ -182,6 +186,13 @@ class ReminderForm(forms.Form):
         label="Auto-resume: a paused run goes on by itself when the window next opens", required=False
     )
 
+    silent = forms.BooleanField(label="Silent: members get no notification", required=False)
+    link_preview = forms.BooleanField(label="Link preview: Telegram shows the first link's page", required=False)
+    pin = forms.BooleanField(label="Pin it in each group (the previous run's post is unpinned)", required=False)
+    replace_previous = forms.BooleanField(
+        label="Replace the previous run's post: it is deleted in each group before this one goes out", required=False
+    )
+
     def __init__(self, data=None, files=None, *, sections=SECTIONS, reminder: Reminder | None = None, initial=None):
         self.reminder = reminder
         self.current = selectors.reminder_spec(reminder=reminder) if reminder is not None else None
@@ -216,6 +227,10 @@ class ReminderForm(forms.Form):
             "at": spec.schedule_at.astimezone(tz).strftime(AT_FORMAT) if spec.schedule_at else "",
             "enabled": spec.enabled,
             "auto_resume": spec.auto_resume,
+            "silent": spec.silent,
+            "link_preview": spec.link_preview,
+            "pin": spec.pin,
+            "replace_previous": spec.replace_previous,
         }
 
     def _sender(self) -> TelegramAccount | None:
@@ -387,7 +402,15 @@ class ReminderForm(forms.Form):
         )
         changes = {}
         if "message" in self.sections:
-            changes.update(name=self._cleaned("name", ""), account=self.sender, parts=self.part_specs())
+            changes.update(
+                name=self._cleaned("name", ""),
+                account=self.sender,
+                parts=self.part_specs(),
+                silent=self._cleaned("silent", spec.silent),
+                link_preview=self._cleaned("link_preview", spec.link_preview),
+                pin=self._cleaned("pin", spec.pin),
+                replace_previous=self._cleaned("replace_previous", spec.replace_previous),
+            )
         if "groups" in self.sections:
             changes.update(targets=self.target_specs())
         if "when" in self.sections:

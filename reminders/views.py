@@ -191,6 +191,7 @@ def _compose_initial() -> dict:
         "schedule": "crontab",
         "crontab": "0 9 * * *",
         "enabled": True,
+        "link_preview": True,
     }
 
 

@@ -123,3 +123,20 @@ def test_the_reminder_page_shows_each_part_as_it_arrives_and_its_album(operator,
     assert '<p class="part-text part-text--live"><b>Sale</b> &lt;today&gt;</p>' in page
     assert '<p class="part-text part-text--live"><i>Two</i> kits</p>' in page
     assert page.index("promo-1.png") < page.index("promo-2.png") < page.index("<i>Two</i>")
+
+
+def test_how_it_arrives_is_chosen_with_the_message_and_shown_on_the_reminder(operator, fanout_world):
+    fanout_world(groups_world(groups=2))
+    page = operator.get(reverse("reminders:compose")).content.decode()
+    assert 'name="link_preview" id="id_link_preview" checked' in page
+    assert 'name="silent" id="id_silent">' in page
+
+    data = compose(action="save", step="review", silent="on", pin="on", replace_previous="on")
+    data.pop("link_preview")
+    htmx_post(operator, reverse("reminders:compose"), data)
+
+    reminder = Reminder.objects.get()
+    options = (reminder.silent, reminder.link_preview, reminder.pin, reminder.replace_previous)
+    assert options == (True, False, True, True)
+    detail = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
+    assert "Silent · no link preview · pinned in each group · replaces the previous run's post" in detail

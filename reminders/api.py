@@ -486,6 +486,20 @@ class RunTargetSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class RunReportRowSerializer(serializers.Serializer):
+    group = serializers.CharField(help_text="The group's title.")
+    chat = serializers.IntegerField(help_text="Telegram chat id.")
+    topic = serializers.IntegerField(allow_null=True)
+    part = serializers.IntegerField(help_text="1 for the first part.")
+    status = serializers.CharField(help_text="sent, or the group's status (pending, failed, skipped…).")
+    sent_at = serializers.DateTimeField(allow_null=True, help_text="When the group's last part went out.")
+    message_id = serializers.IntegerField(
+        allow_null=True, help_text="Null when not sent, or sent before a crash (Telegram gives no id then)."
+    )
+    album_message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="An album's other items.")
+    error = serializers.CharField(help_text="Why the group stopped at this part.")
+
+
 class RunMoveSerializer(serializers.Serializer):
     account = serializers.PrimaryKeyRelatedField(
         queryset=TelegramAccount.objects.all(), help_text="The account that sends the pending groups instead."
@@ -533,6 +547,16 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         )
         page = self.paginate_queryset(targets)
         return self.get_paginated_response(RunTargetSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="The run's report: every group, one row per part (also as CSV on the run page)",
+        responses={200: RunReportRowSerializer(many=True)},
+    )
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        rows = list(selectors.reminder_run_report(run=self.get_object()))
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(RunReportRowSerializer(page, many=True).data)
 
     @extend_schema(
         summary="Pause a queued or running run: it stops at its next group, every part sent so far kept",

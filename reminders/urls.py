@@ -19,6 +19,7 @@ urlpatterns = [
     path("activity/", views.activity, name="activity"),
     path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),
     path("activity/runs/<int:pk>/row/", views.run_row, name="activity-run-row"),
+    path("activity/runs/<int:pk>/report.csv", views.run_report, name="activity-run-report"),
     path("activity/runs/<int:pk>/panel/", views.run_panel, name="activity-run-panel"),
     path("activity/runs/<int:pk>/pause/", views.run_pause, name="activity-pause"),
     path("activity/runs/<int:pk>/resume/", views.run_resume, name="activity-resume"),

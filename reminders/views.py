@@ -9,14 +9,17 @@ running and stop (HTTP 286) once it is not.
 Why this size: one view per page or HTMX fragment of Reminders and Activity; the words are in presenters.py.
 """
 
+import csv
+import io
 from dataclasses import replace
+from datetime import UTC
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -437,6 +440,34 @@ def activity(request):
         "reminder": reminder,
     }
     return render(request, ACTIVITY, context)
+
+
+@login_required
+@require_GET
+def run_report(request, pk: int):
+    """The run's report as CSV: every group, one row per part (selectors.reminder_run_report)."""
+    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
+    rows = selectors.reminder_run_report(run=run)
+
+    def lines():
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        for row in [selectors.REPORT_COLUMNS, *(_report_line(row) for row in rows)]:
+            writer.writerow(row)
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="reminder-run-{run.pk}.csv"'
+    return response
+
+
+def _report_line(row: dict) -> list:
+    sent_at = row["sent_at"].astimezone(UTC).isoformat() if row["sent_at"] else ""
+    others = " ".join(str(i) for i in row["album_message_ids"])
+    values = {**row, "sent_at": sent_at, "album_message_ids": others}
+    return ["" if values[column] is None else values[column] for column in selectors.REPORT_COLUMNS]
 
 
 @login_required

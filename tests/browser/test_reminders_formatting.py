@@ -77,7 +77,7 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
     top(page)
     page.screenshot(path=artifacts / f"reminders-wizard-1-message-{width}.png", full_page=True)
     # The message step is quiet. The later steps are not yet: picking groups makes htmx apply an empty inline
-    # style the CSP refuses (the same without any part of this page's), so the console is checked here.
+    # style, which the CSP refuses; so the console is checked here.
     assert problems == []
 
     page.get_by_role("button", name="Next: Groups →").click()

@@ -58,7 +58,7 @@ def test_the_run_page_links_the_csv_and_a_viewer_may_download_it(client, django_
 
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert f'filename="reminder-run-{run.pk}.csv"' in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert len(rows) == 6
     album = [m["id"] for m in posts(world, group_id(1))[1:]]
     assert rows[3]["group"] == "Group 0001" and rows[3]["part"] == "2"

@@ -21,6 +21,7 @@ from reminders.eta import eta_estimate
 from reminders.models import (
     RUN_OUTCOME_FILTERS,
     MediaFile,
+    PartFormat,
     Reminder,
     ReminderPart,
     ReminderRun,
@@ -98,7 +99,7 @@ class ScheduleSerializer(serializers.Serializer):
 class PartSerializer(serializers.ModelSerializer):
     class Meta:
         model = ReminderPart
-        fields = ["order", "text", "media", "caption"]
+        fields = ["order", "text", "media", "album", "caption", "format"]
         read_only_fields = fields
 
 
@@ -107,7 +108,20 @@ class PartInSerializer(serializers.Serializer):
     media = serializers.PrimaryKeyRelatedField(
         queryset=MediaFile.objects.all(), required=False, allow_null=True, default=None, help_text="A media id."
     )
+    album = serializers.PrimaryKeyRelatedField(
+        queryset=MediaFile.objects.all(),
+        many=True,
+        required=False,
+        default=list,
+        help_text="2–10 media ids sent as one album with the caption, instead of `media`.",
+    )
     caption = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+    format = serializers.ChoiceField(
+        choices=PartFormat.choices,
+        required=False,
+        default=PartFormat.PLAIN,
+        help_text="How text or caption is written: Telegram gets it formatted (bold, links, …).",
+    )
 
 
 class TargetSerializer(serializers.ModelSerializer):
@@ -150,6 +164,10 @@ class ReminderSerializer(serializers.ModelSerializer):
             "schedule",
             "enabled",
             "auto_resume",
+            "silent",
+            "link_preview",
+            "pin",
+            "replace_previous",
             "parts",
             "targets",
             "created_at",
@@ -185,6 +203,12 @@ class ReminderWriteSerializer(serializers.Serializer):
     targets = TargetInSerializer(many=True)
     enabled = serializers.BooleanField(default=True)
     auto_resume = serializers.BooleanField(default=False)
+    silent = serializers.BooleanField(default=False, help_text="Members get no notification.")
+    link_preview = serializers.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
+    pin = serializers.BooleanField(default=False, help_text="Pin each group's post; the previous run's is unpinned.")
+    replace_previous = serializers.BooleanField(
+        default=False, help_text="Delete the previous run's post in each group before sending."
+    )
 
     def validate_targets(self, targets):
         ids = [target["chat"] for target in targets]
@@ -201,7 +225,13 @@ class ReminderWriteSerializer(serializers.Serializer):
     def validate_parts(self, parts):
         # nested fields get no defaults in a partial update
         return [
-            PartSpec(text=part.get("text", ""), media=part.get("media"), caption=part.get("caption", ""))
+            PartSpec(
+                text=part.get("text", ""),
+                media=part.get("media"),
+                caption=part.get("caption", ""),
+                format=part.get("format", PartFormat.PLAIN),
+                album=part.get("album", []),
+            )
             for part in parts
         ]
 
@@ -456,6 +486,20 @@ class RunTargetSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class RunReportRowSerializer(serializers.Serializer):
+    group = serializers.CharField(help_text="The group's title.")
+    chat = serializers.IntegerField(help_text="Telegram chat id.")
+    topic = serializers.IntegerField(allow_null=True)
+    part = serializers.IntegerField(help_text="1 for the first part.")
+    status = serializers.CharField(help_text="sent, or the group's status (pending, failed, skipped…).")
+    sent_at = serializers.DateTimeField(allow_null=True, help_text="When the group's last part went out.")
+    message_id = serializers.IntegerField(
+        allow_null=True, help_text="Null when not sent, or sent before a crash (Telegram gives no id then)."
+    )
+    album_message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="An album's other items.")
+    error = serializers.CharField(help_text="Why the group stopped at this part.")
+
+
 class RunMoveSerializer(serializers.Serializer):
     account = serializers.PrimaryKeyRelatedField(
         queryset=TelegramAccount.objects.all(), help_text="The account that sends the pending groups instead."
@@ -503,6 +547,16 @@ class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         )
         page = self.paginate_queryset(targets)
         return self.get_paginated_response(RunTargetSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="The run's report: every group, one row per part (also as CSV on the run page)",
+        responses={200: RunReportRowSerializer(many=True)},
+    )
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        rows = list(selectors.reminder_run_report(run=self.get_object()))
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(RunReportRowSerializer(page, many=True).data)
 
     @extend_schema(
         summary="Pause a queued or running run: it stops at its next group, every part sent so far kept",

@@ -59,6 +59,7 @@ from telegram.errors import (
     TelegramError,
     TransientError,
 )
+from telegram.formatting import PLAIN, FormatError, FormattedText
 from telegram.gateway import TelegramGateway, open_gateway
 from telegram.records import GROUP, ChatRef, MediaHandle
 from telegram.retry import TransientRetries
@@ -77,6 +78,7 @@ class StopReason(StrEnum):
     WINDOW_CLOSED = "window closed"
     ACCOUNT_UNUSABLE = "account unusable"  # its session is gone or Telegram restricted it
     MEDIA_UNUSABLE = "media unusable"  # deleted, or too large for this account
+    TEXT_UNSENDABLE = "text unsendable"  # a part's text Telegram would refuse (a custom emoji, Premium lost since)
     CRASHED = "crashed"  # an unexpected exception in the engine itself
     ACCOUNT_RESTING = "account resting"  # the account rests or its sending was stopped: the bucket is halted
     TOO_MANY_FAILURES = "too many failures"  # too many recent groups failed
@@ -93,9 +95,9 @@ class _TargetFailed(Exception):
 
 @dataclass(frozen=True)
 class Part:
-    text: str
-    caption: str
+    formatted: FormattedText  # the text, or the caption of the media, as Telegram takes it
     media: MediaFile | None
+    album: tuple[MediaFile, ...] = ()  # sent as one album (one request) instead of `media`
 
 
 def reminder_run_execute(*, run_id: int) -> str | None:
@@ -121,6 +123,7 @@ class Fanout(RunEngine):
         self.upload_locks: dict[str, asyncio.Lock] = {}
         self.temp_dir: Path | None = None
         self.parts: list[Part] = []
+        self.options: dict = run.options  # silent, link_preview, pin, replace_previous, as fired
         self.gateway: TelegramGateway | None = None
         self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
         self.tallied = self.messages_sent
@@ -200,7 +203,7 @@ class Fanout(RunEngine):
             else:
                 reason = f"Telegram restricted {self.account} ({exc.rpc or exc})."
             return RunStatus.FAILED, services.summary_stopped(run=run, counts=counts, reason=reason, partly=partly), ""
-        if self.stop_reason == StopReason.MEDIA_UNUSABLE:
+        if self.stop_reason in (StopReason.MEDIA_UNUSABLE, StopReason.TEXT_UNSENDABLE):
             summary = services.summary_stopped(run=run, counts=counts, reason=f"{self.stop_error}", partly=partly)
             return RunStatus.FAILED, summary, ""
         if self.stop_reason == StopReason.CRASHED:
@@ -262,18 +265,34 @@ class Fanout(RunEngine):
             .order_by("pk")
         )
         hashes = dict(AccountChat.objects.filter(account=self.account).values_list("chat_id", "access_hash"))
-        media_ids = {part["media"] for part in self.run.parts if part["media"]}
+        media_ids = {
+            media_id for part in self.run.parts for media_id in [part["media"], *part.get("album", [])] if media_id
+        }
         media = MediaFile.objects.in_bulk(media_ids) if media_ids else {}
-        self.parts = [
-            Part(text=part["text"], caption=part["caption"], media=media.get(part["media"])) for part in self.run.parts
-        ]
         missing = sorted(media_ids - media.keys())
         if missing:
             self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"media #{missing[0]} of this run was deleted."))
         self.account.refresh_from_db()
+        self.parts = [self._part(part, media) for part in self.run.parts]
         if pace.account_send_problem(account=self.account):
             self._stop(StopReason.ACCOUNT_RESTING)
         return targets, hashes
+
+    def _part(self, part: dict, media: dict[int, MediaFile]) -> Part:
+        album = tuple(media[media_id] for media_id in part.get("album", []) if media_id in media)
+        spec = services.PartSpec(
+            text=part["text"],
+            media=media.get(part["media"]),
+            caption=part["caption"],
+            format=part.get("format", PLAIN),
+            album=album,
+        )
+        try:
+            formatted = services.part_formatted(part=spec, premium=self.account.is_premium)
+        except FormatError as exc:  # checked when saved; the account may have lost Premium since
+            self._stop(StopReason.TEXT_UNSENDABLE, exc)
+            formatted = FormattedText(text="")
+        return Part(formatted=formatted, media=spec.media, album=album)
 
     def _flush(self) -> None:
         ReminderRun.objects.filter(pk=self.run.pk).update(
@@ -309,18 +328,43 @@ class Fanout(RunEngine):
         )
         return pace.account_flood_waits_recent(account=self.account)
 
+    def _previous_post(self, target: ReminderRunTarget) -> ReminderRunTarget | None:
+        """The group's post from the reminder's run before this one (what Replace deletes, Pin unpins)."""
+        return (
+            ReminderRunTarget.objects.filter(
+                run__reminder_id=self.run.reminder_id,
+                run_id__lt=self.run.pk,
+                chat_id=target.chat_id,
+                topic_id=target.topic_id,
+            )
+            .exclude(message_ids=[])
+            .order_by("-run_id")
+            .first()
+        )
+
+    def _target_step_done(self, target: ReminderRunTarget, step: str) -> None:
+        ReminderRunTarget.objects.filter(pk=target.pk).update(**{step: True})
+
     def _rest(self, reason: str) -> None:
         pace.account_rest(account=self.account, reason=reason)  # every run of it pauses (reminders.apps)
 
     def _part_sent(self, target: ReminderRunTarget, index: int) -> None:
-        ReminderRunTarget.objects.filter(pk=target.pk).update(parts_sent=index + 1)
+        ReminderRunTarget.objects.filter(pk=target.pk).update(
+            parts_sent=index + 1, message_ids=target.message_ids, album_ids=target.album_ids
+        )
         target.parts_sent = index + 1
 
     def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
         finished = None if status == TargetStatus.PENDING else timezone.now()
         sent = {"parts_sent": len(self.parts)} if status == TargetStatus.SENT else {}
         ReminderRunTarget.objects.filter(pk=target.pk).update(
-            status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished, **sent
+            status=status,
+            error=error[:2000],
+            latency_ms=latency_ms,
+            finished_at=finished,
+            message_ids=target.message_ids,
+            album_ids=target.album_ids,
+            **sent,
         )
         if status in (TargetStatus.SENT, TargetStatus.FAILED):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
@@ -403,13 +447,18 @@ class Fanout(RunEngine):
         started = time.monotonic()
         last_sent = 0.0
         first = target.parts_sent
+        target.message_ids += [None] * (len(self.parts) - len(target.message_ids))
         try:
+            if self.options.get("replace_previous") and not target.previous_removed and first == 0:
+                await self._replace_previous(target, ref)
             for index in range(first, len(self.parts)):
                 if index > first:
                     await self._between_parts(target, last_sent)
                 last_sent = await self._send(target, ref, index, self.parts[index])
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
                     await in_db_thread(self._part_sent)(target, index)
+            if self.options.get("pin") and not target.pinned and target.message_ids[0]:
+                await self._pin(target, ref)
         except _LeavePending:
             await in_db_thread(self._target_left)(target)
             return
@@ -418,6 +467,47 @@ class Fanout(RunEngine):
             return
         latency_ms = round((time.monotonic() - started) * 1000)
         await in_db_thread(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
+
+    async def _replace_previous(self, target: ReminderRunTarget, ref: ChatRef) -> None:
+        """Delete the previous run's post in the group, once: recorded before the first part goes out."""
+        previous = await in_db_thread(self._previous_post)(target)
+        ids = [*(i for i in previous.message_ids if i), *previous.album_ids] if previous else []
+        if ids:
+            await self._telegram_step(lambda: self.gateway.delete_messages(self.moved.get(ref.id, ref), ids))
+        await in_db_thread(self._target_step_done)(target, "previous_removed")
+        target.previous_removed = True
+
+    async def _pin(self, target: ReminderRunTarget, ref: ChatRef) -> None:
+        """Pin the group's new post (its first message), without a notification, and unpin the previous run's
+        pinned one; recorded at once, so a resume or a retry never pins twice."""
+        ref = self.moved.get(ref.id, ref)
+        await self._telegram_step(lambda: self.gateway.pin_message(ref, target.message_ids[0]))
+        await in_db_thread(self._target_step_done)(target, "pinned")
+        target.pinned = True
+        if target.previous_removed:
+            return  # deleted, so no longer pinned
+        previous = await in_db_thread(self._previous_post)(target)
+        if previous is not None and previous.pinned and previous.message_ids[0]:
+            await self._telegram_step(lambda: self.gateway.pin_message(ref, previous.message_ids[0], unpin=True))
+
+    async def _telegram_step(self, call) -> None:
+        """A request beside the sends (delete, pin), paced like them; what Telegram refuses for this group
+        (the post already gone, no right to pin) is logged, not a failed group: the parts went out."""
+        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
+        while True:
+            await self._paced()
+            try:
+                await call()
+                return
+            except FloodWait as exc:
+                await self._flood(exc)
+            except TransientError as exc:
+                await self._transient(exc, retries)
+            except (AccountRestricted, AuthRequired) as exc:
+                await self._account_trouble(exc)
+            except TelegramError as exc:
+                logger.info("Reminder run #%s: %s", self.run.pk, exc)
+                return
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
         """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
@@ -489,20 +579,38 @@ class Fanout(RunEngine):
         while True:
             await self._paced()
             media = await self._media(part.media) if part.media else None
+            album = [await self._media(item) for item in part.album]
             ref = self.moved.get(ref.id, ref)
+            silent = bool(self.options.get("silent"))
             try:
-                await self.gateway.send_message(
-                    ref,
-                    random_id=target.random_ids[index],
-                    text=part.caption if media else part.text,
-                    media=media,
-                    topic_id=target.topic_id,
-                )
+                if album:
+                    sent = await self.gateway.send_album(
+                        ref,
+                        random_id=target.random_ids[index],
+                        media=album,
+                        text=part.formatted.text,
+                        entities=part.formatted.entities,
+                        topic_id=target.topic_id,
+                        silent=silent,
+                    )
+                else:
+                    sent = await self.gateway.send_message(
+                        ref,
+                        random_id=target.random_ids[index],
+                        text=part.formatted.text,
+                        entities=part.formatted.entities,
+                        media=media,
+                        topic_id=target.topic_id,
+                        silent=silent,
+                        link_preview=self.options.get("link_preview", True),
+                    )
             except FileReferenceExpired as exc:
-                if media is None or reuploaded:
+                if (media is None and not album) or reuploaded:
                     raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
                 reuploaded = True
-                await self._media_forget(part.media, media)
+                for item, handle in [(part.media, media), *zip(part.album, album, strict=True)]:
+                    if handle is not None:
+                        await self._media_forget(item, handle)
             except FloodWait as exc:
                 await self._flood(exc)
             except TransientError as exc:
@@ -516,6 +624,8 @@ class Fanout(RunEngine):
                 raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
             else:
                 self.messages_sent += 1
+                target.message_ids[index] = sent.id
+                target.album_ids += sent.album_ids
                 return asyncio.get_running_loop().time()
 
     async def _lower(self, kind: str, *, pause_seconds: float, reason: str) -> int:

@@ -12,12 +12,13 @@ Why this size: one form serves the wizard's four steps and every edit page; fiel
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache
+from functools import cache, cached_property
 from zoneinfo import available_timezones
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.safestring import mark_safe
 
 from accounts.models import Chat, ChatTopic, TelegramAccount
 from accounts.selectors import chat_topics
@@ -27,6 +28,7 @@ from reminders.media_types import ACCEPTED_TEXT
 from reminders.models import MediaFile, Reminder
 from reminders.schedule import zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
+from telegram.formatting import PLAIN, FormatError, formatted_html
 
 STEPS = (("message", "Message"), ("groups", "Groups"), ("when", "When"), ("review", "Review"))
 STEP_KEYS = tuple(key for key, _ in STEPS)
@@ -45,8 +47,12 @@ SECTION_OF = {
     "at": "when",
     "enabled": "when",
     "auto_resume": "when",
+    "silent": "message",
+    "link_preview": "message",
+    "pin": "message",
+    "replace_previous": "message",
 }
-TEXT, MEDIA = "text", "media"
+TEXT, MEDIA, ALBUM = "text", "media", "album"
 CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
 CRONTAB_PRESETS = (
     ("0 9 * * *", "Every day at 09:00"),
@@ -59,6 +65,7 @@ CRONTAB_PRESETS = (
 DEFAULT_CRONTAB = CRONTAB_PRESETS[0][0]
 AT_FORMAT = "%Y-%m-%dT%H:%M"  # what <input type="datetime-local"> sends
 ACTION_ON_PART = re.compile(r"^(remove|up|down)-(\d+)$")
+ALBUM_ITEM_REMOVE = re.compile(r"^unpick-(\d+)-(\d+)$")  # part, item
 
 
 @cache
@@ -89,14 +96,37 @@ class AccountChoiceField(forms.ModelChoiceField):
 
 @dataclass
 class PartRow:
-    """One part as the operator is editing it: a text, or a media (uploaded or still to upload) + caption."""
+    """One part as the operator is editing it: a text, or a media or an album (uploaded or still to upload) +
+    caption."""
 
     kind: str = TEXT
     text: str = ""
     media: MediaFile | None = None
     caption: str = ""
+    format: str = PLAIN
     upload: UploadedFile | None = None
+    album: list[MediaFile] = field(default_factory=list)
+    album_uploads: list[UploadedFile] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    premium: bool = False  # the sending account's: longer captions, custom emoji
+
+    @property
+    def spec(self) -> PartSpec:
+        if self.kind == MEDIA:
+            return PartSpec(text=self.text, media=self.media, caption=self.caption, format=self.format)
+        if self.kind == ALBUM:
+            return PartSpec(album=self.album, caption=self.caption, format=self.format)
+        return PartSpec(text=self.text, format=self.format)
+
+    @cached_property
+    def preview(self) -> dict:
+        """The part as Telegram will show it (safe HTML), or why Telegram would refuse it."""
+        try:
+            formatted = services.part_formatted(part=self.spec, premium=self.premium)
+        except FormatError as exc:
+            return {"html": "", "error": str(exc)}
+        # formatted_html escapes every character of the text; only its own tags are markup
+        return {"html": mark_safe(formatted_html(formatted)), "error": ""}
 
 
 @dataclass
@@ -156,6 +186,13 @@ class ReminderForm(forms.Form):
         label="Auto-resume: a paused run goes on by itself when the window next opens", required=False
     )
 
+    silent = forms.BooleanField(label="Silent: members get no notification", required=False)
+    link_preview = forms.BooleanField(label="Link preview: Telegram shows the first link's page", required=False)
+    pin = forms.BooleanField(label="Pin it in each group (the previous run's post is unpinned)", required=False)
+    replace_previous = forms.BooleanField(
+        label="Replace the previous run's post: it is deleted in each group before this one goes out", required=False
+    )
+
     def __init__(self, data=None, files=None, *, sections=SECTIONS, reminder: Reminder | None = None, initial=None):
         self.reminder = reminder
         self.current = selectors.reminder_spec(reminder=reminder) if reminder is not None else None
@@ -190,6 +227,10 @@ class ReminderForm(forms.Form):
             "at": spec.schedule_at.astimezone(tz).strftime(AT_FORMAT) if spec.schedule_at else "",
             "enabled": spec.enabled,
             "auto_resume": spec.auto_resume,
+            "silent": spec.silent,
+            "link_preview": spec.link_preview,
+            "pin": spec.pin,
+            "replace_previous": spec.replace_previous,
         }
 
     def _sender(self) -> TelegramAccount | None:
@@ -202,25 +243,46 @@ class ReminderForm(forms.Form):
         return TelegramAccount.objects.filter(pk=value).first() if value.isdecimal() else None
 
     def _part_rows(self) -> list[PartRow]:
+        premium = bool(self.sender and self.sender.is_premium)
         if "message" not in self.sections or not self.is_bound:
             if self.current is None:
-                return [PartRow()]
+                return [PartRow(premium=premium)]
             return [
-                PartRow(kind=MEDIA if part.media else TEXT, text=part.text, media=part.media, caption=part.caption)
+                PartRow(
+                    kind=ALBUM if part.album else MEDIA if part.media else TEXT,
+                    text=part.text,
+                    media=part.media,
+                    album=list(part.album),
+                    caption=part.caption,
+                    format=part.format,
+                    premium=premium,
+                )
                 for part in self.current.parts
             ]
         keys = self.data.getlist("part")
         media_ids = [self.data.get(f"part-{key}-media", "") for key in keys]
-        media = MediaFile.objects.in_bulk([int(pk) for pk in media_ids if pk.isdecimal()])
+        album_ids = {key: [pk for pk in self.data.getlist(f"part-{key}-album") if pk.isdecimal()] for key in keys}
+        wanted = [*media_ids, *(pk for ids in album_ids.values() for pk in ids)]
+        media = MediaFile.objects.in_bulk([int(pk) for pk in wanted if pk.isdecimal()])
         rows = []
         for key, media_id in zip(keys, media_ids, strict=True):
-            kind = MEDIA if self.data.get(f"part-{key}-kind") == MEDIA else TEXT
+            kind = self.data.get(f"part-{key}-kind")
+            kind = kind if kind in (MEDIA, ALBUM) else TEXT
             text = self.data.get(f"part-{key}-text", "").replace("\r\n", "\n")
             caption = self.data.get(f"part-{key}-caption", "").replace("\r\n", "\n")
-            row = PartRow(kind=kind, text=text if kind == TEXT else "", caption=caption if kind == MEDIA else "")
+            row = PartRow(
+                kind=kind,
+                text=text if kind == TEXT else "",
+                caption=caption if kind != TEXT else "",
+                format=self.data.get(f"part-{key}-format", PLAIN),
+                premium=premium,
+            )
             if kind == MEDIA:
                 row.media = media.get(int(media_id)) if media_id.isdecimal() else None
                 row.upload = self.files.get(f"part-{key}-file") if self.files else None
+            if kind == ALBUM:
+                row.album = [media[int(pk)] for pk in album_ids[key] if int(pk) in media]
+                row.album_uploads = self.files.getlist(f"part-{key}-files") if self.files else []
             rows.append(row)
         return rows
 
@@ -256,6 +318,12 @@ class ReminderForm(forms.Form):
     def apply(self, action: str) -> None:
         """Store the chosen files, then add, remove or move a part as the button pressed says."""
         for row in self.part_rows:
+            for upload in row.album_uploads:
+                try:
+                    row.album.append(services.media_create(file=upload, name=upload.name))
+                except ValidationError as exc:
+                    row.errors.extend(f"{upload.name}: {message}" for message in exc.messages)
+            row.album_uploads = []
             if row.upload is None:
                 continue
             try:
@@ -264,10 +332,17 @@ class ReminderForm(forms.Form):
                 row.errors.extend(exc.messages)
             row.upload = None
         rows = self.part_rows
+        premium = bool(self.sender and self.sender.is_premium)
         if action == "add-text":
-            rows.append(PartRow(kind=TEXT))
+            rows.append(PartRow(kind=TEXT, premium=premium))
         elif action == "add-media":
-            rows.append(PartRow(kind=MEDIA))
+            rows.append(PartRow(kind=MEDIA, premium=premium))
+        elif action == "add-album":
+            rows.append(PartRow(kind=ALBUM, premium=premium))
+        elif match := ALBUM_ITEM_REMOVE.match(action):
+            part, item = int(match.group(1)), int(match.group(2))
+            if part < len(rows) and item < len(rows[part].album):
+                rows[part].album.pop(item)
         elif match := ACTION_ON_PART.match(action):
             verb, index = match.group(1), int(match.group(2))
             if index >= len(rows):
@@ -307,12 +382,7 @@ class ReminderForm(forms.Form):
             return None
 
     def part_specs(self) -> list[PartSpec]:
-        return [
-            PartSpec(text=row.text, media=row.media, caption=row.caption)
-            if row.kind == MEDIA
-            else PartSpec(text=row.text)
-            for row in self.part_rows
-        ]
+        return [row.spec for row in self.part_rows]
 
     def target_specs(self) -> list[TargetSpec]:
         targets = []
@@ -332,7 +402,15 @@ class ReminderForm(forms.Form):
         )
         changes = {}
         if "message" in self.sections:
-            changes.update(name=self._cleaned("name", ""), account=self.sender, parts=self.part_specs())
+            changes.update(
+                name=self._cleaned("name", ""),
+                account=self.sender,
+                parts=self.part_specs(),
+                silent=self._cleaned("silent", spec.silent),
+                link_preview=self._cleaned("link_preview", spec.link_preview),
+                pin=self._cleaned("pin", spec.pin),
+                replace_previous=self._cleaned("replace_previous", spec.replace_previous),
+            )
         if "groups" in self.sections:
             changes.update(targets=self.target_specs())
         if "when" in self.sections:
@@ -362,6 +440,8 @@ class ReminderForm(forms.Form):
                     continue
                 if row.kind == MEDIA and row.media is None:
                     row.errors.append("Choose a picture or file to upload.")
+                elif row.kind == ALBUM and len(row.album) < 2:
+                    row.errors.append("Choose 2 to 10 pictures or files for the album.")
                 elif row.kind == TEXT and not row.text.strip():
                     row.errors.append("Write the text, or remove this part.")
         if "groups" in sections:

@@ -7,7 +7,8 @@ from django.utils.timezone import now
 from accounts.models import Chat, TelegramAccount
 from core.models import IN_FLIGHT, ClaimableRun, RunStatus
 from core.outcomes import Outcome, RunOutcome, first_sentence
-from telegram.records import TOPIC_ID_MAX
+from telegram.formatting import HTML, MARKDOWN, PLAIN
+from telegram.records import ALBUM_MAX, TOPIC_ID_MAX
 
 # Telegram's message ids, and so forum topic ids, are 32-bit.
 
@@ -45,6 +46,11 @@ class Reminder(models.Model):
     window_end_hour = models.PositiveSmallIntegerField(default=18, validators=[MaxValueValidator(24)])
     enabled = models.BooleanField(default=True)
     auto_resume = models.BooleanField(default=False, help_text="Resume a paused run when the window next opens.")
+    # How each post arrives (a run keeps them as fired: ReminderRun.options)
+    silent = models.BooleanField(default=False, help_text="Members get no notification.")
+    link_preview = models.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
+    pin = models.BooleanField(default=False, help_text="Pin the post in each group, unpinning the previous run's.")
+    replace_previous = models.BooleanField(default=False, help_text="Delete the previous run's post in each group.")
     # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
     # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
     schedule_since = models.DateTimeField(default=now)
@@ -72,22 +78,34 @@ class Reminder(models.Model):
         return self.name
 
 
+class PartFormat(models.TextChoices):
+    PLAIN = PLAIN, "Plain text"
+    MARKDOWN = MARKDOWN, "Markdown"
+    HTML = HTML, "HTML"
+
+
 class ReminderPart(models.Model):
-    """A text message, or a media with an optional caption."""
+    """A text message, or a media (or an album of 2–10) with an optional caption."""
 
     reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="parts")
     order = models.PositiveSmallIntegerField()
     text = models.TextField(blank=True)
     media = models.ForeignKey(MediaFile, null=True, blank=True, on_delete=models.PROTECT, related_name="parts")
     caption = models.TextField(blank=True)
+    # How the text or caption is written (telegram.formatting): Telegram gets it as text plus entities.
+    format = models.CharField(max_length=10, choices=PartFormat.choices, default=PartFormat.PLAIN)
+    # An album instead of one media: 2–10 MediaFile ids, in order, sent as one album with `caption`.
+    album = ArrayField(models.BigIntegerField(), default=list, blank=True)
 
     class Meta:
         ordering = ["reminder", "order"]
         constraints = [
             models.UniqueConstraint(fields=["reminder", "order"], name="unique_reminder_part_order"),
             models.CheckConstraint(
-                condition=(Q(media__isnull=True) & ~Q(text="") & Q(caption="")) | (Q(media__isnull=False) & Q(text="")),
-                name="reminder_part_text_or_media",
+                condition=(Q(media__isnull=True) & ~Q(text="") & Q(caption="") & Q(album=[]))
+                | (Q(media__isnull=False) & Q(text="") & Q(album=[]))
+                | (Q(media__isnull=True) & Q(text="") & Q(album__len__gte=2) & Q(album__len__lte=ALBUM_MAX)),
+                name="reminder_part_text_media_or_album",
             ),
         ]
 
@@ -183,7 +201,8 @@ class ReminderRun(ClaimableRun):
     # The schedule's due time this run serves (a crontab minute or the one-off time); None for Send now.
     # Unique per reminder: a restarted or second beat, or a redelivered fire task, finds the run and stops.
     slot = models.DateTimeField(null=True, blank=True)
-    # [{"text", "media", "caption"}, ...] in order: a resumed run sends what was fired, even if edited since.
+    # [{"text", "media", "caption", "format", "album"}, ...] in order: a resumed run sends what was fired, even if
+    # edited since (no "format": plain, no "album": none; fired before either existed).
     parts = models.JSONField(default=list)
     total = models.PositiveIntegerField(default=0)
     sent = models.PositiveIntegerField(default=0)
@@ -197,6 +216,9 @@ class ReminderRun(ClaimableRun):
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
     pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
+    # {"silent", "link_preview", "pin", "replace_previous"} as the reminder had them when fired ({}: all off,
+    # link previews on; fired before they existed).
+    options = models.JSONField(default=dict, blank=True)
     # A run made of another run's pending groups, handed to another account (reminder_run_move).
     moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
 
@@ -286,6 +308,13 @@ class ReminderRunTarget(models.Model):
     # Parts delivered so far, in order, written after each one goes out: a resumed target goes on
     # at its next part, even after Telegram has forgotten the random_ids of the first ones.
     parts_sent = models.PositiveSmallIntegerField(default=0)
+    # The messages each part made, in order (an album's first item); None where Telegram answered
+    # RANDOM_ID_DUPLICATE (sent before: its id is not known). An album's other items follow in album_ids.
+    message_ids = ArrayField(models.BigIntegerField(null=True), default=list, blank=True)
+    album_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # Done once per group, recorded before the next step: a resume or a retry never deletes or pins twice.
+    previous_removed = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
     attempts = models.PositiveSmallIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from accounts.selectors import chat_topics
 from core import clock
@@ -23,7 +25,8 @@ from reminders.schedule import (
     within_horizon,
     zone,
 )
-from reminders.services import ReminderSpec
+from reminders.services import PartSpec, ReminderSpec, part_formatted
+from telegram.formatting import FormatError, formatted_html
 
 FAILED_SHOWN = 5
 
@@ -214,3 +217,22 @@ def panel_context(run: ReminderRun) -> dict:
         failed = list(selectors.reminder_run_targets(run_id=run.pk, status=TargetStatus.FAILED)[:FAILED_SHOWN])
     move_accounts = selectors.accounts_to_move_to(run=run) if run.can_move else []
     return {"run": run, "failed_targets": failed, "move_accounts": move_accounts}
+
+
+@dataclass(frozen=True)
+class PartShown:
+    part: PartSpec
+    html: str  # the text or caption as Telegram shows it (safe: every character escaped)
+
+
+def part_shown(spec: ReminderSpec) -> list[PartShown]:
+    """The reminder's parts as they arrive: formatted; a part its account can no longer send (Premium lost) as
+    written."""
+    shown = []
+    for part in spec.parts:
+        try:
+            html = formatted_html(part_formatted(part=part, premium=spec.account.is_premium))
+        except FormatError:
+            html = escape(part.caption if part.media or part.album else part.text)
+        shown.append(PartShown(part=part, html=mark_safe(html)))
+    return shown

@@ -1,6 +1,6 @@
 """Reads of reminders, their runs and media for pages and the API."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -42,6 +42,8 @@ def reminder_get(*, pk: int) -> Reminder:
 
 def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
     """What the reminder is now, to change a few fields with dataclasses.replace and pass to reminder_update."""
+    parts = sorted(reminder.parts.all(), key=lambda part: part.order)
+    albums = MediaFile.objects.in_bulk([media_id for part in parts for media_id in part.album])
     return ReminderSpec(
         account=reminder.account,
         name=reminder.name,
@@ -49,14 +51,24 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         window_start_hour=reminder.window_start_hour,
         window_end_hour=reminder.window_end_hour,
         parts=[
-            PartSpec(text=part.text, media=part.media, caption=part.caption)
-            for part in sorted(reminder.parts.all(), key=lambda part: part.order)
+            PartSpec(
+                text=part.text,
+                media=part.media,
+                caption=part.caption,
+                format=part.format,
+                album=[albums[media_id] for media_id in part.album if media_id in albums],
+            )
+            for part in parts
         ],
         targets=[TargetSpec(chat=target.chat, topic_id=target.topic_id) for target in reminder.targets.all()],
         schedule_crontab=reminder.schedule_crontab,
         schedule_at=reminder.schedule_at,
         enabled=reminder.enabled,
         auto_resume=reminder.auto_resume,
+        silent=reminder.silent,
+        link_preview=reminder.link_preview,
+        pin=reminder.pin,
+        replace_previous=reminder.replace_previous,
     )
 
 
@@ -205,3 +217,35 @@ def accounts_to_move_to(*, run: ReminderRun) -> list[TelegramAccount]:
         .filter(in_groups=len(chats))
     )
     return list(candidates.order_by("phone"))
+
+
+REPORT_COLUMNS = ("group", "chat", "topic", "part", "status", "sent_at", "message_id", "album_message_ids", "error")
+
+
+def reminder_run_report(*, run: ReminderRun) -> Iterator[dict]:
+    """Every group of a run, one row per part, in the order they were fired: whether the part went out, when
+    the group finished, the message it made (None when Telegram said it was sent before: its id is not known),
+    an album's other messages, and the group's error on the part it stopped at."""
+    parts = len(run.parts)
+    album_parts = [index for index, part in enumerate(run.parts) if part.get("album")]
+    for target in reminder_run_targets(run_id=run.pk).order_by("pk").iterator(chunk_size=500):
+        album_ids = list(target.album_ids)
+        for index in range(parts):
+            sent = index < target.parts_sent or target.status == TargetStatus.SENT
+            message_id = target.message_ids[index] if index < len(target.message_ids) else None
+            others = []
+            if index in album_parts and message_id is not None:
+                count = len(run.parts[index]["album"]) - 1
+                others, album_ids = album_ids[:count], album_ids[count:]
+            stopped_here = not sent and index == target.parts_sent
+            yield {
+                "group": target.chat.title,
+                "chat": target.chat.telegram_id,
+                "topic": target.topic_id,
+                "part": index + 1,
+                "status": TargetStatus.SENT.value if sent else target.status,
+                "sent_at": target.finished_at if sent and target.status == TargetStatus.SENT else None,
+                "message_id": message_id if sent else None,
+                "album_message_ids": others,
+                "error": target.error if stopped_here else "",
+            }

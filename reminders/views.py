@@ -9,7 +9,9 @@ running and stop (HTTP 286) once it is not.
 Why this size: one view per page or HTMX fragment of Reminders and Activity; the words are in presenters.py.
 """
 
+import csv
 from dataclasses import replace
+from datetime import UTC
 
 from django.conf import settings
 from django.contrib import messages
@@ -30,10 +32,11 @@ from core.models import RunStatus
 from core.outcomes import outcome_pills
 from reminders import selectors, services
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, WAITING, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
     eta_context,
     panel_context,
+    part_shown,
     plural,
     reminder_row,
     saved_note,
@@ -162,11 +165,12 @@ def reminder_detail(request, pk: int):
         next_fire = selectors.reminder_next_fire_at(crontab=reminder.schedule_crontab, tz=tz, after=clock.now())
     elif reminder.enabled and reminder.schedule_at and reminder.schedule_at > clock.now():
         next_fire = reminder.schedule_at
+    spec = selectors.reminder_spec(reminder=reminder)
     context = {
-        **eta_context(selectors.reminder_spec(reminder=reminder)),
+        **eta_context(spec),
         **send_now_context(reminder, active=active[0] if active else None),
         "reminder": reminder,
-        "part_list": list(reminder.parts.all()),
+        "part_list": part_shown(spec),
         "target_titles": target_titles(list(reminder.targets.all())),
         "history": history,
         "panels": [panel_context(run) for run in open_runs],
@@ -189,6 +193,7 @@ def _compose_initial() -> dict:
         "schedule": "crontab",
         "crontab": "0 9 * * *",
         "enabled": True,
+        "link_preview": True,
     }
 
 
@@ -213,6 +218,7 @@ def _form_page(request, form: ReminderForm, *, step: str, compose: bool, url: st
         "title": title,
         "cancel_url": cancel_url,
         "reminder": reminder,
+        "part_formats": PartFormat.choices,
         **eta_context(spec, draft_parts=len(form.part_rows)),
         "target_titles": target_titles(spec.targets) if spec else [],
     }
@@ -283,18 +289,33 @@ def reminder_edit(request, pk: int, section: str):
 @login_required
 @require_POST
 def reminder_eta(request):
-    """The ETA panel for the form as it is now (the compose form, or an edit page with `reminder` and
-    `section`); files are not stored here."""
+    """The ETA panel for the form as it is now."""
+    form = _posted_form(request)
+    context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
+    return render(request, f"{FORM}#eta-panel", context)
+
+
+@login_required
+@require_POST
+def reminder_part_preview(request):
+    """One part of the form as it is now, as Telegram will show it (or why Telegram would refuse it)."""
+    form = _posted_form(request)
+    index = request.POST.get("preview", "")
+    if not index.isdecimal() or int(index) >= len(form.part_rows):
+        raise Http404
+    row = form.part_rows[int(index)]
+    return render(request, f"{FORM}#part-preview-body", {"row": row})
+
+
+def _posted_form(request) -> ReminderForm:
+    """The compose form as posted, or an edit page's (with `reminder` and `section`); files are not stored."""
     reminder_id = request.POST.get("reminder", "")
     if reminder_id:
         section = request.POST.get("section", "")
         if not reminder_id.isdecimal() or section not in SECTIONS:
             raise Http404
-        form = ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
-    else:
-        form = ReminderForm(request.POST)
-    context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
-    return render(request, f"{FORM}#eta-panel", context)
+        return ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
+    return ReminderForm(request.POST)
 
 
 # Runs --------------------------------------------------------------------------------------------------------------
@@ -418,6 +439,27 @@ def activity(request):
         "reminder": reminder,
     }
     return render(request, ACTIVITY, context)
+
+
+@login_required
+@require_GET
+def run_report(request, pk: int):
+    """The run's report as CSV: every group, one row per part (selectors.reminder_run_report)."""
+    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
+    # A few rows per group: a run of thousands of groups is a few hundred KB, written at once.
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="reminder-run-{run.pk}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(selectors.REPORT_COLUMNS)
+    writer.writerows(_report_line(row) for row in selectors.reminder_run_report(run=run))
+    return response
+
+
+def _report_line(row: dict) -> list:
+    sent_at = row["sent_at"].astimezone(UTC).isoformat() if row["sent_at"] else ""
+    others = " ".join(str(i) for i in row["album_message_ids"])
+    values = {**row, "sent_at": sent_at, "album_message_ids": others}
+    return ["" if values[column] is None else values[column] for column in selectors.REPORT_COLUMNS]
 
 
 @login_required

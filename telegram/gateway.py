@@ -27,6 +27,7 @@ from telegram.records import (
     DocumentPage,
     JoinResult,
     MediaHandle,
+    MessageEntity,
     SentMessage,
     TopicInfo,
 )
@@ -155,10 +156,36 @@ class TelegramGateway(Protocol):
         *,
         random_id: int,
         text: str = "",
+        entities: Sequence[MessageEntity] = (),
         media: MediaHandle | None = None,
         topic_id: int | None = None,
+        silent: bool = False,
+        link_preview: bool = True,
     ) -> SentMessage:
-        """A retried random_id returns duplicate=True instead of posting twice."""
+        """A retried random_id returns duplicate=True instead of posting twice. `entities` format the text
+        (telegram.formatting); silent: members get no notification; link_preview False: no preview of the
+        text's first link."""
+
+    async def send_album(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        media: Sequence[MediaHandle],
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        topic_id: int | None = None,
+        silent: bool = False,
+    ) -> SentMessage:
+        """2–10 media as one album, `text` its caption (on the first item). Each item's random_id is
+        album_random_id(random_id, index); a retried album returns duplicate=True instead of posting twice.
+        The SentMessage is the first item's, the others' ids in album_ids."""
+
+    async def delete_messages(self, chat: ChatRef, ids: Sequence[int]) -> None:
+        """Delete the account's own messages for everyone; ids already gone are no error."""
+
+    async def pin_message(self, chat: ChatRef, message_id: int, *, unpin: bool = False) -> None:
+        """Pin a message without notifying anyone (or unpin it); a message gone is NotFound."""
 
     async def copy_message(
         self,

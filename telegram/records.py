@@ -10,9 +10,11 @@ PART_SIZE = 512 * 1024  # Telegram's file part size for big transfers
 LAST_MESSAGE_BATCH = 100  # chats per GetPeerDialogs request
 TOPICS_PAGE = 100
 HISTORY_PAGE = 100
-TEXT_MAX = 4096  # characters in a message
-CAPTION_MAX = 1024  # characters in a media caption (non-Premium)
-PREMIUM_CAPTION_MAX = 2048  # a Premium account's captions (Telegram's caption_length_limit_premium)
+TEXT_MAX = 4096  # UTF-16 code units in a message (an emoji outside the BMP counts 2)
+CAPTION_MAX = 1024  # UTF-16 code units in a media caption (non-Premium)
+PREMIUM_CAPTION_MAX = 2048
+ENTITIES_MAX = 100  # formatting entities in one message
+ALBUM_MAX = 10  # media in one album (2 at least)
 TOPIC_ID_MAX = 2**31 - 1
 CHANNEL = "channel"
 SUPERGROUP = "supergroup"
@@ -109,6 +111,7 @@ class SentMessage:
     random_id: int
     date: datetime | None = None
     duplicate: bool = False
+    album_ids: tuple[int, ...] = ()  # an album's other messages, after `id`
 
 
 @dataclass(frozen=True)
@@ -158,3 +161,20 @@ class JoinResult:
 def utf16_units(text: str) -> int:
     """A text's length as Telegram counts it for its limits: UTF-16 code units (an emoji is often two)."""
     return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass(frozen=True)
+class MessageEntity:
+    """A formatting span of a message: offset and length in UTF-16 code units, as Telegram counts them."""
+
+    type: str  # bold, italic, underline, strike, spoiler, code, pre, text_url, blockquote, custom_emoji, ...
+    offset: int
+    length: int
+    url: str = ""  # text_url
+    language: str = ""  # pre
+    document_id: int = 0  # custom_emoji
+
+
+def album_random_id(random_id: int, index: int) -> int:
+    """The random_id of an album's item: the album's own, then the next ones (kept a signed 64-bit number)."""
+    return (random_id + index + 2**63) % 2**64 - 2**63

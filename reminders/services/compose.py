@@ -19,7 +19,7 @@ from accounts.selectors import chat_topics
 from core import clock, task_names
 from core.errors import item_error
 from core.models import RunStatus
-from reminders.media_types import media_fits_account, media_type
+from reminders.media_types import AUDIO, DOCUMENT, PHOTO, VIDEO, media_fits_account, media_type
 from reminders.models import (
     IN_FLIGHT,
     RESUMABLE,
@@ -43,7 +43,8 @@ from reminders.schedule import (
 )
 from reminders.services.runs import REMINDER_DELETED, ReminderStateError, reminder_run_counts_refresh
 from reminders.services.summaries import summary_waiting
-from telegram.records import CAPTION_MAX, GENERAL_TOPIC_ID, TEXT_MAX, TOPIC_ID_MAX
+from telegram.formatting import PLAIN, FormatError, FormattedText, text_format
+from telegram.records import ALBUM_MAX, GENERAL_TOPIC_ID, TOPIC_ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ class PartSpec:
     text: str = ""
     media: MediaFile | None = None
     caption: str = ""
+    format: str = PLAIN  # how text or caption is written (telegram.formatting.FORMATS)
+    album: Sequence[MediaFile] = ()  # 2–10 media sent as one album with `caption`, instead of `media`
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class ReminderSpec:
     schedule_at: datetime | None = None
     enabled: bool = True
     auto_resume: bool = False
+    silent: bool = False
+    link_preview: bool = True
+    pin: bool = False
+    replace_previous: bool = False
 
 
 # Media ----------------------------------------------------------------------------------------------------------
@@ -119,7 +126,14 @@ def media_purge_unused(*, now: datetime | None = None) -> int:
     now = now or clock.now()
     cutoff = now - timedelta(hours=settings.MEDIA_UNUSED_KEEP_HOURS)
     open_runs = ReminderRun.objects.open()
-    needed = {part["media"] for parts in open_runs.values_list("parts", flat=True) for part in parts if part["media"]}
+    needed = {
+        media_id
+        for parts in open_runs.values_list("parts", flat=True)
+        for part in parts
+        for media_id in [part["media"], *part.get("album", [])]
+        if media_id
+    }
+    needed |= {media_id for album in ReminderPart.objects.values_list("album", flat=True) for media_id in album}
     unused = MediaFile.objects.filter(created_at__lt=cutoff, parts__isnull=True).exclude(pk__in=needed)
     deleted = 0
     for media in unused:
@@ -180,32 +194,55 @@ def _validate(spec: ReminderSpec, *, current: Reminder | None) -> None:
         raise ValidationError(errors)
 
 
+def part_format_problem(*, part: PartSpec, account: TelegramAccount | None = None) -> str:
+    """Why Telegram would refuse the part's text or caption as written (its place in the text), or ''."""
+    try:
+        part_formatted(part=part, premium=bool(account and account.is_premium))
+    except FormatError as exc:
+        return str(exc)
+    return ""
+
+
+def part_formatted(*, part: PartSpec, premium: bool = False) -> FormattedText:
+    """The part's text (or caption) as Telegram takes it: text and entities. Raises FormatError."""
+    if part.media is None and not part.album:
+        return text_format(part.text, format=part.format, premium=premium)
+    return text_format(part.caption, format=part.format, caption=True, premium=premium)
+
+
 def _validate_parts(parts: Sequence[PartSpec], error, account: TelegramAccount | None = None) -> None:
     if not parts:
         error("parts", "A reminder needs at least one part (a text, or a media with an optional caption).")
     for index, part in enumerate(parts):
-        if part.media is None and not part.text.strip():
+        if part.album:
+            problem = _album_problem(part)
+            if problem:
+                error("parts", item_error("parts", index, problem))
+        elif part.media is None and not part.text.strip():
             error("parts", item_error("parts", index, "give a text or a media."))
         elif part.media is not None and part.text:
             error("parts", item_error("parts", index, "a media part carries a caption, not a text."))
         elif part.media is None and part.caption:
             error("parts", item_error("parts", index, "a caption needs a media."))
-        if len(part.text) > TEXT_MAX:
-            error(
-                "parts",
-                item_error("parts", index, f"the text is {len(part.text)} characters; Telegram allows {TEXT_MAX}."),
-            )
-        if len(part.caption) > CAPTION_MAX:
-            error(
-                "parts",
-                item_error(
-                    "parts", index, f"the caption is {len(part.caption)} characters; Telegram allows {CAPTION_MAX}."
-                ),
-            )
-        if part.media is not None and account is not None:
-            too_large = media_fits_account(size=part.media.size, upload_limit_bytes=account.upload_limit_bytes)
+        problem = part_format_problem(part=part, account=account)
+        if problem:
+            error("parts", item_error("parts", index, problem))
+        for media in [part.media, *part.album] if account is not None else []:
+            too_large = media and media_fits_account(size=media.size, upload_limit_bytes=account.upload_limit_bytes)
             if too_large:
                 error("parts", item_error("parts", index, f"{too_large}."))
+
+
+def _album_problem(part: PartSpec) -> str:
+    """Telegram's album rules: 2–10 media, photos and videos together, or files only, or audio only."""
+    if part.media is not None or part.text:
+        return "an album carries a caption, not a text or another media."
+    if not 2 <= len(part.album) <= ALBUM_MAX:
+        return f"an album has 2 to {ALBUM_MAX} pictures or files; this one has {len(part.album)}."
+    kinds = {media.kind for media in part.album}
+    if not (kinds <= {PHOTO, VIDEO} or kinds == {DOCUMENT} or kinds == {AUDIO}):
+        return "an album is photos and videos, or files only, or audio only: put the others in a part of their own."
+    return ""
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:
@@ -276,13 +313,25 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.schedule_at = spec.schedule_at
     reminder.enabled = spec.enabled
     reminder.auto_resume = spec.auto_resume
+    reminder.silent = spec.silent
+    reminder.link_preview = spec.link_preview
+    reminder.pin = spec.pin
+    reminder.replace_previous = spec.replace_previous
     reminder.updated_at = clock.now()
     if _schedule_of(reminder) != schedule_before:
         reminder.schedule_since = reminder.updated_at
     reminder.save()
     reminder.parts.all().delete()
     ReminderPart.objects.bulk_create(
-        ReminderPart(reminder=reminder, order=order, text=part.text, media=part.media, caption=part.caption)
+        ReminderPart(
+            reminder=reminder,
+            order=order,
+            text=part.text,
+            media=part.media,
+            caption=part.caption,
+            format=part.format,
+            album=[media.pk for media in part.album],
+        )
         for order, part in enumerate(spec.parts)
     )
     reminder.targets.all().delete()

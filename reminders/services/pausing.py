@@ -161,6 +161,7 @@ def reminder_run_move(*, run: ReminderRun, account: TelegramAccount) -> Reminder
             account=account,
             trigger=run.trigger,
             parts=run.parts,
+            options=run.options,
             total=len(pending),
             pending=len(pending),
             fired_at=now,
@@ -175,6 +176,9 @@ def reminder_run_move(*, run: ReminderRun, account: TelegramAccount) -> Reminder
                 topic_id=target.topic_id,
                 random_ids=[random_id_new() for _ in target.random_ids],  # random_ids are per sender
                 parts_sent=target.parts_sent,
+                message_ids=target.message_ids,
+                album_ids=target.album_ids,
+                previous_removed=target.previous_removed,
             )
             for target in pending
         )

@@ -100,7 +100,7 @@ def _fire(
 ) -> ReminderRun | None:
     now = clock.now()
     reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
-    parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption"))
+    parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption", "format", "album"))
     targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
     if not parts or not targets:
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
@@ -136,9 +136,24 @@ def _fire(
             account=reminder.account,
             trigger=trigger,
             slot=slot,
-            parts=[{"text": p["text"], "media": p["media_id"], "caption": p["caption"]} for p in parts],
+            parts=[
+                {
+                    "text": p["text"],
+                    "media": p["media_id"],
+                    "caption": p["caption"],
+                    "format": p["format"],
+                    "album": p["album"],
+                }
+                for p in parts
+            ],
             total=len(targets),
             pending=len(targets),
+            options={
+                "silent": reminder.silent,
+                "link_preview": reminder.link_preview,
+                "pin": reminder.pin,
+                "replace_previous": reminder.replace_previous,
+            },
             fired_at=now,
             window_end_at=window.end_at if window else None,
             status=status,

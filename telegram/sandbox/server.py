@@ -29,6 +29,7 @@ OPS = {
     "messages.uploadMedia": "upload",
     "messages.sendMessage": "send",
     "messages.sendMedia": "send",
+    "messages.sendMultiMedia": "send",
     "messages.forwardMessages": "send",
     "messages.search": "history",
     "messages.getMessages": "history",

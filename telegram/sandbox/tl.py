@@ -1,12 +1,14 @@
 """Telegram's TL objects built from rows of the sandbox world, as Telegram's servers would send them."""
 
 import hashlib
+import json
 import struct
 from datetime import UTC, datetime
 
 from telethon.tl import types
 
-from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER
+from telegram.formatting import entity_to_tl
+from telegram.records import CHANNEL, GENERAL_TOPIC_ID, GROUP, USER, MessageEntity
 from telegram.sandbox import world
 from telegram.sandbox.content import PICTURE_SIZE
 from telegram.sandbox.world import BASE_DATE, DC_ADDRESSES, DC_PORT
@@ -167,6 +169,7 @@ def message(chat: dict, row: dict, *, phone: str, dc_id: int, document_row: dict
         from_id=types.PeerUser(user_id=sender["user_id"]) if sender and chat["type"] != CHANNEL else None,
         reply_to=reply_header(chat, row["topic"], row.get("reply_to")),
         grouped_id=row.get("grouped_id"),
+        entities=[entity_to_tl(MessageEntity(**e)) for e in json.loads(row.get("entities") or "[]")] or None,
         media=media(document_row, row["kind"], phone=phone, dc_id=dc_id, chat_id=chat["id"], message_id=row["id"]),
     )
 

@@ -75,7 +75,8 @@ SCHEMA = (
     """CREATE TABLE messages (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
-        grouped_id INTEGER, reply_to INTEGER, PRIMARY KEY (chat_id, id))""",
+        grouped_id INTEGER, reply_to INTEGER, entities TEXT, silent INTEGER NOT NULL DEFAULT 0,
+        no_webpage INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -570,14 +571,23 @@ class World:
                     "sender": row["sender"],
                     "date": iso_date(row["date"]),
                     "text": row["text"],
+                    "entities": json.loads(row["entities"]) if row["entities"] else [],
+                    "grouped_id": row["grouped_id"],
+                    "silent": bool(row["silent"]),
+                    "link_preview": not row["no_webpage"],
+                    "pinned": bool(row["pinned"]),
                     "random_id": row["random_id"],
                     "document": media if row["kind"] == "document" else None,
                     "photo": media if row["kind"] == "photo" else None,
                 }
             )
+        deleted = self.conn.execute(
+            "SELECT id FROM messages WHERE chat_id = ? AND deleted ORDER BY id", (chat_id,)
+        ).fetchall()
         return {
             "chat": {"id": chat["id"], "title": chat["title"], "type": chat["type"], "forum": bool(chat["forum"])},
             "messages": messages,
+            "deleted": [row["id"] for row in deleted],
         }
 
     def stats(self) -> dict:
@@ -801,6 +811,9 @@ class World:
         document_id: int | None = None,
         random_id: int | None = None,
         slow_mode_seconds: int = 0,
+        entities: list[dict] | None = None,
+        silent: bool = False,
+        no_webpage: bool = False,
     ) -> tuple[int | None, float | None]:
         """Append a message with the chat's next id; returns (id, date).
 
@@ -808,30 +821,96 @@ class World:
         or for ever) posts nothing and returns (None, None): Telegram's RANDOM_ID_DUPLICATE. With
         slow_mode_seconds, a sender's second post too soon raises SlowModeWait.
         """
-        memory = self.meta("random_id_memory_seconds") or 0
         with self.transaction() as conn:
             now = clock()
-            if (
-                random_id is not None
-                and conn.execute(
-                    "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ? AND (? = 0 OR date > ?)",
-                    (chat_id, random_id, memory, now - memory),
-                ).fetchone()
-            ):
+            if random_id is not None and self._remembered(conn, chat_id, random_id, now):
                 return None, None
-            if slow_mode_seconds and sender is not None:
-                row = conn.execute(
-                    "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
-                ).fetchone()
-                if row["date"] is not None and now - row["date"] < slow_mode_seconds:
-                    raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
+            self._slow_mode_check(conn, chat_id, sender, slow_mode_seconds, now)
             message_id = self._next_id(conn, chat_id)
             conn.execute(
-                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, message_id, topic, sender, now, text, random_id, kind, document_id),
+                "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id, entities,"
+                " silent, no_webpage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    message_id,
+                    topic,
+                    sender,
+                    now,
+                    text,
+                    random_id,
+                    kind,
+                    document_id,
+                    json.dumps(entities) if entities else None,
+                    int(silent),
+                    int(no_webpage),
+                ),
             )
         return message_id, now
+
+    def album_post(
+        self,
+        chat_id: int,
+        *,
+        sender: str,
+        items: list[dict],
+        topic: int | None = None,
+        slow_mode_seconds: int = 0,
+        silent: bool = False,
+    ) -> list[int] | None:
+        """Post an album: one message per item ({"random_id", "text", "kind", "document_id", "entities"}), in
+        order, sharing a new grouped_id; returns their ids, or None (nothing posted) when the chat remembers
+        one of the random_ids."""
+        grouped_id = secrets.randbits(62) + 1
+        with self.transaction() as conn:
+            now = clock()
+            if any(self._remembered(conn, chat_id, item["random_id"], now) for item in items):
+                return None
+            self._slow_mode_check(conn, chat_id, sender, slow_mode_seconds, now)
+            ids = []
+            for item in items:
+                message_id = self._next_id(conn, chat_id)
+                conn.execute(
+                    "INSERT INTO messages (chat_id, id, topic, sender, date, text, random_id, kind, document_id,"
+                    " grouped_id, entities, silent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        message_id,
+                        topic,
+                        sender,
+                        now,
+                        item["text"],
+                        item["random_id"],
+                        item["kind"],
+                        item["document_id"],
+                        grouped_id,
+                        json.dumps(item["entities"]) if item["entities"] else None,
+                        int(silent),
+                    ),
+                )
+                ids.append(message_id)
+        return ids
+
+    def _remembered(self, conn: sqlite3.Connection, chat_id: int, random_id: int, now: float) -> bool:
+        """Whether the chat still remembers a random_id (deleted messages included; for
+        `random_id_memory_seconds`, or for ever)."""
+        memory = self.meta("random_id_memory_seconds") or 0
+        return bool(
+            conn.execute(
+                "SELECT 1 FROM messages WHERE chat_id = ? AND random_id = ? AND (? = 0 OR date > ?)",
+                (chat_id, random_id, memory, now - memory),
+            ).fetchone()
+        )
+
+    @staticmethod
+    def _slow_mode_check(
+        conn: sqlite3.Connection, chat_id: int, sender: str | None, slow_mode_seconds: int, now: float
+    ) -> None:
+        if slow_mode_seconds and sender is not None:
+            row = conn.execute(
+                "SELECT MAX(date) AS date FROM messages WHERE chat_id = ? AND sender = ?", (chat_id, sender)
+            ).fetchone()
+            if row["date"] is not None and now - row["date"] < slow_mode_seconds:
+                raise SlowModeWait(math.ceil(slow_mode_seconds - (now - row["date"])))
 
     @staticmethod
     def _next_id(conn: sqlite3.Connection, chat_id: int) -> int:
@@ -962,6 +1041,30 @@ class World:
                     ),
                 )
                 conn.execute("DELETE FROM scheduled WHERE seq = ?", (row["seq"],))
+
+    def messages_delete(self, chat_id: int, ids: list[int], *, sender: str) -> list[int]:
+        """Delete the sender's own messages among ids (others' stay, as Telegram answers for a non-admin); ids
+        already gone are skipped. Returns the ids deleted."""
+        with self.transaction() as conn:
+            deleted = [
+                message_id
+                for message_id in ids
+                if conn.execute(
+                    "UPDATE messages SET deleted = 1 WHERE chat_id = ? AND id = ? AND sender = ? AND NOT deleted",
+                    (chat_id, message_id, sender),
+                ).rowcount
+            ]
+        return deleted
+
+    def message_pin(self, chat_id: int, message_id: int, *, pinned: bool) -> bool:
+        """Pin or unpin a message; False when it is gone."""
+        with self.transaction() as conn:
+            return bool(
+                conn.execute(
+                    "UPDATE messages SET pinned = ? WHERE chat_id = ? AND id = ? AND NOT deleted",
+                    (int(pinned), chat_id, message_id),
+                ).rowcount
+            )
 
     def message_delete(self, chat_id: int, message_id: int) -> None:
         """Delete a message, as its author or an admin would; its id stays taken."""

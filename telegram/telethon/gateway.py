@@ -13,6 +13,7 @@ import os
 import struct
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from datetime import datetime
 from typing import Self
 
@@ -23,6 +24,7 @@ from telethon.sessions import StringSession
 
 from core.leases import SessionBusy
 from telegram.errors import AuthRequired, FileTooLarge, LoginRefused, NotFound, SessionInUse, TargetForbidden
+from telegram.formatting import entity_to_tl
 from telegram.records import (
     ALREADY_MEMBER,
     CHANNEL,
@@ -48,8 +50,10 @@ from telegram.records import (
     DocumentPage,
     JoinResult,
     MediaHandle,
+    MessageEntity,
     SentMessage,
     TopicInfo,
+    album_random_id,
 )
 from telegram.telethon import transfers
 from telegram.telethon.client import StashcastClient
@@ -686,22 +690,81 @@ class TelethonGateway:
         *,
         random_id: int,
         text: str = "",
+        entities: Sequence[MessageEntity] = (),
         media: MediaHandle | None = None,
         topic_id: int | None = None,
+        silent: bool = False,
+        link_preview: bool = True,
     ) -> SentMessage:
+        tl_entities = [entity_to_tl(entity) for entity in entities] or None
         if media is None:
             request = functions.messages.SendMessageRequest(
-                peer=_input_peer(chat), message=text, random_id=random_id, reply_to=_reply_to(topic_id)
+                peer=_input_peer(chat),
+                message=text,
+                entities=tl_entities,
+                random_id=random_id,
+                reply_to=_reply_to(topic_id),
+                silent=silent or None,
+                no_webpage=not link_preview or None,
             )
         else:
             request = functions.messages.SendMediaRequest(
                 peer=_input_peer(chat),
                 media=_input_media(media),
                 message=text,
+                entities=tl_entities,
                 random_id=random_id,
                 reply_to=_reply_to(topic_id),
+                silent=silent or None,
             )
         return await self._send(chat, request)
+
+    @maps_errors
+    async def send_album(
+        self,
+        chat: ChatRef,
+        *,
+        random_id: int,
+        media: Sequence[MediaHandle],
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        topic_id: int | None = None,
+        silent: bool = False,
+    ) -> SentMessage:
+        tl_entities = [entity_to_tl(entity) for entity in entities] or None
+        request = functions.messages.SendMultiMediaRequest(
+            silent=silent or None,
+            peer=_input_peer(chat),
+            multi_media=[
+                types.InputSingleMedia(
+                    media=_input_media(handle),
+                    random_id=album_random_id(random_id, index),
+                    message=text if index == 0 else "",
+                    entities=tl_entities if index == 0 else None,
+                )
+                for index, handle in enumerate(media)
+            ],
+            reply_to=_reply_to(topic_id),
+        )
+        sent, result = await self._send_answered(chat, request, random_id=random_id)
+        if result is None:
+            return sent
+        others = [_sent_id_and_date(result, album_random_id(random_id, i))[0] for i in range(1, len(media))]
+        return replace(sent, album_ids=tuple(i for i in others if i is not None))
+
+    @maps_errors
+    async def delete_messages(self, chat: ChatRef, ids: Sequence[int]) -> None:
+        if chat.type in (GROUP, USER):
+            await self._client(functions.messages.DeleteMessagesRequest(id=list(ids), revoke=True))
+        else:
+            await self._client(functions.channels.DeleteMessagesRequest(channel=_input_channel(chat), id=list(ids)))
+
+    @maps_errors
+    async def pin_message(self, chat: ChatRef, message_id: int, *, unpin: bool = False) -> None:
+        request = functions.messages.UpdatePinnedMessageRequest(
+            peer=_input_peer(chat), id=message_id, silent=True, unpin=unpin or None
+        )
+        await self._client(request)
 
     @maps_errors
     async def copy_message(
@@ -751,6 +814,10 @@ class TelethonGateway:
         return await self._send(to_chat, request)
 
     async def _send(self, chat: ChatRef, request, *, random_id: int | None = None) -> SentMessage:
+        return (await self._send_answered(chat, request, random_id=random_id))[0]
+
+    async def _send_answered(self, chat: ChatRef, request, *, random_id: int | None = None):
+        """(what was sent, Telegram's answer: None when the random_id was sent before)."""
         random_id = request.random_id if random_id is None else random_id
         try:
             # One attempt, straight to the sender: Telegram reports a reused random_id as a server error,
@@ -758,9 +825,9 @@ class TelethonGateway:
             result = await self._client._sender.send(functions.InvokeWithoutUpdatesRequest(request))
         except errors.RandomIdDuplicateError:
             # This random_id was sent before (a retry after a crash): it counts as sent, not as an error.
-            return SentMessage(chat_id=chat.id, id=None, random_id=random_id, duplicate=True)
+            return SentMessage(chat_id=chat.id, id=None, random_id=random_id, duplicate=True), None
         message_id, date = _sent_id_and_date(result, random_id)
-        return SentMessage(chat_id=chat.id, id=message_id, random_id=random_id, date=date)
+        return SentMessage(chat_id=chat.id, id=message_id, random_id=random_id, date=date), result
 
 
 def _last_search_page(result, *, offset_id: int) -> bool:

@@ -65,8 +65,8 @@ def test_create_a_reminder_with_text_and_media_parts(api, world):
     created = response.json()
     assert created["schedule"] == {"crontab": "0 9 * * 1-5"}
     assert created["parts"] == [
-        {"order": 0, "text": "Big sale today", "media": None, "caption": ""},
-        {"order": 1, "text": "", "media": media["id"], "caption": "Prices inside"},
+        {"order": 0, "text": "Big sale today", "media": None, "album": [], "caption": "", "format": "plain"},
+        {"order": 1, "text": "", "media": media["id"], "album": [], "caption": "Prices inside", "format": "plain"},
     ]
     assert [(target["chat"], target["topic"]) for target in created["targets"]] == [
         (group_id(0), None),
@@ -74,6 +74,59 @@ def test_create_a_reminder_with_text_and_media_parts(api, world):
     ]
     reminder = Reminder.objects.get(pk=created["id"])
     assert PeriodicTask.objects.get(pk=reminder.periodic_task_id).crontab.hour == "9"
+
+
+def test_a_part_written_in_markdown_is_kept_as_written(api, world):
+    response = api.post(
+        "/api/reminders/",
+        body(parts=[{"text": "**Big** sale [today](https://shop.example)", "format": "markdown"}]),
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["parts"] == [
+        {
+            "order": 0,
+            "text": "**Big** sale [today](https://shop.example)",
+            "media": None,
+            "album": [],
+            "caption": "",
+            "format": "markdown",
+        }
+    ]
+
+
+def test_an_album_part_keeps_its_media_in_order(api, world):
+    photos = [upload(api, png_bytes(seed), f"kit-{seed}.png")["id"] for seed in (3, 4, 5)]
+    response = api.post(
+        "/api/reminders/",
+        body(parts=[{"album": photos, "caption": "**Three** kits", "format": "markdown"}]),
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["parts"] == [
+        {"order": 0, "text": "", "media": None, "album": photos, "caption": "**Three** kits", "format": "markdown"}
+    ]
+
+
+def test_an_album_breaking_telegrams_rules_is_refused(api, world):
+    photo = upload(api, png_bytes(6))["id"]
+    pdf = api.post(
+        "/api/media/",
+        {"file": SimpleUploadedFile("rules.pdf", b"%PDF-1.7 rules", "application/pdf")},
+        format="multipart",
+    ).json()["id"]
+
+    for part, message in (
+        ({"album": [photo]}, "parts: parts[0]: an album has 2 to 10 pictures or files; this one has 1."),
+        ({"album": [photo] * 11}, "parts: parts[0]: an album has 2 to 10 pictures or files; this one has 11."),
+        ({"album": [photo, pdf]}, "parts: parts[0]: an album is photos and videos, or files only, or audio only"),
+        ({"album": [photo, photo], "text": "hi"}, "parts: parts[0]: an album carries a caption, not a text"),
+    ):
+        response = api.post("/api/reminders/", body(parts=[part]), format="json")
+        assert response.status_code == 400 and response.json()["message"].startswith(message), response.json()
+    assert not Reminder.objects.exists()
 
 
 def test_a_one_off_time_and_no_schedule(api, world):
@@ -106,6 +159,11 @@ def test_a_one_off_time_and_no_schedule(api, world):
         ({"targets": []}, "targets: Pick at least one group."),
         ({"parts": [{"caption": "alone"}]}, "parts: parts[0]: give a text or a media."),
         ({"parts": [{"media": 987654}]}, "parts:"),
+        ({"parts": [{"text": "x", "format": "rtf"}]}, "parts:"),
+        (
+            {"parts": [{"text": "Sale\n<b>today</i>", "format": "html"}]},
+            "parts: parts[0]: HTML: </i> at line 2, column 9 (near “</i>”) closes out of order; expected </b> first.",
+        ),
         ({"account": 987654}, "account:"),
     ],
 )

@@ -145,6 +145,24 @@ def test_media_no_reminder_uses_is_deleted_after_a_day(fanout_world, at):
     assert not abandoned_path.exists()
 
 
+def test_media_in_an_album_is_kept_while_a_reminder_or_an_open_run_has_it(fanout_world, at):
+    fanout_world(groups_world(groups=6))
+    at(KL_MORNING)
+    in_reminder = [media_create(file=ContentFile(png_bytes(n), name=f"r{n}.png"), name=f"r{n}.png") for n in (11, 12)]
+    in_run = [media_create(file=ContentFile(png_bytes(n), name=f"p{n}.png"), name=f"p{n}.png") for n in (13, 14)]
+    make_reminder(timezone=KL, start=9, end=18, name="Kept", parts=[PartSpec(album=in_reminder)])
+    paused = make_reminder(timezone=KL, start=9, end=18, name="Edited", parts=[PartSpec(album=in_run)])
+    run = reminder_fire(reminder=paused)
+    at(KL_MORNING, then=KL_AFTER_CLOSE, after=3)
+    assert execute(run).status == RunStatus.PAUSED
+    paused.parts.all().delete()  # edited since: only the paused run still needs its album
+    MediaFile.objects.update(created_at=KL_MORNING)
+
+    at(KL_MORNING + timedelta(hours=25))
+    assert media_purge_unused(now=clock.now()) == 0
+    assert MediaFile.objects.count() == 4
+
+
 def test_the_same_picture_stored_twice_at_once_in_an_object_store_keeps_one_object(object_store, monkeypatch):
     import hashlib
 

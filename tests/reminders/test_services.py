@@ -117,7 +117,9 @@ def test_deleting_a_reminder_deletes_its_schedule_keeps_its_runs_but_not_while_a
         ({"parts": []}, "parts", "at least one part"),
         ({"parts": [PartSpec(text="   ")]}, "parts", "give a text or a media"),
         ({"parts": [PartSpec(text="x", caption="y")]}, "parts", "a caption needs a media"),
-        ({"parts": [PartSpec(text="x" * 4097)]}, "parts", "Telegram allows 4096"),
+        ({"parts": [PartSpec(text="x" * 4097)]}, "parts", "Telegram allows 4,096"),
+        ({"parts": [PartSpec(text="🎉" * 2049)]}, "parts", "4,098 characters as Telegram counts them"),
+        ({"parts": [PartSpec(text="a\n**b", format="markdown")]}, "parts", "“**” at line 2, column 1"),
         ({"targets": []}, "targets", "at least one group"),
         ({"name": " "}, "name", "name"),
     ],
@@ -188,8 +190,8 @@ def test_a_run_keeps_the_parts_it_was_fired_with(world, at):
     reminder_update(reminder=reminder, spec=replace(reminder_spec(reminder=reminder), parts=[PartSpec(text="new")]))
 
     assert run.parts == [
-        {"text": "old", "media": None, "caption": ""},
-        {"text": "", "media": MediaFile.objects.get().pk, "caption": ""},
+        {"text": "old", "media": None, "caption": "", "format": "plain", "album": []},
+        {"text": "", "media": MediaFile.objects.get().pk, "caption": "", "format": "plain", "album": []},
     ]
     assert all(len(target.random_ids) == 2 for target in run.targets.all())
 

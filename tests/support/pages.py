@@ -43,6 +43,7 @@ def compose(**changes) -> dict:
         "schedule": "crontab",
         "crontab": "0 9 * * 1-5",
         "enabled": "on",
+        "link_preview": "on",  # checked on a new reminder's page
     }
     return data | changes
 

@@ -37,10 +37,16 @@ def test_design_example_loads_and_dumps_every_message(sandbox, design_world):
         "sender": None,
         "date": "2024-01-01T00:00:10.000Z",
         "text": "hello",
+        "entities": [],
+        "grouped_id": None,
+        "silent": False,
+        "link_preview": True,
+        "pinned": False,
         "random_id": None,
         "document": None,
         "photo": None,
     }
+    assert result["deleted"] == []
     assert result["messages"][-1]["text"] == "dragon preview"
     assert result["messages"][-1]["photo"]["size"] > 0
 

@@ -12,9 +12,11 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, NotFound, TargetForbidden
-from telegram.records import ChatRef, SentMessage
+from telegram.errors import FileReferenceExpired, FileTooLarge, FloodWait, NotFound, TargetForbidden, TelegramError
+from telegram.formatting import text_format
+from telegram.records import ChatRef, MessageEntity, SentMessage
 from telegram.sandbox.world import chat_access_hash
+from tests.support.reminders import png_bytes
 
 WRITER, PREMIUM, MEMBER = "+15550000001", "+15550000002", "+15550000003"
 WORLD = {
@@ -457,3 +459,95 @@ def test_a_copy_is_refused_as_telegram_refuses_it(
             lambda g: g.copy_message(ref(phone, from_chat), message_id, ref(phone, to_chat), random_id=3),
         )
     assert refused.value.rpc == rpc
+
+
+def test_a_send_keeps_its_entities_and_sandbox_dump_shows_them(sandbox, sandbox_run):
+    world = sandbox(WORLD)
+    formatted = text_format("🎉 **Sale** [shop](https://shop.example)", format="markdown")
+
+    sent = sandbox_run(
+        world,
+        MEMBER,
+        lambda gateway: gateway.send_message(
+            ref(MEMBER, 4001), random_id=1, text=formatted.text, entities=formatted.entities
+        ),
+    )
+
+    assert sent.id == 1
+    [message] = dump(4001)
+    assert message["text"] == "🎉 Sale shop"
+    assert message["entities"] == [
+        {"type": "bold", "offset": 3, "length": 4},
+        {"type": "text_url", "offset": 8, "length": 4, "url": "https://shop.example"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "entities", "rpc"),
+    [
+        ("🎉" * 2049, (), "MESSAGE_TOO_LONG"),  # 2,049 characters, 4,098 UTF-16 units
+        ("short", (MessageEntity(type="bold", offset=3, length=3),), "ENTITY_BOUNDS_INVALID"),
+    ],
+)
+def test_telegram_refuses_a_text_too_long_in_utf16_units_or_entities_outside_it(
+    sandbox, sandbox_run, text, entities, rpc
+):
+    world = sandbox(WORLD)
+
+    with pytest.raises(TelegramError) as refused:
+        sandbox_run(
+            world,
+            MEMBER,
+            lambda gateway: gateway.send_message(ref(MEMBER, 4001), random_id=1, text=text, entities=entities),
+        )
+
+    assert refused.value.rpc == rpc
+    assert dump(4001) == []
+
+
+def test_an_album_is_one_grouped_id_with_one_caption_and_a_retry_posts_nothing(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    pictures = []
+    for seed in range(3):
+        pictures.append(tmp_path / f"p{seed}.png")
+        pictures[-1].write_bytes(png_bytes(seed))
+    caption = text_format("**Three** new kits", format="markdown")
+
+    async def upload_and_send_twice(gateway):
+        media = [
+            await gateway.upload_media(path=str(path), file_name=path.name, mime_type="image/png") for path in pictures
+        ]
+        send = dict(random_id=2**63 - 2, media=media, text=caption.text, entities=caption.entities)
+        return [await gateway.send_album(ref(MEMBER, 4001), **send) for _ in range(2)]
+
+    first, retried = sandbox_run(world, MEMBER, upload_and_send_twice)
+
+    assert (first.id, first.duplicate) == (1, False)
+    assert (retried.id, retried.duplicate) == (None, True)
+    messages = dump(4001)
+    assert [message["id"] for message in messages] == [1, 2, 3]
+    assert len({message["grouped_id"] for message in messages}) == 1 and messages[0]["grouped_id"]
+    assert [message["text"] for message in messages] == ["Three new kits", "", ""]
+    assert messages[0]["entities"] == [{"type": "bold", "offset": 0, "length": 5}]
+    assert [message["photo"]["sha256"] for message in messages] == [
+        hashlib.sha256(path.read_bytes()).hexdigest() for path in pictures
+    ]
+    # the items' random_ids follow the album's, wrapping within 64 bits
+    assert [message["random_id"] for message in messages] == [2**63 - 2, 2**63 - 1, -(2**63)]
+    assert world.stats()["calls"][MEMBER]["messages.sendMultiMedia"] == 2
+
+
+def test_an_album_of_one_or_eleven_is_refused(sandbox, sandbox_run, tmp_path):
+    world = sandbox(WORLD)
+    path = tmp_path / "p.png"
+    path.write_bytes(png_bytes(1))
+
+    async def send(gateway, count):
+        media = await gateway.upload_media(path=str(path), file_name="p.png", mime_type="image/png")
+        return await gateway.send_album(ref(MEMBER, 4001), random_id=1, media=[media] * count)
+
+    for count, rpc in ((1, "MEDIA_INVALID"), (11, "MULTI_MEDIA_TOO_LONG")):
+        with pytest.raises(TelegramError) as refused:
+            sandbox_run(world, MEMBER, lambda gateway, count=count: send(gateway, count))
+        assert refused.value.rpc == rpc
+    assert dump(4001) == []

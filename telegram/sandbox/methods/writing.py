@@ -3,12 +3,15 @@ may post where."""
 
 from telethon.tl import functions, types
 
+from telegram.formatting import entity_as_json, entity_from_tl
 from telegram.records import (
+    ALBUM_MAX,
     CAPTION_MAX,
     CHANNEL,
     GENERAL_TOPIC_ID,
     GROUP,
     PREMIUM_CAPTION_MAX,
+    TEXT_MAX,
     USER,
     utf16_units,
 )
@@ -51,7 +54,21 @@ def _media_document(call: Call, media) -> tuple[str, int]:
     raise RpcAnswer(400, "MEDIA_EMPTY")
 
 
-def _send(call: Call, *, text: str, media=None):
+def _entities(me: dict, *, text: str, caption: bool, entities) -> list[dict]:
+    """The send's formatting entities as the world keeps them, after Telegram's checks: the text's length in
+    UTF-16 code units, and every entity inside the text."""
+    limit = (PREMIUM_CAPTION_MAX if me["premium"] else CAPTION_MAX) if caption else TEXT_MAX
+    length = utf16_units(text)
+    if length > limit:
+        raise RpcAnswer(400, "MEDIA_CAPTION_TOO_LONG" if caption else "MESSAGE_TOO_LONG")
+    entities = [entity_from_tl(entity) for entity in entities or []]
+    if any(e.offset < 0 or e.length <= 0 or e.offset + e.length > length for e in entities):
+        raise RpcAnswer(400, "ENTITY_BOUNDS_INVALID")
+    return [entity_as_json(entity) for entity in entities]
+
+
+def _where_to_post(call: Call) -> tuple[dict, dict, bool, int | None]:
+    """(me, chat row, admin, topic) of a send, after Telegram's checks of who may post where."""
     request = call.request
     me = call.me()
     chat_row, admin = chat(call, request.peer)
@@ -66,13 +83,18 @@ def _send(call: Call, *, text: str, media=None):
             if chat_row["type"] == CHANNEL
             else RpcAnswer(403, "CHAT_WRITE_FORBIDDEN")
         )
+    return me, chat_row, admin, topic
+
+
+def _send(call: Call, *, text: str, media=None):
+    request = call.request
+    me, chat_row, admin, topic = _where_to_post(call)
     if not text and media is None:
         raise RpcAnswer(400, "MESSAGE_EMPTY")
-    if media is not None and utf16_units(text) > (PREMIUM_CAPTION_MAX if me["premium"] else CAPTION_MAX):
-        raise RpcAnswer(400, "MEDIA_CAPTION_TOO_LONG")
     wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
     if wait:
         raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+    entities = _entities(me, text=text, caption=media is not None, entities=request.entities)
     kind, document_id = _media_document(call, media) if media is not None else (None, None)
     try:
         message_id, _ = call.world.post(
@@ -84,6 +106,9 @@ def _send(call: Call, *, text: str, media=None):
             kind=kind,
             document_id=document_id,
             slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+            entities=entities,
+            silent=bool(request.silent),
+            no_webpage=bool(getattr(request, "no_webpage", False)),
         )
     except SlowModeWait as exc:
         raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
@@ -118,6 +143,75 @@ def send_message(call: Call):
 
 def send_media(call: Call):
     return _send(call, text=call.request.message, media=call.request.media)
+
+
+def send_multi_media(call: Call):
+    """messages.sendMultiMedia: an album of 2–10 photos/videos or documents, one message each, sharing one
+    grouped_id; the caption is the first item's. A random_id the chat remembers posts none of it."""
+    request = call.request
+    me, chat_row, admin, topic = _where_to_post(call)
+    items = list(request.multi_media or [])
+    if not 2 <= len(items) <= ALBUM_MAX:
+        raise RpcAnswer(400, "MULTI_MEDIA_TOO_LONG" if len(items) > ALBUM_MAX else "MEDIA_INVALID")
+    captions = [_entities(me, text=item.message, caption=True, entities=item.entities) for item in items]
+    media = [_media_document(call, item.media) for item in items]
+    wait = call.world.send_allowance(me["phone"], me["flood_above_per_minute"])
+    if wait:
+        raise RpcAnswer(420, f"FLOOD_WAIT_{wait}")
+    try:
+        posted = call.world.album_post(
+            chat_row["id"],
+            sender=me["phone"],
+            topic=topic,
+            items=[
+                {
+                    "random_id": item.random_id,
+                    "text": item.message,
+                    "kind": kind,
+                    "document_id": document_id,
+                    "entities": entities,
+                }
+                for item, (kind, document_id), entities in zip(items, media, captions, strict=True)
+            ],
+            slow_mode_seconds=0 if admin else chat_row["slow_mode_seconds"],
+            silent=bool(request.silent),
+        )
+    except SlowModeWait as exc:
+        raise RpcAnswer(420, f"SLOWMODE_WAIT_{exc.seconds}") from None
+    if posted is None:
+        raise RpcAnswer(500, "RANDOM_ID_DUPLICATE")
+    return _updates(call, me, chat_row, list(zip(posted, [item.random_id for item in items], strict=True)))
+
+
+def delete_messages(call: Call):
+    """channels.deleteMessages (a channel or supergroup) and messages.deleteMessages (a basic group, a private
+    chat: the ids alone name the messages, so the sandbox looks for them in the account's groups)."""
+    request = call.request
+    me = call.me()
+    if isinstance(request, functions.channels.DeleteMessagesRequest):
+        chat_row, _ = chat(call, request.channel)
+        chat_ids = [chat_row["id"]]
+    else:
+        chat_ids = [row["id"] for row in call.world.account_chats(me["phone"]) if row["type"] in (GROUP, USER)]
+    deleted = [
+        message_id
+        for chat_id in chat_ids
+        for message_id in call.world.messages_delete(chat_id, list(request.id), sender=me["phone"])
+    ]
+    return types.messages.AffectedMessages(pts=len(deleted), pts_count=len(deleted))
+
+
+def update_pinned_message(call: Call):
+    """messages.updatePinnedMessage: admins pin anywhere, members where they may post."""
+    request = call.request
+    call.me()  # logged in
+    chat_row, admin = chat(call, request.peer)
+    if not can_post(chat_row, admin):
+        raise RpcAnswer(400, "CHAT_ADMIN_REQUIRED")
+    if not call.world.message_pin(chat_row["id"], request.id, pinned=not request.unpin):
+        raise RpcAnswer(400, "MESSAGE_ID_INVALID")
+    chats, users = entities(call, [chat_row])
+    return types.Updates(updates=[], users=users, chats=chats, date=tl.date(world.clock()), seq=0)
 
 
 def forward_messages(call: Call):
@@ -180,6 +274,10 @@ def upload_media(call: Call):
 HANDLERS = {
     functions.messages.SendMessageRequest: send_message,
     functions.messages.SendMediaRequest: send_media,
+    functions.messages.SendMultiMediaRequest: send_multi_media,
+    functions.messages.DeleteMessagesRequest: delete_messages,
+    functions.channels.DeleteMessagesRequest: delete_messages,
+    functions.messages.UpdatePinnedMessageRequest: update_pinned_message,
     functions.messages.UploadMediaRequest: upload_media,
     functions.messages.ForwardMessagesRequest: forward_messages,
 }

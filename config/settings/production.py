@@ -20,7 +20,10 @@ ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must be set (comma-separated host names, e.g. stash.example.com).")
 
-if not SESSION_ENCRYPTION_KEYS:
+# Which process this is (docker-compose.yml, Procfile): Flower never opens a Telegram session, so it is given
+# no session keys (core.crypto fails loudly if anything there ever tried).
+PROCESS = envstr("STASHCAST_PROCESS", "")
+if not SESSION_ENCRYPTION_KEYS and PROCESS != "flower":
     raise ImproperlyConfigured(
         "STASHCAST_SESSION_KEYS must be set (comma-separated Fernet keys, newest first). Make one with: "
         'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'

@@ -23,6 +23,7 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
+from core.audit import audit_exempt
 from core.roles import is_operator
 
 logger = logging.getLogger(__name__)
@@ -113,6 +114,7 @@ def flower_proxy(request, path: str = "") -> HttpResponse:
     return response
 
 
+@audit_exempt
 @csrf_exempt
 @login_required
 def flower_read_post(request, path: str = "") -> HttpResponse:

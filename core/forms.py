@@ -1,6 +1,7 @@
 """Services' errors (core/errors.py) read for forms and pages: one line of text, or the item a message is about,
 without parsing its text."""
 
+from django import forms
 from django.core.exceptions import ValidationError
 
 
@@ -22,3 +23,20 @@ def error_text(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return " ".join(exc.messages)
     return str(exc)
+
+
+MOMENT_INPUT = {"type": "datetime-local"}
+
+
+class AuditFilterForm(forms.Form):
+    """The audit page's filters, read by the page and the API alike."""
+
+    actor = forms.CharField(required=False, max_length=200, label="Person or token")
+    kind = forms.CharField(required=False, max_length=100, label="Kind")
+    object_id = forms.CharField(required=False, max_length=64, label="Object id")
+    since = forms.DateTimeField(
+        required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )

@@ -129,3 +129,62 @@ class SessionHolder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} held by {self.worker_id}"
+
+
+class AuditEntry(models.Model):
+    """One action someone took (core.audit): a write to a page or the API, a management command, or a task
+    that changed something. Who, from where, when, what was asked and how it was answered; the rows it
+    changed are its AuditChanges."""
+
+    class Via(models.TextChoices):
+        PAGE = "page", "Page"
+        API = "api", "API"
+        COMMAND = "command", "Command"
+        TASK = "task", "Task"
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept as written: the person's login, "token <name> of <login>", "system" or "anonymous", even after
+    # the login is renamed or deleted.
+    actor = models.CharField(max_length=200, db_index=True)
+    via = models.CharField(max_length=10, choices=Via.choices)
+    action = models.CharField(max_length=300, help_text='"POST reminders:run-cancel" or "command rotate_session_keys"')
+    path = models.CharField(max_length=500, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    address = models.GenericIPAddressField(null=True, blank=True)
+    # Rows changed past settings.AUDIT_MAX_CHANGES (a task touching thousands): counted, not listed.
+    changes_left_out = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.actor}: {self.action}"
+
+
+class AuditChange(models.Model):
+    """One row an AuditEntry created, changed or deleted, with the before and after of its changed fields
+    (secrets left out)."""
+
+    class Operation(models.TextChoices):
+        CREATED = "created", "Created"
+        CHANGED = "changed", "Changed"
+        DELETED = "deleted", "Deleted"
+
+    entry = models.ForeignKey(AuditEntry, on_delete=models.CASCADE, related_name="changes")
+    kind = models.CharField(max_length=100, help_text='The model\'s label: "reminders.ReminderRun"')
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=300)
+    operation = models.CharField(max_length=10, choices=Operation.choices)
+    # {"field": [before, after]}; a created row has no before, a deleted one no after.
+    fields = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["kind", "object_id"], name="audit_change_object")]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.kind} {self.object_id}"

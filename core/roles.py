@@ -53,3 +53,12 @@ class IsOperatorOrReadOnly(BasePermission):
 
     def has_permission(self, request, view):
         return request.method in SAFE_METHODS or is_operator(request.user)
+
+
+class IsOperator(BasePermission):
+    """Operators only, whatever the method (the metrics: docs/security.md)."""
+
+    message = "Only operators may read this; ask an operator, or use the metrics token."
+
+    def has_permission(self, request, view):
+        return is_operator(request.user)

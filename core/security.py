@@ -3,6 +3,7 @@
 The Content-Security-Policy header comes from django-csp (settings.CONTENT_SECURITY_POLICY).
 """
 
+import ipaddress
 import math
 import re
 from dataclasses import dataclass
@@ -25,17 +26,31 @@ from rest_framework.throttling import SimpleRateThrottle
 from core.roles import is_operator
 
 
-def client_ip(request) -> str:
-    """AXES_CLIENT_IP_CALLABLE: the address DRF's throttles see too (the same NUM_PROXIES rule).
+def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return any(address in network for network in settings.TRUSTED_PROXIES)
 
-    Behind TRUSTED_PROXIES proxies, the client is that many entries from the right of X-Forwarded-For;
-    anything further left was written by the client and is not trusted.
+
+def client_ip(request) -> str:
+    """AXES_CLIENT_IP_CALLABLE, the token endpoint's throttle and the audit trail: who is asking.
+
+    X-Forwarded-For is read only when the peer is a proxy named in TRUSTED_PROXIES, from the right (what the
+    nearest proxy appended) up to the first address that is not a trusted proxy; anything further left was
+    written by the client. A client talking to web directly cannot name an address.
     """
+    peer = request.META.get("REMOTE_ADDR", "")
+    try:
+        seen = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if settings.TRUSTED_PROXIES and forwarded:
-        addresses = [address.strip() for address in forwarded.split(",")]
-        return addresses[-min(settings.TRUSTED_PROXIES, len(addresses))]
-    return request.META.get("REMOTE_ADDR", "")
+    for hop in reversed([item.strip() for item in forwarded.split(",") if item.strip()]):
+        if not _trusted(seen):
+            break
+        try:
+            seen = ipaddress.ip_address(hop)
+        except ValueError:
+            break  # not an address: the last trusted proxy is all that is known
+    return str(seen)
 
 
 def cooloff_minutes() -> int:
@@ -121,7 +136,7 @@ class TokenLoginThrottle(SimpleRateThrottle):
         return settings.API_TOKEN_THROTTLE_RATE
 
     def get_cache_key(self, request, view) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):

@@ -1,8 +1,10 @@
-"""Reads for the notification pages and the bell."""
+"""Reads for the notification pages, the bell and the audit trail."""
 
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from datetime import datetime
 
-from core.models import Notification
+from django.db.models import BooleanField, ExpressionWrapper, Model, Q, QuerySet
+
+from core.models import AuditChange, AuditEntry, Notification
 
 
 def notifications_unread_count() -> int:
@@ -24,3 +26,44 @@ def notification_panel(*, limit: int) -> list[Notification]:
     """The bell's drop-down: unread first, then the most recently raised."""
     unread = ExpressionWrapper(Q(read_at__isnull=True), output_field=BooleanField())
     return list(Notification.objects.order_by(unread.desc(), "-last_raised_at", "-pk")[:limit])
+
+
+def audit_entries(
+    *,
+    actor: str = "",
+    kind: str = "",
+    object_id: str = "",
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[AuditEntry]:
+    """The trail, newest first, narrowed by who (their login, or part of a token's name), by what kind of row
+    it changed ("reminders.ReminderRun", or just "ReminderRun") and which one, and by when."""
+    entries = AuditEntry.objects.select_related("user").prefetch_related("changes")
+    if actor:
+        entries = entries.filter(actor__icontains=actor)
+    if kind or object_id:
+        changes = AuditChange.objects.all()
+        if kind:
+            changes = changes.filter(kind__iendswith=kind)
+        if object_id:
+            changes = changes.filter(object_id=object_id)
+        entries = entries.filter(pk__in=changes.values("entry_id"))
+    if since:
+        entries = entries.filter(at__gte=since)
+    if until:
+        entries = entries.filter(at__lt=until)
+    return entries
+
+
+def audit_kinds() -> list[str]:
+    return list(AuditChange.objects.order_by("kind").values_list("kind", flat=True).distinct())
+
+
+def audit_history(*, obj: Model, page_path: str = "", limit: int = 20) -> list[AuditEntry]:
+    """What was done to one row: the entries that changed it, and the writes sent to its page's own routes
+    (a cancel or a resume changes its row by a conditional UPDATE, which sends no model signal)."""
+    changed = AuditChange.objects.filter(kind=obj._meta.label, object_id=str(obj.pk)).values("entry_id")
+    about = Q(pk__in=changed)
+    if page_path:
+        about |= Q(path__startswith=page_path)
+    return list(AuditEntry.objects.filter(about).prefetch_related("changes")[:limit])

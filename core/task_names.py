@@ -8,6 +8,7 @@ RUNS_REAP_ALL = "core.tasks.runs_reap_all"
 BEAT_HEARTBEAT = "core.tasks.beat_heartbeat"
 NOTIFICATIONS_PURGE = "core.tasks.notifications_purge"
 IDEMPOTENT_REQUESTS_PURGE = "core.tasks.idempotent_requests_purge"
+AUDIT_PURGE = "core.tasks.audit_purge"
 
 ACCOUNT_RESTS_END = "accounts.tasks.account_rests_end"
 

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.conf import settings
 
 from core import health
+from core.audit import audit_purge as purge_audit
 from core.idempotency import idempotent_requests_purge as purge_idempotent_requests
 from core.notifications import notifications_purge as purge_read_notifications
 from core.runs import run_kinds, runs_reap_stale, runs_resend_forgotten
@@ -38,3 +39,8 @@ def notifications_purge() -> int:
 @shared_task
 def idempotent_requests_purge() -> int:
     return purge_idempotent_requests(older_than=timedelta(hours=settings.IDEMPOTENCY_KEEP_HOURS))
+
+
+@shared_task
+def audit_purge() -> int:
+    return purge_audit(older_than=timedelta(days=settings.AUDIT_KEEP_DAYS))

@@ -10,6 +10,7 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("audit/", views.audit_list, name="audit"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/bell/", views.notification_bell, name="notifications-bell"),
     path("notifications/panel/", views.notification_panel, name="notifications-panel"),

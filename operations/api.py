@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import AccountHealthSerializer
+from core.roles import IsOperator
 from operations import metrics
 
 
@@ -99,11 +100,11 @@ class MetricsSerializer(serializers.Serializer):
 
 
 class MetricsView(APIView):
-    permission_classes = [permissions.IsAuthenticated | HasMetricsToken]
+    permission_classes = [IsOperator | HasMetricsToken]
 
     @extend_schema(
         summary="Runs, queues, accounts, packages, skipped packages and alerts right now",
-        description="A logged-in session, `Authorization: Token <API token>` or `Authorization: Bearer "
+        description="An operator's session, `Authorization: Token <an operator's API token>` or `Authorization: Bearer "
         "<METRICS_TOKEN>`. The same figures in Prometheus text format are at `/metrics`.",
         responses=MetricsSerializer,
     )

@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 
 from core import health
 from core.formatting import plural
+from core.roles import IsOperator, is_operator
 from core.runs import runs_reap_stale
 from core.selectors import notifications_unread_count
 from ingestion.selectors import catalog_audit_latest
@@ -112,15 +113,18 @@ def _machine_authorized(request) -> bool:
     authorization = request.headers.get("Authorization", "")
     keyword, _, credential = authorization.partition(" ")
     if keyword == "Token" and credential.strip():
-        return Token.objects.filter(key=credential.strip(), user__is_active=True).exists()
+        token = Token.objects.filter(key=credential.strip(), user__is_active=True).select_related("user").first()
+        return token is not None and is_operator(token.user)
     return metrics_token_matches(authorization)
 
 
 @never_cache
 @require_GET
 def prometheus_metrics(request):
-    """Prometheus text exposition; a logged-in session, an API token or METRICS_TOKEN."""
-    if not (request.user.is_authenticated or _machine_authorized(request)):
+    """Prometheus text exposition; an operator's session or API token, or METRICS_TOKEN."""
+    if request.user.is_authenticated and not is_operator(request.user) and not _machine_authorized(request):
+        return HttpResponse(f"{IsOperator.message}\n", status=403, content_type="text/plain")
+    if not (is_operator(request.user) or _machine_authorized(request)):
         response = HttpResponse(
             "Authentication required: log in, or send Authorization: Bearer <METRICS_TOKEN>.\n",
             status=401,

@@ -24,3 +24,8 @@ IDEMPOTENCY_KEEP_HOURS = envint("IDEMPOTENCY_KEEP_HOURS", 24, minimum=1)
 # only the proxy sends (core/flower.py). Flower itself is never published.
 FLOWER_URL = envstr("FLOWER_URL", "http://127.0.0.1:5555/")
 FLOWER_BASIC_AUTH = envstr("FLOWER_BASIC_AUTH", "")
+
+# The audit trail (core/audit.py): entries older than this are purged daily.
+AUDIT_KEEP_DAYS = envint("AUDIT_KEEP_DAYS", 365, minimum=1)
+# Rows one entry lists; a task touching more counts the rest.
+AUDIT_MAX_CHANGES = envint("AUDIT_MAX_CHANGES", 200, minimum=1)

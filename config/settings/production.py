@@ -9,7 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
 from config.settings.base import *  # noqa: F403
-from config.settings.base import REDIS_URL, REST_FRAMEWORK, SESSION_ENCRYPTION_KEYS, STORAGES
+from config.settings.base import REDIS_URL, SESSION_ENCRYPTION_KEYS, STORAGES
+from config.settings.security import trusted_proxies_parse
 
 DEBUG = False
 # Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does.
@@ -19,7 +20,10 @@ ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must be set (comma-separated host names, e.g. stash.example.com).")
 
-if not SESSION_ENCRYPTION_KEYS:
+# Which process this is (docker-compose.yml, Procfile): Flower never opens a Telegram session, so it is given
+# no session keys (core.crypto fails loudly if anything there ever tried).
+PROCESS = envstr("STASHCAST_PROCESS", "")
+if not SESSION_ENCRYPTION_KEYS and PROCESS != "flower":
     raise ImproperlyConfigured(
         "STASHCAST_SESSION_KEYS must be set (comma-separated Fernet keys, newest first). Make one with: "
         'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
@@ -50,8 +54,10 @@ STORAGES = {
 }
 
 # Login throttling sees the client's address, not the proxy's: the proxy must append it to X-Forwarded-For.
-# DJANGO_TRUSTED_PROXIES = how many proxies append to X-Forwarded-For (0 = none: REMOTE_ADDR is the client).
-TRUSTED_PROXIES = envint("DJANGO_TRUSTED_PROXIES", 1, minimum=0)
-REST_FRAMEWORK = {**REST_FRAMEWORK, "NUM_PROXIES": TRUSTED_PROXIES}
+# DJANGO_TRUSTED_PROXIES names the proxies (addresses or networks) whose X-Forwarded-For is read; by default the
+# host's loopback and the private networks a proxy beside the containers comes from (docker-compose.yml).
+TRUSTED_PROXIES = trusted_proxies_parse(
+    envstr("DJANGO_TRUSTED_PROXIES", "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16")
+)
 # One cache for every web process, so the token endpoint's rate limit counts them all.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

@@ -33,4 +33,5 @@ CELERY_BEAT_SCHEDULE = {
     },
     "notifications-purge": {"task": task_names.NOTIFICATIONS_PURGE, "schedule": 86400.0},
     "idempotent-requests-purge": {"task": task_names.IDEMPOTENT_REQUESTS_PURGE, "schedule": 3600.0},
+    "audit-purge": {"task": task_names.AUDIT_PURGE, "schedule": 86400.0},
 }

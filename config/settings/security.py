@@ -1,8 +1,10 @@
 """Secrets, hosts, logins and the browser's rules (docs/security.md)."""
 
+import ipaddress
 from datetime import timedelta
 
 from csp import constants as csp_constants
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
 from config.settings.environment import DEBUG
@@ -31,8 +33,23 @@ AXES_CLIENT_IP_CALLABLE = "core.security.client_ip"
 # Axes logs "AXES: BEGIN" in every process that loads Django (worker, beat, Flower, each manage.py): only the
 # web process, which serves the logins, turns it on (Procfile), so a start says it once.
 AXES_VERBOSE = envbool("AXES_VERBOSE", False)
-# How many reverse proxies append to X-Forwarded-For in front of Django (production: 1).
-TRUSTED_PROXIES = envint("DJANGO_TRUSTED_PROXIES", 0, minimum=0)
+
+PROXIES_HELP = (
+    "Name the reverse proxies in front of web by their addresses or networks, comma-separated "
+    "(e.g. 127.0.0.1,10.0.0.0/8); empty: none, the peer is the client."
+)
+
+
+def trusted_proxies_parse(raw: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """DJANGO_TRUSTED_PROXIES: the reverse proxies' addresses or networks, comma-separated."""
+    try:
+        return [ipaddress.ip_network(item.strip()) for item in raw.split(",") if item.strip()]
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DJANGO_TRUSTED_PROXIES: {exc}. {PROXIES_HELP}") from exc
+
+
+# X-Forwarded-For is read only from these peers (core.security.client_ip); nobody else can set an address.
+TRUSTED_PROXIES = trusted_proxies_parse(envstr("DJANGO_TRUSTED_PROXIES", ""))
 # /api/auth/token/ is also rate limited per client address (core.security.TokenLoginThrottle).
 API_TOKEN_THROTTLE_RATE = envstr("API_TOKEN_THROTTLE_RATE", "10/min")
 

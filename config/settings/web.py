@@ -34,6 +34,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything that may refuse a write: a refused one is recorded too (core/audit.py).
+    "core.audit.AuditMiddleware",
     # Before CsrfViewMiddleware, the first to read a form: an oversized body gets an answer a person can use.
     "core.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -118,3 +118,17 @@ def test_flower_is_reached_only_through_the_console():
     assert services["web"]["environment"]["FLOWER_URL"] == "http://flower:5555/"
     procfile = (ROOT / "Procfile").read_text()
     assert "--address=127.0.0.1" in procfile and "--url_prefix=flower" in procfile
+
+
+# Secrets Flower's process never uses: with them it could read every Telegram session in the database.
+NOT_FOR_FLOWER = ("STASHCAST_SESSION_KEYS", "STASHCAST_ADMIN_PASSWORD", "TELEGRAM_API_HASH", "METRICS_TOKEN")
+
+
+def test_flower_gets_none_of_the_secrets_it_does_not_use():
+    flower = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["flower"]
+    assert flower["environment"]["STASHCAST_PROCESS"] == "flower"
+    for name in NOT_FOR_FLOWER:
+        assert flower["environment"].get(name) == "", f"compose hands {name} (from .env) to Flower"
+    flower_line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("flower:"))
+    for name in NOT_FOR_FLOWER:
+        assert f"-u {name}" in flower_line, f"make run hands {name} to Flower"

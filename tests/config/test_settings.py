@@ -102,6 +102,12 @@ def test_production_settings_pass_the_deploy_checks(tmp_path):
     assert result.returncode == 0, f"manage.py check --deploy failed:\n{result.stdout}\n{result.stderr}"
 
 
+def test_flower_starts_in_production_without_the_session_keys(tmp_path):
+    env = _production_env(tmp_path, STASHCAST_SESSION_KEYS=None, STASHCAST_PROCESS="flower")
+    result = _manage(env, "check")
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [

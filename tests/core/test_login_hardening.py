@@ -8,6 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from config.settings.security import trusted_proxies_parse
+
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct-horse-battery"
@@ -125,7 +127,7 @@ def test_a_locked_out_json_client_gets_json(client, operator, settings):
 
 
 def test_behind_a_trusted_proxy_the_client_address_is_the_proxys_last_entry(client, operator, settings):
-    settings.TRUSTED_PROXIES = 1
+    settings.TRUSTED_PROXIES = trusted_proxies_parse("10.0.0.0/8")
 
     def via_proxy(password: str, forwarded: str):
         return client.post(

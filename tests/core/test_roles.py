@@ -19,8 +19,9 @@ pytestmark = pytest.mark.django_db
 PUBLIC = {"/login/", "/healthz", "/api/auth/token/"}
 # A viewer may always end (or start) a session.
 SESSION = {"/login/", "/logout/"}
-# For operators only, even to look (core/flower.py); no Flower runs here, so operators get a 502 that says so.
-OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable"}
+# For operators only, even to look: Flower (core/flower.py; no Flower runs here, so operators get a 502 that says
+# so) and the metrics (or their own token).
+OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable", "/metrics", "/api/metrics/"}
 
 
 def walk(patterns=None, prefix=""):

@@ -21,7 +21,7 @@ PUBLIC = {"/login/", "/healthz", "/api/auth/token/"}
 SESSION = {"/login/", "/logout/"}
 # For operators only, even to look: Flower (core/flower.py; no Flower runs here, so operators get a 502 that says
 # so) and the metrics (or their own token).
-OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable", "/metrics", "/api/metrics/"}
+OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable", "/metrics", "/api/metrics/", "/api/channels/1/passwords/"}
 
 
 def walk(patterns=None, prefix=""):

@@ -27,3 +27,6 @@ class RawFileAdmin(admin.ModelAdmin):
     list_filter = ["processed_at", "purged_at"]
     search_fields = ["file_name", "hash", "file_uid"]
     readonly_fields = [field.name for field in RawFile._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # a raw file is what ingestion kept of a download: there is nothing to type in

@@ -235,3 +235,10 @@ def test_an_operator_sees_the_edit_tick_and_send_controls(admin_client, ingested
 
     assert 'id="package-bulk"' in listing and 'name="packages"' in listing and ">Edit</button>" in listing
     assert ">Edit</button>" in detail and "Operators send" not in detail
+
+
+def test_raw_files_cannot_be_added_by_hand_in_the_admin(admin_client):
+    """A raw file is what ingestion kept of a download: the admin offers no form for one (an empty one was a 500)."""
+    assert admin_client.get("/admin/packages/rawfile/add/").status_code == 403
+    assert admin_client.post("/admin/packages/rawfile/add/", {}).status_code == 403
+    assert admin_client.get("/admin/packages/rawfile/").status_code == 200

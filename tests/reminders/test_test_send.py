@@ -145,6 +145,21 @@ def test_a_floodwait_holding_the_account_holds_the_test(api, world):
     assert saved_messages(world) == []
 
 
+def test_a_floodwait_answered_to_the_test_holds_the_account_for_its_runs_too(api, fanout_world):
+    fault = {"op": "send", "error": "flood_wait", "seconds": 300, "times": 1}
+    world = fanout_world(groups_world(groups=1, faults=[fault]))
+    reminder = make_reminder(parts=[PartSpec(text="Check this")])
+
+    response = api.post(f"/api/reminders/{reminder.pk}/test-send/", {}, format="json")
+
+    assert response.status_code == 409
+    assert response.json()["message"] == (
+        f"No test sent: Telegram asked {account()} to wait 300 s (FLOOD_WAIT); its runs wait too."
+    )
+    assert pace.account_bucket(account=account()).state().wait > 290
+    assert saved_messages(world) == []
+
+
 def test_the_page_offers_it_to_operators_and_says_where_and_when(client, world, at, django_user_model):
     reminder = formatted_reminder()
     at(datetime(2026, 11, 25, 14, 2, tzinfo=UTC))

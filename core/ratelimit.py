@@ -80,6 +80,8 @@ if mode == "take" then
       clean, changed = 0, 1
     end
   end
+elseif mode == "state" then
+  wait = math.max(0, at - now)  -- the pause (a FloodWait) still running; the tokens reserved ahead are not in it
 elseif mode == "pause" then
   at = math.max(at, now + tonumber(ARGV[10]))
   tokens = math.min(tokens, 0)
@@ -234,7 +236,8 @@ class TokenBucket:
         return self._call("halt", until)
 
     def state(self) -> Pace:
-        """The pace now, changing nothing (a halted bucket answers with its halt, not BucketHalted)."""
+        """The pace now, changing nothing (a halted bucket answers with its halt, not BucketHalted); `wait` is
+        what is left of a pause (a FloodWait)."""
         return self._call("state")
 
     async def acquire(

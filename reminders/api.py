@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from accounts.models import Chat, TelegramAccount
 from core import clock
 from core.api import ErrorSerializer, OutcomeFields, error_response, idempotent
-from reminders import selectors, services
+from reminders import selectors, services, trial_send
 from reminders.eta import eta_estimate
 from reminders.models import (
     RUN_OUTCOME_FILTERS,
@@ -340,6 +340,22 @@ class FireInSerializer(serializers.Serializer):
     )
 
 
+class TestSendInSerializer(serializers.Serializer):
+    chat = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Telegram chat id of one of the account's chats; none = the account's own Saved Messages.",
+    )
+
+
+class TestSentSerializer(serializers.Serializer):
+    where = serializers.CharField(help_text="Saved Messages, or the chat's title.")
+    at = serializers.DateTimeField(help_text="When it was sent.")
+    messages = serializers.IntegerField(help_text="Messages sent (an album's items each count).")
+    message = serializers.CharField(source="summary", help_text="What the page says: where, when, not counted.")
+
+
 class RunActiveSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="Which run is going on, and what to do.")
     run = ReminderRunSerializer(help_text="The run still going on: open, resume or cancel it.")
@@ -413,6 +429,20 @@ class ReminderViewSet(
             active = ReminderRunSerializer(selectors.reminder_run_get(pk=exc.run.pk)).data
             return error_response(exc.message, status_code=status.HTTP_409_CONFLICT, run=active)
         return Response(ReminderRunSerializer(selectors.reminder_run_get(pk=run.pk)).data, status=201)
+
+    @extend_schema(
+        summary="Send me a test: the parts at once to Saved Messages (or one of the account's chats)",
+        description="Sent as groups get them, outside the delivery window and not counted in the send budget; "
+        "refused (409) when the account rests, is stopped, or a FloodWait holds it.",
+        request=TestSendInSerializer,
+        responses={200: TestSentSerializer, 400: ERRORS[400], 409: ERRORS[409]},
+    )
+    @action(detail=True, methods=["post"], url_path="test-send")
+    def test_send(self, request, pk=None):
+        data = TestSendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        sent = trial_send.reminder_test_send(reminder=self.get_object(), chat=data.validated_data["chat"])
+        return Response(TestSentSerializer(sent).data)
 
     @extend_schema(
         summary="How long a fan-out takes, and whether it fits in its window (the ETA pill)",

@@ -61,7 +61,7 @@ from telegram.errors import (
 )
 from telegram.formatting import PLAIN, FormatError, FormattedText
 from telegram.gateway import TelegramGateway, open_gateway
-from telegram.records import GROUP, ChatRef, MediaHandle
+from telegram.records import GROUP, ChatRef, MediaHandle, SentMessage
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
@@ -279,20 +279,11 @@ class Fanout(RunEngine):
         return targets, hashes
 
     def _part(self, part: dict, media: dict[int, MediaFile]) -> Part:
-        album = tuple(media[media_id] for media_id in part.get("album", []) if media_id in media)
-        spec = services.PartSpec(
-            text=part["text"],
-            media=media.get(part["media"]),
-            caption=part["caption"],
-            format=part.get("format", PLAIN),
-            album=album,
-        )
         try:
-            formatted = services.part_formatted(part=spec, premium=self.account.is_premium)
+            return part_build(part=part, media=media, premium=self.account.is_premium)
         except FormatError as exc:  # checked when saved; the account may have lost Premium since
             self._stop(StopReason.TEXT_UNSENDABLE, exc)
-            formatted = FormattedText(text="")
-        return Part(formatted=formatted, media=spec.media, album=album)
+            return Part(formatted=FormattedText(text=""), media=None)
 
     def _flush(self) -> None:
         ReminderRun.objects.filter(pk=self.run.pk).update(
@@ -581,29 +572,17 @@ class Fanout(RunEngine):
             media = await self._media(part.media) if part.media else None
             album = [await self._media(item) for item in part.album]
             ref = self.moved.get(ref.id, ref)
-            silent = bool(self.options.get("silent"))
             try:
-                if album:
-                    sent = await self.gateway.send_album(
-                        ref,
-                        random_id=target.random_ids[index],
-                        media=album,
-                        text=part.formatted.text,
-                        entities=part.formatted.entities,
-                        topic_id=target.topic_id,
-                        silent=silent,
-                    )
-                else:
-                    sent = await self.gateway.send_message(
-                        ref,
-                        random_id=target.random_ids[index],
-                        text=part.formatted.text,
-                        entities=part.formatted.entities,
-                        media=media,
-                        topic_id=target.topic_id,
-                        silent=silent,
-                        link_preview=self.options.get("link_preview", True),
-                    )
+                sent = await part_send(
+                    self.gateway,
+                    ref,
+                    part,
+                    random_id=target.random_ids[index],
+                    media=media,
+                    album=album,
+                    topic_id=target.topic_id,
+                    options=self.options,
+                )
             except FileReferenceExpired as exc:
                 if (media is None and not album) or reuploaded:
                     raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
@@ -752,14 +731,68 @@ class Fanout(RunEngine):
                 raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
 
     def _local_path(self, media: MediaFile) -> str:
-        """A file on disk for the upload: the stored file itself, or a copy from a remote storage."""
-        try:
-            return media.file.path
-        except NotImplementedError:
-            path = self.temp_dir / f"{media.pk}-{Path(media.name).name}"
-            with media.file.open("rb") as source, open(path, "wb") as copy:
-                shutil.copyfileobj(source, copy)
-            return str(path)
+        return media_local_path(media=media, temp_dir=self.temp_dir)
+
+
+def part_build(*, part: dict, media: dict[int, MediaFile], premium: bool) -> Part:
+    """One part as fired (text, media, caption, format, album) as Telegram takes it; FormatError when its text
+    is one Telegram would refuse from this account."""
+    album = tuple(media[media_id] for media_id in part.get("album", []) if media_id in media)
+    spec = services.PartSpec(
+        text=part["text"],
+        media=media.get(part["media"]),
+        caption=part["caption"],
+        format=part.get("format", PLAIN),
+        album=album,
+    )
+    return Part(formatted=services.part_formatted(part=spec, premium=premium), media=spec.media, album=album)
+
+
+async def part_send(
+    gateway: TelegramGateway,
+    ref: ChatRef,
+    part: Part,
+    *,
+    random_id: int,
+    media: MediaHandle | None,
+    album: list[MediaHandle],
+    topic_id: int | None,
+    options: dict,
+) -> SentMessage:
+    """One part to one chat, as every group gets it (and a test send shows it): an album in one request, else
+    one message; silent and link preview as the reminder says."""
+    silent = bool(options.get("silent"))
+    if album:
+        return await gateway.send_album(
+            ref,
+            random_id=random_id,
+            media=album,
+            text=part.formatted.text,
+            entities=part.formatted.entities,
+            topic_id=topic_id,
+            silent=silent,
+        )
+    return await gateway.send_message(
+        ref,
+        random_id=random_id,
+        text=part.formatted.text,
+        entities=part.formatted.entities,
+        media=media,
+        topic_id=topic_id,
+        silent=silent,
+        link_preview=options.get("link_preview", True),
+    )
+
+
+def media_local_path(*, media: MediaFile, temp_dir: Path) -> str:
+    """A file on disk for the upload: the stored file itself, or a copy from a remote storage into temp_dir."""
+    try:
+        return media.file.path
+    except NotImplementedError:
+        path = temp_dir / f"{media.pk}-{Path(media.name).name}"
+        with media.file.open("rb") as source, open(path, "wb") as copy:
+            shutil.copyfileobj(source, copy)
+        return str(path)
 
 
 def _duration(seconds: float) -> str:

@@ -15,6 +15,7 @@ urlpatterns = [
     path("reminders/<int:pk>/edit/when/", views.reminder_edit, {"section": "when"}, name="edit-when"),
     path("reminders/<int:pk>/enabled/", views.reminder_set_enabled, name="enabled"),
     path("reminders/<int:pk>/send-now/", views.reminder_send_now, name="send-now"),
+    path("reminders/<int:pk>/test-send/", views.reminder_test_send, name="test-send"),
     path("reminders/<int:pk>/delete/", views.reminder_delete, name="delete"),
     path("activity/", views.activity, name="activity"),
     path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),

@@ -27,10 +27,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling, reswap
 
 from core import clock
+from core.errors import OperatorError
 from core.forms import error_text
 from core.models import RunStatus
 from core.outcomes import outcome_pills
-from reminders import selectors, services
+from reminders import selectors, services, trial_send
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
 from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun, TargetStatus
 from reminders.presenters import (
@@ -137,6 +138,19 @@ def reminder_send_now(request, pk: int):
     else:
         messages.success(request, f"Run #{run.pk} is sending “{reminder}” to {plural(run.total, 'group')}.")
     return _go(request, detail)
+
+
+@login_required
+@require_POST
+def reminder_test_send(request, pk: int):
+    """Send me a test: the answer says where it went and when, or why it did not."""
+    reminder = _reminder(pk)
+    context = {"reminder": reminder}
+    try:
+        context["notice"] = trial_send.reminder_test_send(reminder=reminder).summary
+    except OperatorError as exc:
+        context.update(notice=str(exc), notice_is_error=True)
+    return render(request, f"{DETAIL}#test-send", context)
 
 
 @login_required

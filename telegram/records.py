@@ -21,6 +21,7 @@ SUPERGROUP = "supergroup"
 GROUP = "group"
 USER = "user"  # a person the account has a private chat with: the chat's id is the person's user id
 CHAT_TYPES = (CHANNEL, SUPERGROUP, GROUP, USER)
+SELF = "self"  # the account's own Saved Messages: addressed as itself, never stored as a chat
 GENERAL_TOPIC_ID = 1
 
 
@@ -46,6 +47,9 @@ class ChatRef:
     id: int
     access_hash: int = 0
     type: str = CHANNEL
+
+
+SAVED_MESSAGES = ChatRef(id=0, type=SELF)
 
 
 @dataclass(frozen=True)

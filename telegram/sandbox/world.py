@@ -127,6 +127,7 @@ DC_IDS = tuple(DC_ADDRESSES)
 DEFAULT_DC_ID = 2  # where Telethon connects first
 CHANNELS_MAX = 500  # channels and supergroups an account may be in (twice as many with Premium)
 CREATED_CHAT_ID_BASE = 1_800_000_000  # channels made through the sandbox get ids from here on
+SAVED_MESSAGES_ROLE = "saved_messages"  # the role of an account's Saved Messages chat
 # Telegram's quirks, each off unless the world file turns it on (under "quirks", or "limits" for the two limits).
 QUIRKS = {
     "short_search_pages": False,  # search answers fewer messages than asked for, mid-history too
@@ -555,6 +556,9 @@ class World:
     def chat_dump(self, chat_id: int) -> dict:
         """Everything in a chat, including what the project posted (the `sandbox_dump` format)."""
         chat = self.chat(chat_id)
+        owner = self._one("SELECT phone FROM accounts WHERE user_id = ?", (chat_id,))
+        if chat is None and owner is not None:  # an account's Saved Messages, empty so far
+            chat = self.saved_messages(owner["phone"])
         if chat is None:
             raise WorldError(f"The sandbox world has no chat {chat_id}.")
         self.scheduled_deliver()
@@ -1019,6 +1023,18 @@ class World:
             )
             conn.execute("INSERT INTO chat_members VALUES (?, ?, 1)", (chat_id, creator))
         return chat_id
+
+    def saved_messages(self, phone: str) -> dict:
+        """The account's Saved Messages (InputPeerSelf): a `user` chat whose id is its own user id, made at its
+        first message, with no members, so it is never among the chats the account lists."""
+        user_id = self.account(phone)["user_id"]
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO chats (id, title, type, forum, slow_mode_seconds, members_can_post, role)"
+                " VALUES (?, 'Saved Messages', ?, 0, 0, 1, ?)",
+                (user_id, USER, SAVED_MESSAGES_ROLE),
+            )
+        return self.chat(user_id)
 
     def scheduled_deliver(self) -> None:
         """Post the world file's later messages that are due, each with its chat's next id, as people would."""

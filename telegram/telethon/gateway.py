@@ -36,6 +36,7 @@ from telegram.records import (
     PART_SIZE,
     PREMIUM_UPLOAD_MAX_BYTES,
     REQUESTED,
+    SELF,
     SUPERGROUP,
     TOPICS_PAGE,
     UPLOAD_MAX_BYTES,
@@ -852,6 +853,8 @@ def _file_location(document: DocumentInfo) -> types.InputDocumentFileLocation | 
 
 
 def _input_peer(chat: ChatRef) -> types.TypeInputPeer:
+    if chat.type == SELF:
+        return types.InputPeerSelf()
     if chat.type == GROUP:
         return types.InputPeerChat(chat_id=chat.id)
     if chat.type == USER:

@@ -55,6 +55,8 @@ def chat(call: Call, peer) -> tuple[dict, bool]:
     """The chat (or person) a request names, and whether the account is its admin; Telegram's errors when the
     account cannot see it (not a member, no private chat with that person, or another account's access hash)."""
     account = call.me()
+    if isinstance(peer, types.InputPeerSelf):
+        return call.world.saved_messages(account["phone"]), False
     chat_id = peer_chat_id(peer)
     row = call.world.chat(chat_id) if chat_id else None
     if isinstance(peer, types.InputPeerUser | types.InputUser):
@@ -101,6 +103,11 @@ def entities(call: Call, chat_rows: list[dict], senders: set[str | None] = froze
         for row in chat_rows
         if row["type"] != USER
     ]
-    people = [tl.person(row, phone=phone) for row in chat_rows if row["type"] == USER]
+    # Saved Messages is the account itself, already among the users.
+    people = [
+        tl.person(row, phone=phone)
+        for row in chat_rows
+        if row["type"] == USER and row["role"] != world.SAVED_MESSAGES_ROLE
+    ]
     users = [tl.user(account, is_self=account["phone"] == phone) for account in call.world.accounts()]
     return chats, [user for user in users if user.is_self or f"+{user.phone}" in senders] + people

@@ -76,13 +76,24 @@ async def _holder_take(connection: psycopg.AsyncConnection, name: str, token: st
 
 
 async def _holder_beat(connection: psycopg.AsyncConnection, name: str, token: str) -> None:
-    """Keep the holder row fresh while the lease is held; stops once the database does not answer."""
-    with contextlib.suppress(psycopg.Error):
+    """Keep the holder row fresh while the lease is held. Once the lease's connection went with a restart, beat
+    through a new one: the holder still talks to Telegram until its heartbeat stops it and it lets go, however
+    long a loaded machine takes to get there, and a quiet row would hand the session to a second process."""
+    beat = "UPDATE core_sessionholder SET beat_at = now() WHERE name = %s AND token = %s"
+    current = connection
+    try:
         while True:
             await asyncio.sleep(settings.WORK_HEARTBEAT_SECONDS)
-            await connection.execute(
-                "UPDATE core_sessionholder SET beat_at = now() WHERE name = %s AND token = %s", [name, token]
-            )
+            try:
+                if current.closed:
+                    params = {**connection_params(), "connect_timeout": 2}
+                    current = await psycopg.AsyncConnection.connect(**params, autocommit=True)
+                await current.execute(beat, [name, token])
+            except psycopg.Error:
+                pass  # the database is not back yet: the next beat tries again
+    finally:
+        if current is not connection:
+            await current.close()
 
 
 async def _holder_let_go(connection: psycopg.AsyncConnection, name: str, token: str) -> None:

@@ -137,6 +137,27 @@ def test_a_holder_whose_lock_went_with_a_restart_keeps_the_session_until_it_lets
     assert _holder_row("+15550000001") is None
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_holder_whose_lock_went_with_a_restart_keeps_its_row_fresh_however_long_it_takes_to_let_go(settings):
+    """On a loaded machine the holder may take longer than two beats to notice the lost lock and stop: its row
+    must not go quiet meanwhile, or a second process would open the session beside it."""
+    settings.WORK_HEARTBEAT_SECONDS = 1
+
+    async def main():
+        async with session_lease("+15550000001", wait_seconds=0):
+            (lease,) = [lock for lock in held_locks() if "+15550000001" in lock.what]
+            await sync_to_async(_terminate)(lease.backend_pid)
+            await asyncio.sleep(4.5)  # more than two beats and one second: a quiet row would be taken by now
+            _, age = await sync_to_async(_holder_row)("+15550000001")
+            with pytest.raises(SessionBusy, match="still in use by worker"):
+                async with session_lease("+15550000001", wait_seconds=0.5):
+                    pass
+            return age
+
+    assert asyncio.run(main()) < timedelta(seconds=2.5), "still beaten after its lease's connection went"
+    assert _holder_row("+15550000001") is None, "it let go when it ended"
+
+
 def _terminate(pid: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(%s)", [pid])

@@ -6,6 +6,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from core.ranges import attachment_header
+
 
 class StorageUnusable(Exception):
     """The storage cannot be written or read back; the message says where and why."""
@@ -55,3 +57,13 @@ def _bucket_ensure() -> None:
     region = client.meta.region_name
     options = {} if region in (None, "us-east-1") else {"CreateBucketConfiguration": {"LocationConstraint": region}}
     client.create_bucket(Bucket=default_storage.bucket_name, **options)
+
+
+def storage_download_url(*, name: str, seconds: int, download_name: str) -> str | None:
+    """A presigned link to an object in the object store, good for `seconds`, that the store answers itself
+    (Range included) and saves as `download_name`; None when the storage is the local disk."""
+    if getattr(default_storage, "bucket_name", None) is None:
+        return None
+    return default_storage.url(
+        name, parameters={"ResponseContentDisposition": attachment_header(download_name)}, expire=max(seconds, 1)
+    )

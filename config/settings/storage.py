@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from config.env import envbool, envstr, var_dir
+from config.env import envbool, envint, envstr, var_dir
 from config.settings.environment import BASE_DIR, DEBUG
 from config.storage import default_storage_for
 
@@ -19,3 +19,7 @@ STORAGES = {
     "default": default_storage_for(STORAGE_URL),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Download links to raw files (packages/services/downloads.py): how long one works, and whether viewers may
+# make them too (operators always may).
+DOWNLOAD_LINK_SECONDS = envint("DOWNLOAD_LINK_SECONDS", 3600, minimum=60)
+DOWNLOAD_LINKS_FOR_VIEWERS = envbool("DOWNLOAD_LINKS_FOR_VIEWERS", False)

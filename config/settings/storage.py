@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import envbool, envint, envstr, var_dir
 from config.settings.environment import BASE_DIR, DEBUG
 from config.storage import default_storage_for
@@ -23,3 +25,11 @@ STORAGES = {
 # make them too (operators always may).
 DOWNLOAD_LINK_SECONDS = envint("DOWNLOAD_LINK_SECONDS", 3600, minimum=60)
 DOWNLOAD_LINKS_FOR_VIEWERS = envbool("DOWNLOAD_LINKS_FOR_VIEWERS", False)
+# The object store's address as the people downloading reach it (a download link redirects there), when it
+# is not STORAGE_URL's (compose's MinIO is `minio:9000` inside, published elsewhere); empty: STORAGE_URL's.
+STORAGE_DOWNLOAD_ENDPOINT = envstr("STORAGE_DOWNLOAD_ENDPOINT", "").rstrip("/")
+if STORAGE_DOWNLOAD_ENDPOINT and not STORAGE_DOWNLOAD_ENDPOINT.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"STORAGE_DOWNLOAD_ENDPOINT={STORAGE_DOWNLOAD_ENDPOINT!r} must start with http:// or https:// "
+        "(the object store's address as browsers reach it, e.g. https://files.example.org)."
+    )

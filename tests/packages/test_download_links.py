@@ -5,6 +5,7 @@ import hashlib
 import os
 import re
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -300,3 +301,17 @@ def test_a_large_file_is_streamed_never_read_whole_into_memory(operator, package
 
     assert total == size
     assert highest - before < 64 * 1024 * 1024, f"RSS grew by {(highest - before) // 2**20} MiB"
+
+
+def test_the_presigned_link_names_the_store_as_people_reach_it(object_store, tmp_path, django_user_model, settings):
+    operator = django_user_model.objects.create_superuser(username="boss", password="x")
+    package = package_with_raw_files(tmp_path, {"dragon.zip": DATA})
+    [file] = download_links_make(package=package, user=operator).files
+    inside = urlsplit(os.environ["TEST_S3_ENDPOINT"])
+    settings.STORAGE_DOWNLOAD_ENDPOINT = f"http://localhost:{inside.port}"
+
+    presigned = Client().get(file.url)["Location"]
+
+    assert presigned.startswith(f"http://localhost:{inside.port}/")
+    ranged = requests.get(presigned, headers={"Range": "bytes=-10"}, timeout=30)
+    assert ranged.status_code == 206 and ranged.content == DATA[-10:]

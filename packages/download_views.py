@@ -4,7 +4,7 @@ store's presigned link (packages/services/downloads.py)."""
 from django.core.files.storage import default_storage
 from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from core import clock
 from core.ranges import RangeNotSatisfiable, byte_range_parse, file_response_ranged
@@ -22,7 +22,7 @@ def _refused(request, message: str, status: int):
     return JsonResponse({"message": message}, status=status)
 
 
-@require_GET
+@require_safe  # download managers ask HEAD first, for the size and whether ranges are served
 def download(request, token: str, name: str):
     """A link works without a login (curl, a download manager): the signature stands for the person."""
     try:
@@ -31,7 +31,7 @@ def download(request, token: str, name: str):
         return _refused(request, str(exc), exc.status)
     raw = link.raw
     range_header = request.headers.get("Range", "")
-    if _begins(range_header, size=raw.size):
+    if request.method == "GET" and _begins(range_header, size=raw.size):
         download_link_used(raw=raw, maker=link.maker, path=request.path, address=client_ip(request))
     seconds_left = int((link.expires_at - clock.now()).total_seconds())
     presigned = storage_download_url(name=raw.object.name, seconds=seconds_left, download_name=raw.file_name)

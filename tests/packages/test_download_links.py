@@ -315,3 +315,15 @@ def test_the_presigned_link_names_the_store_as_people_reach_it(object_store, tmp
     assert presigned.startswith(f"http://localhost:{inside.port}/")
     ranged = requests.get(presigned, headers={"Range": "bytes=-10"}, timeout=30)
     assert ranged.status_code == 206 and ranged.content == DATA[-10:]
+
+
+def test_head_tells_the_size_and_that_ranges_are_served_and_is_not_a_download(operator, package):
+    [link] = links_on_page(operator, package)
+    made = AuditEntry.objects.count()
+
+    response = Client().head(link)
+
+    assert response.status_code == 200
+    assert response["Content-Length"] == str(len(DATA))
+    assert response["Accept-Ranges"] == "bytes"
+    assert AuditEntry.objects.count() == made

@@ -69,7 +69,7 @@ def _chunks(opened, start: int, length: int):
 def attachment_header(name: str) -> str:
     """Content-Disposition naming the file for both old and new clients (RFC 6266)."""
     plain = name.encode("ascii", "replace").decode().replace('"', "'").replace("\\", "_")
-    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name)}"
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def file_response_ranged(*, opened, size: int, name: str, range_header: str) -> HttpResponse:

@@ -10,6 +10,7 @@ from core import clock
 from core.ranges import RangeNotSatisfiable, byte_range_parse, file_response_ranged
 from core.security import client_ip
 from core.storage import storage_download_url
+from packages.raw_objects import disk_name
 from packages.services.downloads import DownloadLinkRefused, download_link_open, download_link_used, raw_file_gone
 
 TITLES = {403: "Download link refused", 410: "Download link no longer works"}
@@ -34,7 +35,8 @@ def download(request, token: str, name: str):
     if request.method == "GET" and _begins(range_header, size=raw.size):
         download_link_used(raw=raw, maker=link.maker, path=request.path, address=client_ip(request))
     seconds_left = int((link.expires_at - clock.now()).total_seconds())
-    presigned = storage_download_url(name=raw.object.name, seconds=seconds_left, download_name=raw.file_name)
+    saved_as = disk_name(raw.file_name)  # a name from Telegram, as one file name: no folders
+    presigned = storage_download_url(name=raw.object.name, seconds=seconds_left, download_name=saved_as)
     if presigned is not None:
         return HttpResponseRedirect(presigned)
     try:
@@ -42,7 +44,7 @@ def download(request, token: str, name: str):
     except FileNotFoundError:
         return _refused(request, raw_file_gone(raw=raw), 410)
     size = default_storage.size(raw.object.name)
-    return file_response_ranged(opened=opened, size=size, name=raw.file_name, range_header=range_header)
+    return file_response_ranged(opened=opened, size=size, name=saved_as, range_header=range_header)
 
 
 def _begins(range_header: str, *, size: int) -> bool:

@@ -15,10 +15,11 @@ from django.core import signing
 from django.urls import reverse
 
 from core import clock
-from core.audit import audit_scope, audit_scope_current
+from core.audit import AuditScope, audit_entry_write, audit_scope_current
 from core.models import AuditEntry
 from core.roles import is_operator
 from packages.models import Package, RawFile
+from packages.raw_objects import disk_name
 
 SALT = "stashcast.packages.download-link"
 VIEWERS_REFUSED = "Download links are for operators; an operator can open them to viewers (DOWNLOAD_LINKS_FOR_VIEWERS)."
@@ -44,7 +45,6 @@ class DownloadFile:
 
 @dataclass(frozen=True)
 class DownloadLinks:
-    package: Package
     expires_at: datetime
     files: list[DownloadFile]
 
@@ -83,19 +83,25 @@ def download_links_make(*, package: Package, user, path: str = "", address: str 
             token = signing.dumps(
                 {"r": raw.pk, "p": package.pk, "u": user.pk, "e": int(expires_at.timestamp())}, salt=SALT
             )
-            url = reverse("packages:download", args=[token, raw.file_name.replace("/", "_") or "file"])
+            url = reverse("packages:download", args=[token, disk_name(raw.file_name)])
         files.append(
             DownloadFile(name=raw.file_name, size=raw.size, sha256=raw.hash, url=url, gone_since=raw.purged_at)
         )
     if audit_scope_current() is None:
         until = f"{expires_at:%Y-%m-%d %H:%M} UTC"
         action = f"download links made for package {package.pk} ({package.file_name[:150]}), until {until}"
-        with audit_scope(
-            via=AuditEntry.Via.PAGE, action=action, always=True, actor=user.get_username(), user=user, path=path
-        ) as scope:
-            scope.address = address
-            scope.status_code = 200
-    return DownloadLinks(package=package, expires_at=expires_at, files=files)
+        audit_entry_write(
+            scope=AuditScope(
+                via=AuditEntry.Via.PAGE,
+                action=action,
+                actor=user.get_username(),
+                user=user,
+                path=path,
+                address=address,
+                status_code=200,
+            )
+        )
+    return DownloadLinks(expires_at=expires_at, files=files)
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,8 @@ def download_link_used(*, raw: RawFile, maker, path: str, address: str | None) -
     """A download begun (the whole file, or a range from its first byte) leaves an audit entry naming the
     link's maker; the further ranges of the same download do not."""
     action = f"download of {raw.file_name[:200]} by a link of {maker.get_username()}"
-    with audit_scope(
-        via=AuditEntry.Via.PAGE, action=action, always=True, actor=maker.get_username(), user=maker, path=path[:500]
-    ) as scope:
-        scope.address = address
+    audit_entry_write(
+        scope=AuditScope(
+            via=AuditEntry.Via.PAGE, action=action, actor=maker.get_username(), user=maker, path=path, address=address
+        )
+    )

@@ -327,3 +327,20 @@ def test_head_tells_the_size_and_that_ranges_are_served_and_is_not_a_download(op
     assert response["Content-Length"] == str(len(DATA))
     assert response["Accept-Ranges"] == "bytes"
     assert AuditEntry.objects.count() == made
+
+
+def test_a_name_from_telegram_with_slashes_and_other_scripts_is_a_safe_link_and_a_named_download(
+    operator, storage, tmp_path
+):
+    package = package_with_raw_files(tmp_path, {"Дракон #1?.zip": DATA})
+    RawFile.objects.update(file_name='../Дракон "#1"?.zip')
+
+    [link] = links_on_page(operator, package)
+    response = Client().get(link)
+
+    assert link.endswith("/%D0%94%D1%80%D0%B0%D0%BA%D0%BE%D0%BD%20%22%231%22%3F.zip")
+    assert body(response) == DATA
+    assert response["Content-Disposition"] == (
+        "attachment; filename=\"?????? '#1'?.zip\"; "
+        "filename*=UTF-8''%D0%94%D1%80%D0%B0%D0%BA%D0%BE%D0%BD%20%22%231%22%3F.zip"
+    )

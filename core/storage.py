@@ -1,10 +1,15 @@
 """The storage of media and raw files is usable before anything is kept in it (`manage.py storage_ensure`)."""
 
 import uuid
+from dataclasses import replace
 
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+
+from config.storage import object_store_parse
+from core.ranges import attachment_header
 
 
 class StorageUnusable(Exception):
@@ -55,3 +60,22 @@ def _bucket_ensure() -> None:
     region = client.meta.region_name
     options = {} if region in (None, "us-east-1") else {"CreateBucketConfiguration": {"LocationConstraint": region}}
     client.create_bucket(Bucket=default_storage.bucket_name, **options)
+
+
+def storage_download_url(*, name: str, seconds: int, download_name: str) -> str | None:
+    """A presigned link to an object in the object store, good for `seconds`, that the store answers itself
+    (Range included) and saves as `download_name`; None when the storage is the local disk. Signed for
+    STORAGE_DOWNLOAD_ENDPOINT when set: the store's address as the people downloading reach it (the signature
+    covers the host, so the link cannot be rewritten afterwards)."""
+    bucket = getattr(default_storage, "bucket_name", None)
+    if bucket is None:
+        return None
+    parameters = {"ResponseContentDisposition": attachment_header(download_name)}
+    seconds = max(seconds, 1)
+    if not settings.STORAGE_DOWNLOAD_ENDPOINT:
+        return default_storage.url(name, parameters=parameters, expire=seconds)
+    store = replace(object_store_parse(settings.STORAGE_URL), endpoint_url=settings.STORAGE_DOWNLOAD_ENDPOINT)
+    key = f"{store.prefix}/{name}" if store.prefix else name
+    return store.client().generate_presigned_url(
+        "get_object", Params={"Bucket": bucket, "Key": key, **parameters}, ExpiresIn=seconds
+    )

@@ -8,6 +8,7 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
@@ -27,6 +28,7 @@ from packages.models import (
 )
 from packages.passwords import caption_masked
 from packages.selectors import SORTS, PackageFilters
+from packages.services.downloads import DownloadLinkRefused, download_links_make
 from telegram.records import PREMIUM_CAPTION_MAX, TOPIC_ID_MAX
 
 BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
@@ -372,6 +374,20 @@ class PackageSendInSerializer(serializers.Serializer):
         return chat
 
 
+class DownloadFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField(help_text="What the downloaded bytes hash to.")
+    url = serializers.CharField(allow_null=True, help_text="The signed link; null when the raw file is no longer kept.")
+    gone_since = serializers.DateTimeField(allow_null=True, help_text="When the raw file was purged, if it was.")
+
+
+class DownloadLinksSerializer(serializers.Serializer):
+    url = serializers.CharField(help_text="The first kept file's link (the whole package when it is one file).")
+    expires_at = serializers.DateTimeField()
+    files = DownloadFileSerializer(many=True, help_text="Every raw file (each volume), in order.")
+
+
 @extend_schema_view(
     list=extend_schema(
         summary="List packages; search by name or by a path inside, filter and sort",
@@ -478,6 +494,36 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(
             PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
         )
+
+    @extend_schema(
+        summary="Make signed download links to the package's raw file or volumes",
+        description="Each link works without a login until `expires_at` (DOWNLOAD_LINK_SECONDS), with HTTP Range "
+        "support, and names the person who made it. Viewers only when DOWNLOAD_LINKS_FOR_VIEWERS is on.",
+        request=None,
+        responses={
+            200: DownloadLinksSerializer,
+            403: OpenApiResponse(ErrorSerializer, description="Not allowed to make download links."),
+            409: OpenApiResponse(ErrorSerializer, description="None of the package's raw files is kept any more."),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="download-link", permission_classes=[IsAuthenticated])
+    def download_link(self, request, pk=None):
+        try:
+            links = download_links_make(package=self.get_object(), user=request.user)
+        except DownloadLinkRefused as exc:
+            return Response({"message": str(exc)}, status=exc.status)
+        if not links.kept:
+            message = "None of this package's raw files is kept any more; it is still in its destination channel."
+            return Response({"message": message}, status=409)
+        files = [
+            {**vars(file), "url": request.build_absolute_uri(file.url) if file.url else None} for file in links.files
+        ]
+        data = {
+            "url": next(file["url"] for file in files if file["url"]),
+            "expires_at": links.expires_at,
+            "files": files,
+        }
+        return Response(DownloadLinksSerializer(data).data)
 
 
 # Collections ------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from packages import views
+from packages import download_views, views
 
 app_name = "packages"
 
@@ -23,4 +23,6 @@ urlpatterns = [
     path("collections/<int:pk>/sends/", views.collection_sends, name="collection-sends"),
     path("<int:pk>/edit/", views.package_edit, name="edit"),
     path("<int:pk>/repack/", views.package_repack_decide, name="repack-decide"),
+    path("<int:pk>/download-links/", views.package_download_links, name="download-links"),
+    path("download/<str:token>/<str:name>", download_views.download, name="download"),
 ]

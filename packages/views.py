@@ -2,6 +2,7 @@
 in bulk), one package's detail (its file tree with the search's matches, its preview picker, the answer to "likely
 the same as …"), the thumbnails (logged-in users only), and collections."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -20,10 +21,12 @@ from core.errors import OperatorError
 from core.forms import error_text
 from core.pagination import CappedPaginator
 from core.roles import is_operator
+from core.security import client_ip
 from packages import grouping, previews, selectors, sending, services
 from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
 from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
 from packages.passwords import caption_masked
+from packages.services.downloads import DownloadLinkRefused, download_links_make
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
@@ -175,6 +178,8 @@ def _detail_context(package: Package, query: str = "", **extra) -> dict:
         "rules": GroupingRule,
         "send_options": _send_options(package.destination_chat_id),
         "send_caption": package.caption,
+        "viewers_may_download": settings.DOWNLOAD_LINKS_FOR_VIEWERS,
+        "link_minutes": settings.DOWNLOAD_LINK_SECONDS // 60,
         **_sends_context(package=package),
         **extra,
     }
@@ -185,6 +190,22 @@ def _detail_context(package: Package, query: str = "", **extra) -> dict:
 def package_detail(request, pk: int):
     query = request.GET.get("q", "").strip()
     return render(request, DETAIL, _detail_context(_package_or_404(pk), query=query))
+
+
+@login_required
+@require_GET
+def package_download_links(request, pk: int):
+    """Fresh links to the package's raw files: a GET, so that viewers may ask too when allowed (it is audited)."""
+    package = _package_or_404(pk)
+    try:
+        links = download_links_make(package=package, user=request.user, path=request.path, address=client_ip(request))
+    except DownloadLinkRefused as exc:
+        answer, status = {"refused": str(exc)}, exc.status
+    else:
+        answer, status = {"download_links": links}, 200
+    if request.htmx:
+        return render(request, "packages/downloads.html#links", {"package": package, **answer}, status=status)
+    return render(request, DETAIL, _detail_context(package, **answer), status=status)
 
 
 @login_required

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from config.env import envbool, envstr, var_dir
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import envbool, envint, envstr, var_dir
 from config.settings.environment import BASE_DIR, DEBUG
 from config.storage import default_storage_for
 
@@ -19,3 +21,15 @@ STORAGES = {
     "default": default_storage_for(STORAGE_URL),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Download links to raw files (packages/services/downloads.py): how long one works, and whether viewers may
+# make them too (operators always may).
+DOWNLOAD_LINK_SECONDS = envint("DOWNLOAD_LINK_SECONDS", 3600, minimum=60)
+DOWNLOAD_LINKS_FOR_VIEWERS = envbool("DOWNLOAD_LINKS_FOR_VIEWERS", False)
+# The object store's address as the people downloading reach it (a download link redirects there), when it
+# is not STORAGE_URL's (compose's MinIO is `minio:9000` inside, published elsewhere); empty: STORAGE_URL's.
+STORAGE_DOWNLOAD_ENDPOINT = envstr("STORAGE_DOWNLOAD_ENDPOINT", "").rstrip("/")
+if STORAGE_DOWNLOAD_ENDPOINT and not STORAGE_DOWNLOAD_ENDPOINT.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"STORAGE_DOWNLOAD_ENDPOINT={STORAGE_DOWNLOAD_ENDPOINT!r} must start with http:// or https:// "
+        "(the object store's address as browsers reach it, e.g. https://files.example.org)."
+    )

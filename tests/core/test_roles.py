@@ -15,13 +15,20 @@ from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
-# Open to everyone on purpose.
-PUBLIC = {"/login/", "/healthz", "/api/auth/token/"}
+# Open to everyone on purpose (a download link's signature stands for the person who made it).
+PUBLIC = {"/login/", "/healthz", "/api/auth/token/", "/packages/download/x/x"}
 # A viewer may always end (or start) a session.
 SESSION = {"/login/", "/logout/"}
 # For operators only, even to look: Flower (core/flower.py; no Flower runs here, so operators get a 502 that says
 # so) and the metrics (or their own token).
-OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable", "/metrics", "/api/metrics/", "/api/channels/1/passwords/"}
+OPERATORS_ONLY = {
+    "/flower/1",
+    "/flower/tasks/datatable",
+    "/metrics",
+    "/api/metrics/",
+    "/api/channels/1/passwords/",
+    "/packages/1/download-links/",  # unless DOWNLOAD_LINKS_FOR_VIEWERS
+}
 
 
 def walk(patterns=None, prefix=""):

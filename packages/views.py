@@ -5,7 +5,7 @@ the same as …"), the thumbnails (logged-in users only), and collections."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse
@@ -26,7 +26,12 @@ from packages import grouping, previews, selectors, sending, services
 from packages.forms import PackageBulkEditForm, PackageEditForm, PackageFilterForm, RepackDecisionForm
 from packages.models import Collection, GroupingRule, Package, PackagePreview, PackageSend
 from packages.passwords import caption_masked
-from packages.services.downloads import DownloadLinkRefused, download_links_make
+from packages.services.downloads import (
+    VIEWERS_REFUSED,
+    DownloadLinkRefused,
+    download_links_allowed,
+    download_links_make,
+)
 
 PAGE = "packages/list.html"
 DETAIL = "packages/detail.html"
@@ -196,6 +201,8 @@ def package_detail(request, pk: int):
 @require_GET
 def package_download_links(request, pk: int):
     """Fresh links to the package's raw files: a GET, so that viewers may ask too when allowed (it is audited)."""
+    if not download_links_allowed(user=request.user):  # refused before saying whether the package exists
+        raise PermissionDenied(VIEWERS_REFUSED)
     package = _package_or_404(pk)
     try:
         links = download_links_make(package=package, user=request.user, path=request.path, address=client_ip(request))

@@ -2,8 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import AccountViewSet
-from core.api import AuditEntryViewSet, NotificationViewSet
-from core.people_api import InviteViewSet, PersonViewSet
+from core.api import AuditEntryViewSet, InviteViewSet, NotificationViewSet, PersonViewSet
 from core.security import obtain_auth_token
 from ingestion.api import (
     CatalogAuditViewSet,

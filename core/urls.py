@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
-from core import flower, people_views, views
+from core import flower, views
 
 urlpatterns = [
     path(
@@ -11,14 +11,14 @@ urlpatterns = [
     ),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("audit/", views.audit_list, name="audit"),
-    path("people/", people_views.people_list, name="people"),
-    path("people/add/", people_views.person_add, name="people-add"),
-    path("people/<int:pk>/role/", people_views.person_role, name="people-role"),
-    path("people/<int:pk>/deactivate/", people_views.person_deactivate, name="people-deactivate"),
-    path("people/<int:pk>/reactivate/", people_views.person_reactivate, name="people-reactivate"),
-    path("people/<int:pk>/password/", people_views.person_password, name="people-password"),
-    path("people/invites/<int:pk>/revoke/", people_views.invite_revoke, name="people-invite-revoke"),
-    path("invite/<str:token>/", people_views.invite_accept, name="invite"),
+    path("people/", views.people_list, name="people"),
+    path("people/add/", views.person_add, name="people-add"),
+    path("people/<int:pk>/role/", views.person_role, name="people-role"),
+    path("people/<int:pk>/deactivate/", views.person_deactivate, name="people-deactivate"),
+    path("people/<int:pk>/reactivate/", views.person_reactivate, name="people-reactivate"),
+    path("people/<int:pk>/password/", views.person_password, name="people-password"),
+    path("people/invites/<int:pk>/revoke/", views.invite_revoke, name="people-invite-revoke"),
+    path("invite/<str:token>/", views.invite_accept, name="invite"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/bell/", views.notification_bell, name="notifications-bell"),
     path("notifications/panel/", views.notification_panel, name="notifications-panel"),

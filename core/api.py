@@ -344,9 +344,10 @@ def _link(request, token: str) -> str:
     ),
     retrieve=extend_schema(summary="One login", responses={200: PersonSerializer, **PEOPLE_REFUSED}),
 )
-class PersonViewSet(viewsets.ViewSet):
+class PersonViewSet(viewsets.GenericViewSet):
     permission_classes = [IsOperator]
     serializer_class = PersonSerializer
+    queryset = get_user_model().objects.all()
 
     def _login(self, pk):
         login = get_user_model().objects.filter(pk=pk).first() if str(pk).isdigit() else None

@@ -348,6 +348,7 @@ class PersonViewSet(viewsets.GenericViewSet):
     permission_classes = [IsOperator]
     serializer_class = PersonSerializer
     queryset = get_user_model().objects.all()
+    pagination_class = None  # a team's logins: one page
 
     def _login(self, pk):
         login = get_user_model().objects.filter(pk=pk).first() if str(pk).isdigit() else None
@@ -425,6 +426,7 @@ class InviteViewSet(viewsets.GenericViewSet):
     permission_classes = [IsOperator]
     serializer_class = InviteSerializer
     queryset = Invite.objects.all()
+    pagination_class = None
 
     def list(self, request):
         return Response(InviteSerializer(people.invites_pending(), many=True).data)

@@ -87,6 +87,10 @@ def person_of(*, login) -> Person:
     )
 
 
+def login_reloaded(*, login):
+    return _users().get(pk=login.pk)
+
+
 def invites_pending() -> list[Invite]:
     """Links not used, revoked nor expired, newest first."""
     return list(

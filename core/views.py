@@ -1,7 +1,7 @@
 from functools import partial
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import get_user_model, login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -310,6 +310,8 @@ def person_password(request, pk: int):
             shown = {"what": "reset", "invite": invite, "secret": _invite_link(request, token)}
         else:
             password = people.login_password_reset(login=person)
+            if person.pk == request.user.pk:  # their other sessions end, not the one they are using
+                update_session_auth_hash(request, people.login_reloaded(login=person))
             shown = {"what": "password", "username": person.get_username(), "secret": password}
     except OperatorError as exc:
         return _people_page(request, error=exc.message, status=exc.status)

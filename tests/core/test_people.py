@@ -185,6 +185,15 @@ def test_a_password_reset_shows_the_new_one_once_and_ends_the_old_sessions(opera
     assert password not in operator.get("/people/").content.decode()
 
 
+def test_an_operator_resetting_their_own_password_stays_logged_in_here_only(operator):
+    me = _users().get(username="operator")
+    elsewhere = _logged_in_client("operator", "s3cret-pass")
+    page = operator.post(f"/people/{me.pk}/password/", {"how": "password"})
+    assert _fresh(me).check_password(PASSWORD.search(page.content.decode()).group(1))
+    assert operator.get("/people/").status_code == 200, "this session stays"
+    assert elsewhere.get("/").status_code == 302, "the other one ended"
+
+
 def test_a_password_link_lets_the_person_choose_a_new_one_once(operator):
     walt = _make("walt")
     page = operator.post(f"/people/{walt.pk}/password/", {"how": "link"})

@@ -43,11 +43,9 @@ class Person:
     username: str
     role: str
     is_active: bool
-    is_superuser: bool
     last_login: datetime | None
     added_by: str | None
     added_how: str | None
-    added_at: datetime | None
 
 
 def _users():
@@ -72,18 +70,24 @@ def people_list() -> list[Person]:
     return sorted(people, key=lambda person: (person.role != Role.OPERATOR, not person.is_active, person.username))
 
 
+def _group_names(login) -> set[str]:
+    """From the prefetched groups when listing (is_operator would ask the database once a login)."""
+    return {group.name for group in login.groups.all()}
+
+
 def person_of(*, login) -> Person:
     origin = getattr(login, "origin", None)  # none for logins made before People, or in the admin
     return Person(
         pk=login.pk,
         username=login.get_username(),
-        role=_role_of(login),
+        # From the prefetched groups when listing (is_operator would ask the database once a login).
+        role=Role.OPERATOR
+        if login.is_superuser or OPERATORS_GROUP in {g.name for g in login.groups.all()}
+        else Role.VIEWER,
         is_active=login.is_active,
-        is_superuser=login.is_superuser,
         last_login=login.last_login,
         added_by=origin.added_by.get_username() if origin and origin.added_by_id else None,
         added_how=origin.how if origin else None,
-        added_at=origin.added_at if origin else None,
     )
 
 

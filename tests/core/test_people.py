@@ -157,6 +157,13 @@ def test_a_preset_name_is_kept_and_bad_input_is_told_on_the_form(operator):
     assert _users().get(username="vera").check_password(CHOSEN) and not _users().filter(username="other").exists()
 
 
+def test_a_preset_name_taken_meanwhile_is_told_on_the_invite_page(operator):
+    url, _token = _invite_link(operator, username="vera")
+    _make("Vera")
+    taken = Client().post(url, {"password": CHOSEN, "password_again": CHOSEN})
+    assert taken.status_code == 400 and "A login named &#x27;vera&#x27; already exists" in taken.content.decode()
+
+
 # Passwords shown once --------------------------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
-from django.db.models.signals import post_delete, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils import timezone
@@ -180,7 +180,19 @@ def _after_delete(sender, instance, using=None, **kwargs) -> None:
     _record(instance=instance, operation=AuditChange.Operation.DELETED, fields=fields, using=using)
 
 
+def _relations_changed(sender, instance, action, model, pk_set=None, using=None, **kwargs) -> None:
+    """Many-to-many rows (a login's groups: its role) send no save signal: told as a change of the row they
+    belong to, `{"groups": [[], ["Operators"]]}` for an add."""
+    if _scope.get() is None or action not in ("post_add", "post_remove") or not pk_set or not _audited(type(instance)):
+        return
+    names = sorted(str(row) for row in model._base_manager.using(using).filter(pk__in=pk_set))
+    related = str(model._meta.verbose_name_plural)
+    fields = {related: [[], names] if action == "post_add" else [names, []]}
+    _record(instance=instance, operation=AuditChange.Operation.CHANGED, fields=fields, using=using)
+
+
 def audit_signals_connect() -> None:
+    m2m_changed.connect(_relations_changed, dispatch_uid="audit_relations_changed")
     pre_save.connect(_before_save, dispatch_uid="audit_before_save")
     post_save.connect(_after_save, dispatch_uid="audit_after_save")
     post_delete.connect(_after_delete, dispatch_uid="audit_after_delete")

@@ -4,6 +4,8 @@ without parsing its text."""
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core.models import Role
+
 
 def item_errors(errors: list[ValidationError]) -> list[tuple[int | None, str]]:
     """(index, text) per message of a list field; index None for a message about the whole list."""
@@ -40,3 +42,35 @@ class AuditFilterForm(forms.Form):
     until = forms.DateTimeField(
         required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
+
+
+class PersonAddForm(forms.Form):
+    """The People page's "Add a login": an invite link, or a password shown once."""
+
+    username = forms.CharField(
+        required=False,
+        max_length=150,
+        label="Login name",
+        help_text="Needed for a password; for an invite link leave it empty to let the person choose.",
+    )
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.VIEWER, label="Role")
+    expires_in_days = forms.TypedChoiceField(
+        choices=[(1, "1 day"), (3, "3 days"), (7, "7 days"), (30, "30 days")],
+        coerce=int,
+        initial=7,
+        label="Link lasts",
+    )
+
+
+class InviteAcceptForm(forms.Form):
+    username = forms.CharField(required=False, max_length=150, label="Login name")
+    password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}), label="Password")
+    password_again = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}), label="Password again"
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password") and data.get("password_again") and data["password"] != data["password_again"]:
+            self.add_error("password_again", "The two passwords differ; type the same one twice.")
+        return data

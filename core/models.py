@@ -188,3 +188,64 @@ class AuditChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.kind} {self.object_id}"
+
+
+class Role(models.TextChoices):
+    """What a login may do (core.roles): operators change things, viewers look."""
+
+    OPERATOR = "operator", "Operator"
+    VIEWER = "viewer", "Viewer"
+
+
+class Invite(models.Model):
+    """A link that lets one person choose a login's password once (core.people): a new login with a role, or
+    a new password for an existing one. Only the hash of the link's secret is kept."""
+
+    class Purpose(models.TextChoices):
+        NEW_LOGIN = "new", "New login"
+        PASSWORD_RESET = "reset", "Password reset"
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.NEW_LOGIN)
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    # Preset by the operator; blank: the person chooses it when they open the link.
+    username = models.CharField(max_length=150, blank=True)
+    # A reset's login; a new login's once the link is used.
+    login = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="invites"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        who = self.username or (self.login.username if self.login_id else "a new login")
+        return f"{self.get_purpose_display()} for {who}"
+
+
+class LoginOrigin(models.Model):
+    """Who added a login and how, kept as long as the login (the audit trail is purged after a while)."""
+
+    class How(models.TextChoices):
+        INVITE = "invite", "Invite link"
+        PASSWORD = "password", "Password"
+        COMMAND = "command", "Command line"
+
+    login = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="origin"
+    )
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    how = models.CharField(max_length=10, choices=How.choices)
+    added_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.login_id} added by {self.added_by_id or 'nobody'} ({self.how})"

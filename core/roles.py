@@ -5,6 +5,8 @@ logged-in user is a viewer. Viewers get read-only pages and GET API; anything
 else they send is refused here, in one place, before any view runs.
 """
 
+import functools
+
 from django.http import JsonResponse
 from django.shortcuts import render
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -62,3 +64,18 @@ class IsOperator(BasePermission):
 
     def has_permission(self, request, view):
         return is_operator(request.user)
+
+
+def operator_required(message: str):
+    """A page for operators only, even to look (People): viewers get the 403 page with `message`."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def guarded(request, *args, **kwargs):
+            if not is_operator(request.user):
+                return render(request, "core/forbidden.html", {"message": message}, status=403)
+            return view(request, *args, **kwargs)
+
+        return guarded
+
+    return decorate

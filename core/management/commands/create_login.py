@@ -1,10 +1,8 @@
-import secrets
-
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from core.roles import OPERATORS_GROUP
+from core.models import LoginOrigin, Role
+from core.people import login_add
 
 
 class Command(BaseCommand):
@@ -12,14 +10,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username")
-        parser.add_argument("--role", choices=["operator", "viewer"], required=True)
+        parser.add_argument("--role", choices=Role.values, required=True)
 
     def handle(self, *args, username, role, **options):
-        users = get_user_model()
-        if users.objects.filter(username=username).exists():
-            raise CommandError(f"A login named {username!r} already exists; pick another name.")
-        password = secrets.token_urlsafe(12)
-        user = users.objects.create_user(username=username, password=password)
-        if role == "operator":
-            user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-        self.stdout.write(f"{role.title()} login created: {username} / {password}")
+        try:
+            login, password = login_add(username=username, role=role, how=LoginOrigin.How.COMMAND)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        self.stdout.write(f"{role.title()} login created: {login.get_username()} / {password}")

@@ -13,12 +13,10 @@ import os
 import struct
 import time
 
-from telethon import functions
 from telethon.crypto import AuthKey
 from telethon.errors import rpc_message_to_error
 from telethon.extensions import BinaryReader
 from telethon.tl import types
-from telethon.tl.alltlobjects import LAYER
 
 from telegram.errors import TransientError
 from telegram.sandbox.faults import RpcAnswer
@@ -185,12 +183,5 @@ class SandboxClient(StashcastClient):
         sender.connecting = False
         return sender
 
-    async def _create_exported_sender(self, dc_id: int) -> SandboxSender:
-        # Telethon's own steps for a sender to another data centre, with this network under it.
-        dc = await self._get_dc(dc_id)
-        sender = self._new_sender(None)
-        await sender.connect(self._connection(dc.ip_address, dc.port, dc.id, loggers=self._log))
-        auth = await self(functions.auth.ExportAuthorizationRequest(dc_id))
-        self._init_request.query = functions.auth.ImportAuthorizationRequest(id=auth.id, bytes=auth.bytes)
-        await sender.send(functions.InvokeWithLayerRequest(LAYER, self._init_request))
-        return sender
+    def _exported_sender(self) -> SandboxSender:
+        return self._new_sender(None)

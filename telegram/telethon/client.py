@@ -1,6 +1,7 @@
 """The TelegramClient every gateway uses, real or sandboxed."""
 
 import asyncio
+import contextlib
 
 from telethon import TelegramClient, errors, functions
 from telethon.crypto import AuthKey
@@ -17,6 +18,17 @@ INTERNAL_ERRORS = (
     errors.InterdcCallRichErrorError,
     errors.TimedOutError,
 )
+
+
+@contextlib.asynccontextmanager
+async def closed_unless_started(sender):
+    """A connection whose start is cancelled or fails half-way is closed, never left open: a connection nobody
+    holds keeps the account's key in use after its session lease is given up, beside the next holder's."""
+    try:
+        yield
+    except BaseException:
+        await sender.disconnect()
+        raise
 
 
 class StashcastClient(TelegramClient):
@@ -48,21 +60,38 @@ class StashcastClient(TelegramClient):
         self._authorized = True
         return user
 
-    def _part_sender(self, auth_key: AuthKey):
+    def _part_sender(self, auth_key: AuthKey | None):
         return MTProtoSender(auth_key, loggers=self._log)
+
+    def _dc_connection(self, dc):
+        return self._connection(
+            dc.ip_address, dc.port, dc.id, loggers=self._log, proxy=self._proxy, local_addr=self._local_addr
+        )
 
     async def _open_part_sender(self, dc_id: int, auth_key: AuthKey):
         """One more connection to `dc_id`: a new MTProto session of a key already logged in there (file
         transfers spread their parts over several), started with initConnection as Telethon starts its own."""
         sender = self._part_sender(auth_key)
         dc = await self._get_dc(dc_id)
-        await sender.connect(
-            self._connection(
-                dc.ip_address, dc.port, dc.id, loggers=self._log, proxy=self._proxy, local_addr=self._local_addr
-            )
-        )
-        self._init_request.query = functions.help.GetConfigRequest()
-        # A connection for file parts never subscribes to updates: it has no queue to put them in.
-        request = functions.InvokeWithoutUpdatesRequest(self._init_request)
-        await sender.send(functions.InvokeWithLayerRequest(LAYER, request))
+        async with closed_unless_started(sender):
+            await sender.connect(self._dc_connection(dc))
+            self._init_request.query = functions.help.GetConfigRequest()
+            # A connection for file parts never subscribes to updates: it has no queue to put them in.
+            request = functions.InvokeWithoutUpdatesRequest(self._init_request)
+            await sender.send(functions.InvokeWithLayerRequest(LAYER, request))
         return sender
+
+    async def _create_exported_sender(self, dc_id: int):
+        """A connection to another data centre, logged in there by an exported authorization: Telethon's own
+        steps, but closed when they do not finish."""
+        dc = await self._get_dc(dc_id)
+        sender = self._exported_sender()
+        async with closed_unless_started(sender):
+            await sender.connect(self._dc_connection(dc))
+            auth = await self(functions.auth.ExportAuthorizationRequest(dc_id))
+            self._init_request.query = functions.auth.ImportAuthorizationRequest(id=auth.id, bytes=auth.bytes)
+            await sender.send(functions.InvokeWithLayerRequest(LAYER, self._init_request))
+        return sender
+
+    def _exported_sender(self):
+        return MTProtoSender(None, loggers=self._log)

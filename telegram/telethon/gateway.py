@@ -142,8 +142,10 @@ class TelethonGateway:
     async def __aexit__(self, *exc_info) -> None:
         # The client object stays, disconnected, so export_session() still works after the block.
         try:
-            await self._close_part_senders()
-            await self._client.disconnect()
+            try:
+                await self._close_part_senders()
+            finally:
+                await self._client.disconnect()
         finally:
             await self._release_lease()
 

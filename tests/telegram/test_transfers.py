@@ -311,3 +311,28 @@ def test_every_part_request_of_a_file_is_its_location_and_its_own_offset():
     for offset in (0, PART_SIZE, 7 * PART_SIZE):
         own = bytes(functions.upload.GetFileRequest(location, offset=offset, limit=PART_SIZE))
         assert bytes(GetFile(location, offset=offset, limit=PART_SIZE, head=head)) == own
+
+
+def _open_connections(world, phone) -> int:
+    with world.transaction() as conn:
+        return conn.execute("SELECT COUNT(*) FROM connections WHERE phone = ?", (phone,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("cancel_after", [0.35, 0.45, 0.55, 0.65, 0.75])
+def test_a_transfer_cancelled_while_its_connections_open_leaves_none_open(sandbox, sandbox_run, settings, cancel_after):
+    """A run that loses its lock cancels its transfer wherever it is, also while a part connection is being
+    started: a connection nobody closes keeps the account's key in use after its lease is given up, and the next
+    process to take the session would share it."""
+    set_transfer(settings, parts=4, connections=4)
+    world = sandbox(transfer_world(rtt_ms=200))
+
+    async def cancelled(gateway):
+        transfer = asyncio.ensure_future(timed_download(gateway))
+        await asyncio.sleep(cancel_after)
+        transfer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await transfer
+
+    sandbox_run(world, READER, cancelled)
+
+    assert _open_connections(world, READER) == 0

@@ -10,11 +10,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core import notifications, selectors
+from core import notifications, selectors, tokens
 from core.errors import OperatorError
 from core.forms import AuditFilterForm
 from core.idempotency import (
@@ -23,7 +24,7 @@ from core.idempotency import (
     idempotent_request_answer,
     idempotent_request_claim,
 )
-from core.models import AuditChange, AuditEntry, Notification
+from core.models import ApiToken, AuditChange, AuditEntry, Notification
 from core.outcomes import Outcome
 from core.roles import is_operator
 
@@ -232,6 +233,68 @@ class AuditEntryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         if not form.is_valid():
             raise ValidationError({name: " ".join(errors) for name, errors in form.errors.items()})
         return selectors.audit_entries(**{name: value for name, value in form.cleaned_data.items() if value})
+
+
+# API tokens -------------------------------------------------------------------------------------------------
+
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.get_username", read_only=True)
+    status = serializers.SerializerMethodField(help_text="usable, expired or revoked")
+
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "owner", "scope", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+        fields += ["status"]
+        read_only_fields = fields
+
+    def get_status(self, token) -> str:
+        return "revoked" if token.revoked_at else "expired" if token.expired else "usable"
+
+
+class ApiTokenCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, help_text="What uses it: backup script")
+    scope = serializers.ChoiceField(choices=ApiToken.Scope.choices, default=ApiToken.Scope.READ)
+    days = serializers.IntegerField(required=False, help_text="How long it lasts (API_TOKEN_DEFAULT_DAYS by default)")
+
+
+class ApiTokenMadeSerializer(ApiTokenSerializer):
+    secret = serializers.CharField(read_only=True, help_text="Shown this once: keep it now, it cannot be read again.")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "secret"]
+        read_only_fields = fields
+
+
+@extend_schema_view(
+    list=extend_schema(summary="API tokens: your own, or everyone's for an operator"),
+    retrieve=extend_schema(summary="One API token (never its secret)"),
+)
+class ApiTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Each person manages their own; viewers may make read tokens only (so no IsOperatorOrReadOnly here)."""
+
+    serializer_class = ApiTokenSerializer
+    permission_classes = [IsAuthenticated, tokens.TokenScopeAllows]
+
+    def get_queryset(self):
+        return tokens.api_tokens_visible(user=self.request.user)
+
+    @extend_schema(
+        summary="Make a token; its secret is in this answer only",
+        request=ApiTokenCreateSerializer,
+        responses={201: ApiTokenMadeSerializer},
+    )
+    def create(self, request):
+        given = ApiTokenCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        token, secret = tokens.api_token_create(owner=request.user, **given.validated_data)
+        token.secret = secret
+        return Response(ApiTokenMadeSerializer(token).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Revoke a token: it stops working at once", request=None, responses=ApiTokenSerializer)
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, pk=None):
+        return Response(ApiTokenSerializer(tokens.api_token_revoke(token=self.get_object())).data)
 
 
 class ErrorSerializer(serializers.Serializer):

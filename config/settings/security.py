@@ -52,6 +52,13 @@ def trusted_proxies_parse(raw: str) -> list[ipaddress.IPv4Network | ipaddress.IP
 TRUSTED_PROXIES = trusted_proxies_parse(envstr("DJANGO_TRUSTED_PROXIES", ""))
 # /api/auth/token/ is also rate limited per client address (core.security.TokenLoginThrottle).
 API_TOKEN_THROTTLE_RATE = envstr("API_TOKEN_THROTTLE_RATE", "10/min")
+# Named API tokens (core.tokens): how long a new one lasts unless its maker says otherwise, and at most.
+API_TOKEN_DEFAULT_DAYS = envint("API_TOKEN_DEFAULT_DAYS", 90, minimum=1)
+API_TOKEN_MAX_DAYS = envint("API_TOKEN_MAX_DAYS", 365, minimum=1)
+if API_TOKEN_DEFAULT_DAYS > API_TOKEN_MAX_DAYS:
+    raise ImproperlyConfigured(
+        f"API_TOKEN_DEFAULT_DAYS ({API_TOKEN_DEFAULT_DAYS}) is more than API_TOKEN_MAX_DAYS ({API_TOKEN_MAX_DAYS})."
+    )
 
 # Error reports (DEBUG off) hide 2FA passwords, sessions and keys in every traceback frame.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "core.security.SecretsReporterFilter"

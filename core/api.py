@@ -6,6 +6,7 @@ import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -238,6 +239,22 @@ class AuditEntryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 # API tokens -------------------------------------------------------------------------------------------------
 
 
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """How the schema (and Swagger UI's Authorize button) names core.tokens' header."""
+
+    target_class = "core.tokens.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <secret>`: a named token from the Tokens page, `POST /api/tokens/` or "
+            "`POST /api/auth/token/`. A read token may only look.",
+        }
+
+
 class ApiTokenSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.get_username", read_only=True)
     status = serializers.SerializerMethodField(help_text="usable, expired or revoked")
@@ -274,6 +291,7 @@ class ApiTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     """Each person manages their own; viewers may make read tokens only (so no IsOperatorOrReadOnly here)."""
 
     serializer_class = ApiTokenSerializer
+    queryset = ApiToken.objects.all()  # the schema's; requests get get_queryset's
     permission_classes = [IsAuthenticated, tokens.TokenScopeAllows]
 
     def get_queryset(self):

@@ -4,6 +4,8 @@ without parsing its text."""
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core.tokens import NAME_MISSING
+
 
 def item_errors(errors: list[ValidationError]) -> list[tuple[int | None, str]]:
     """(index, text) per message of a list field; index None for a message about the whole list."""
@@ -45,7 +47,12 @@ class AuditFilterForm(forms.Form):
 class ApiTokenForm(forms.Form):
     """The Tokens page's "Make a token": core.tokens checks it (the scope a viewer may have, the days)."""
 
-    name = forms.CharField(max_length=100, label="Name", help_text="What will use it: backup script, Grafana")
+    name = forms.CharField(
+        max_length=100,
+        label="Name",
+        help_text="What will use it: backup script, Grafana",
+        error_messages={"required": NAME_MISSING},
+    )
     scope = forms.ChoiceField(label="Scope", choices=[("read", "Read"), ("write", "Read and write")])
     days = forms.IntegerField(label="Lasts (days)", min_value=1)
 

@@ -157,7 +157,7 @@ class ThrottledObtainAuthToken(APIView):
     rate limited, and answering an axes lockout like the login page."""
 
     throttle_classes = [TokenLoginThrottle]
-    authentication_classes = []
+    # The default authentication stays: a browser's session must send its CSRF token here too.
     permission_classes = []
     parser_classes = [parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser]
     renderer_classes = [renderers.JSONRenderer]

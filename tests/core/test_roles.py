@@ -21,7 +21,8 @@ PUBLIC = {"/login/", "/healthz", "/api/auth/token/"}
 # A viewer may always end (or start) a session.
 SESSION = {"/login/", "/logout/"}
 # A viewer manages their own (read) tokens: tests/core/test_api_tokens.py.
-OWN_TOKENS = {"/tokens/new/", "/tokens/1/revoke/", "/api/tokens/", "/api/tokens/1/", "/api/tokens/1/revoke/"}
+OWN_TOKENS = {"/tokens/", "/tokens/new/", "/tokens/1/revoke/", "/api/tokens/", "/api/tokens/1/"}
+OWN_TOKENS.add("/api/tokens/1/revoke/")
 # For operators only, even to look: Flower (core/flower.py; no Flower runs here, so operators get a 502 that says
 # so) and the metrics (or their own token).
 OPERATORS_ONLY = {"/flower/1", "/flower/tasks/datatable", "/metrics", "/api/metrics/", "/api/channels/1/passwords/"}

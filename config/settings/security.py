@@ -1,15 +1,21 @@
 """Secrets, hosts, logins and the browser's rules (docs/security.md)."""
 
 import ipaddress
+import secrets
 from datetime import timedelta
 
 from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
-from config.settings.environment import DEBUG
+from config.settings.environment import DEBUG, PROCESS
 
-SECRET_KEY = envstr("DJANGO_SECRET_KEY", "insecure-local-key" if DEBUG else None)
+# Flower signs nothing that outlives it (no sessions, no links): a key of its own, made at start, not the site's.
+SECRET_KEY = (
+    secrets.token_urlsafe(50)
+    if PROCESS == "flower"
+    else envstr("DJANGO_SECRET_KEY", "insecure-local-key" if DEBUG else None)
+)
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # Fernet keys of the Telegram sessions kept in the database, newest first; older keys still decrypt.

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
@@ -266,3 +267,17 @@ def test_an_old_authtoken_key_becomes_a_named_write_token_and_its_table_goes(ver
         assert by_token(key).post(WRITE).status_code == 200
     finally:
         migrate(latest())
+
+
+def test_create_token_prints_the_secret_once_and_refuses_a_viewer_write_token(vera, viewer, capsys):
+    call_command("create_token", "vera", "--name", "backup script", "--scope", "write", "--days", "30")
+    printed = capsys.readouterr().out
+    token = ApiToken.objects.get(name="backup script")
+    secret = printed.split(": ", 1)[1].split()[0]
+    assert token.secret_hash == hashlib.sha256(secret.encode()).hexdigest() and token.scope == "write"
+    assert by_token(secret).post(WRITE).status_code == 200
+
+    with pytest.raises(CommandError, match="Viewers may make read tokens only"):
+        call_command("create_token", "victor", "--name", "w", "--scope", "write")
+    with pytest.raises(CommandError, match="No active login"):
+        call_command("create_token", "nobody", "--name", "x")

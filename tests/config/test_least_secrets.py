@@ -157,23 +157,31 @@ def test_compose_gives_each_service_only_the_secrets_it_uses():
     assert compose["beat"]["environment"]["STASHCAST_PROCESS"] == "beat"
 
 
-def test_beat_starts_in_production_without_the_session_keys_or_the_api_hash(tmp_path):
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("STASHCAST_SESSION_KEYS", "TELEGRAM_API_HASH", "DJANGO_SETTINGS_MODULE")
-    }
+LEFT_OUT_IN_PRODUCTION = {
+    "beat": ("STASHCAST_SESSION_KEYS", "TELEGRAM_API_HASH"),
+    "flower": ("STASHCAST_SESSION_KEYS", "TELEGRAM_API_HASH", "DATABASE_URL", "DJANGO_SECRET_KEY", "STORAGE_URL"),
+}
+
+
+@pytest.mark.parametrize("process", LEFT_OUT_IN_PRODUCTION)
+def test_beat_and_flower_start_in_production_without_what_they_are_not_given(tmp_path, process):
+    env = {key: value for key, value in os.environ.items() if key not in LEFT_OUT_IN_PRODUCTION[process]}
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.production",
         DJANGO_ALLOWED_HOSTS="stash.example.com",
-        DJANGO_SECRET_KEY="a-long-production-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        STASHCAST_PROCESS="beat",
+        STASHCAST_PROCESS=process,
         TELEGRAM_BACKEND="telethon",
         TELEGRAM_API_ID="12345",
         STASHCAST_VAR_DIR=str(tmp_path),
     )
+    if process == "beat":
+        env["DJANGO_SECRET_KEY"] = "a-long-production-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
     done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; print('started')"],
+        [
+            sys.executable,
+            "-c",
+            "from config.celery_app import app; app.loader.import_default_modules(); print('started')",
+        ],
         env=env,
         cwd=ROOT,
         capture_output=True,

@@ -2,7 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from accounts.api import AccountViewSet
-from core.api import AuditEntryViewSet, InviteViewSet, NotificationViewSet, PersonViewSet
+from core.api import ApiTokenViewSet, AuditEntryViewSet, InviteViewSet, NotificationViewSet, PersonViewSet
 from core.security import obtain_auth_token
 from ingestion.api import (
     CatalogAuditViewSet,
@@ -26,6 +26,7 @@ router.register("channels/onboarding", OnboardingViewSet, basename="onboarding")
 router.register("audit", AuditEntryViewSet, basename="audit-entry")
 router.register("people", PersonViewSet, basename="person")
 router.register("invites", InviteViewSet, basename="invite")
+router.register("tokens", ApiTokenViewSet, basename="api-token-item")
 router.register("channels", ChannelViewSet, basename="channel")
 router.register("topics", TopicViewSet, basename="topic")
 router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")

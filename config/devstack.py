@@ -547,6 +547,22 @@ def _telegram_backend(env: dict[str, str]) -> str:
     return env.get("TELEGRAM_BACKEND") or ("telethon" if credentials else "sandbox")
 
 
+def run_env(stack: Stack, service_env: dict[str, str]) -> dict[str, str]:
+    """The environment honcho starts the Procfile's processes in; each line then drops what it never uses."""
+    env = _base_env(stack, service_env)
+    # DEBUG stays off unless asked for (`DJANGO_DEBUG=true make run`): a stranger's mistake must not
+    # show a traceback with local paths. WhiteNoise serves static/ straight from the source folders.
+    env.setdefault("WHITENOISE_USE_FINDERS", "true")
+    _folders_in_var(stack, env)
+    env["WEB_PORT"] = str(stack.web_port)
+    env["FLOWER_PORT"] = str(stack.flower_port)
+    # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
+    env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
+    # Built whole here: a process the Procfile starts without a secret must not read it back from var/.
+    env["STASHCAST_ENV_COMPLETE"] = "true"
+    return env
+
+
 def command_run(stack: Stack) -> int:
     if stack.web_port == stack.flower_port:
         raise StackError(f"PORT and FLOWER_PORT are both {stack.web_port}; give Flower another port.")
@@ -555,15 +571,7 @@ def command_run(stack: Stack) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
     service_env, started = start_services(stack)
     try:
-        env = _base_env(stack, service_env)
-        # DEBUG stays off unless asked for (`DJANGO_DEBUG=true make run`): a stranger's mistake must not
-        # show a traceback with local paths. WhiteNoise serves static/ straight from the source folders.
-        env.setdefault("WHITENOISE_USE_FINDERS", "true")
-        _folders_in_var(stack, env)
-        env["WEB_PORT"] = str(stack.web_port)
-        env["FLOWER_PORT"] = str(stack.flower_port)
-        # Flower listens on loopback only, behind the console's /flower/ proxy (core/flower.py).
-        env["FLOWER_URL"] = f"http://127.0.0.1:{stack.flower_port}/"
+        env = run_env(stack, service_env)
         shared = (
             "DATABASE_URL",
             "REDIS_URL",

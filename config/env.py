@@ -80,6 +80,8 @@ def load_local_stack(root: Path) -> None:
     Variables already set win; stack.env exists only while the stack runs. `make test`
     sets STASHCAST_IGNORE_STACK_ENV so tests never pick up a running stack's folders.
     """
+    if envbool("STASHCAST_ENV_COMPLETE", False):
+        return  # `make run` built each process's environment: a secret left out must not come back from a file
     var = var_dir(root)
     paths = [var / "secret.env"]
     if not envbool("STASHCAST_IGNORE_STACK_ENV", False):

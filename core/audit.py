@@ -24,7 +24,7 @@ from django.urls import Resolver404, resolve
 from django.utils import timezone
 from rest_framework.permissions import SAFE_METHODS
 
-from core.models import AuditChange, AuditEntry
+from core.models import ApiToken, AuditChange, AuditEntry
 from core.security import client_ip
 
 SYSTEM = "system"
@@ -32,7 +32,7 @@ ANONYMOUS = "anonymous"
 HIDDEN = "(hidden)"
 # Rows of these apps are what the operators care about; Django's own bookkeeping (sessions, beat's
 # schedule copy, axes' attempts, content types) is not.
-AUDITED_APPS = frozenset({"core", "accounts", "ingestion", "packages", "reminders", "operations", "auth", "authtoken"})
+AUDITED_APPS = frozenset({"core", "accounts", "ingestion", "packages", "reminders", "operations", "auth"})
 # The trail itself and rows that only say which process holds what.
 UNAUDITED_MODELS = frozenset(
     {"core.AuditEntry", "core.AuditChange", "core.SessionHolder", "core.IdempotentRequest", "auth.Permission"}
@@ -210,11 +210,8 @@ def audit_exempt(view):
 def _actor(user, auth) -> str:
     if user is None or not user.is_authenticated:
         return ANONYMOUS
-    name = getattr(auth, "name", None)
-    if name:
-        return f"token {name} of {user.get_username()}"
-    if auth is not None and hasattr(auth, "key"):
-        return f"token of {user.get_username()}"
+    if isinstance(auth, ApiToken):
+        return str(auth)  # "vera's token 'backup script'"
     return user.get_username()
 
 

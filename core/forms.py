@@ -5,6 +5,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from core.models import Role
+from core.tokens import NAME_MISSING
 
 
 def item_errors(errors: list[ValidationError]) -> list[tuple[int | None, str]]:
@@ -74,3 +75,26 @@ class InviteAcceptForm(forms.Form):
         if data.get("password") and data.get("password_again") and data["password"] != data["password_again"]:
             self.add_error("password_again", "The two passwords differ; type the same one twice.")
         return data
+
+
+class ApiTokenForm(forms.Form):
+    """The Tokens page's "Make a token": core.tokens checks it (the scope a viewer may have, the days)."""
+
+    name = forms.CharField(
+        max_length=100,
+        label="Name",
+        help_text="What will use it: backup script, Grafana",
+        error_messages={"required": NAME_MISSING},
+    )
+    scope = forms.ChoiceField(label="Scope", choices=[("read", "Read"), ("write", "Read and write")])
+    days = forms.IntegerField(label="Lasts (days)", min_value=1)
+
+    def __init__(self, *args, operator: bool, default_days: int, max_days: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["days"].initial = default_days
+        self.fields["days"].max_value = max_days
+        self.fields["days"].widget.attrs.update(min=1, max=max_days)
+        self.fields["days"].help_text = f"At most {max_days}."
+        if not operator:
+            self.fields["scope"].choices = [("read", "Read")]
+            self.fields["scope"].help_text = "Viewers make read tokens only."

@@ -146,7 +146,7 @@ class AuditEntry(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Kept as written: the person's login, "token <name> of <login>", "system" or "anonymous", even after
+    # Kept as written: the person's login, "<login>'s token '<name>'", "system" or "anonymous", even after
     # the login is renamed or deleted.
     actor = models.CharField(max_length=200, db_index=True)
     via = models.CharField(max_length=10, choices=Via.choices)
@@ -249,3 +249,38 @@ class LoginOrigin(models.Model):
 
     def __str__(self) -> str:
         return f"{self.login_id} added by {self.added_by_id or 'nobody'} ({self.how})"
+
+
+class ApiToken(models.Model):
+    """A person's named key to the API (core.tokens). Only the secret's SHA-256 is kept; the secret is shown
+    once, when it is made. A read token may only look; every token ends at its expiry or when revoked."""
+
+    class Scope(models.TextChoices):
+        READ = "read", "Read"
+        WRITE = "write", "Read and write"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    scope = models.CharField(max_length=5, choices=Scope.choices, default=Scope.READ)
+    # The secret's first characters: enough to recognise it in a script, too few to use.
+    prefix = models.CharField(max_length=12)
+    secret_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    # Written at most once a minute per token (core.tokens), so reads stay cheap.
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.owner.get_username()}'s token '{self.name}'"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def usable(self) -> bool:
+        return self.revoked_at is None and not self.expired

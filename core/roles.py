@@ -13,8 +13,8 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 OPERATORS_GROUP = "Operators"
 VIEWER_MESSAGE = "Viewers can look but not change anything; ask an operator to do this."
-# A viewer may still log out (and log in as someone else).
-ALWAYS_ALLOWED = ("/logout/", "/login/")
+# A viewer may still log out (and log in as someone else), and manage their own read tokens (core.tokens).
+ALWAYS_ALLOWED = ("/logout/", "/login/", "/tokens/", "/api/tokens/")
 
 
 def is_operator(user) -> bool:

@@ -17,13 +17,17 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.debug import SafeExceptionReporterFilter
-from rest_framework import status
-from rest_framework.authtoken.views import ObtainAuthToken
+from drf_spectacular.utils import extend_schema
+from rest_framework import parsers, renderers, serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
 
+from core.models import ApiToken
 from core.roles import is_operator
+from core.tokens import api_token_create
 
 
 def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -139,14 +143,30 @@ class TokenLoginThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
-class ThrottledObtainAuthToken(ObtainAuthToken):
-    """`/api/auth/token/`: DRF's token view, rate limited, and answering an axes lockout like the login page."""
+class TokenLoginSerializer(AuthTokenSerializer):
+    name = serializers.CharField(required=False, default="api login", max_length=100)
+    scope = serializers.ChoiceField(
+        choices=ApiToken.Scope.choices, required=False, help_text="write for operators, read for viewers by default"
+    )
+    days = serializers.IntegerField(required=False, help_text="how long it lasts; API_TOKEN_DEFAULT_DAYS by default")
+    expires_at = serializers.DateTimeField(read_only=True)
+
+
+class ThrottledObtainAuthToken(APIView):
+    """`/api/auth/token/`: a username and password make a new named token (core.tokens), shown this once;
+    rate limited, and answering an axes lockout like the login page."""
 
     throttle_classes = [TokenLoginThrottle]
+    # The default authentication stays: a browser's session must send its CSRF token here too.
+    permission_classes = []
+    parser_classes = [parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser]
+    renderer_classes = [renderers.JSONRenderer]
 
+    @extend_schema(request=TokenLoginSerializer, responses={200: TokenLoginSerializer})
     def post(self, request, *args, **kwargs):
+        serializer = TokenLoginSerializer(data=request.data, context={"request": request})
         try:
-            return super().post(request, *args, **kwargs)
+            serializer.is_valid(raise_exception=True)
         except ValidationError:
             # axes flags the (DRF) request it saw fail; its middleware only sees Django's request.
             if getattr(request, "axes_locked_out", False):
@@ -154,6 +174,15 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
                 response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
                 return response
             raise
+        data = serializer.validated_data
+        user = data["user"]
+        default_scope = ApiToken.Scope.WRITE if is_operator(user) else ApiToken.Scope.READ
+        token, secret = api_token_create(
+            owner=user, name=data["name"], scope=data.get("scope", default_scope), days=data.get("days")
+        )
+        # The audit trail names the token that was made, not an anonymous caller.
+        request._request.user = user
+        return Response({"token": secret, "name": token.name, "scope": token.scope, "expires_at": token.expires_at})
 
 
 obtain_auth_token = ThrottledObtainAuthToken.as_view()

@@ -9,13 +9,14 @@ from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
 from core import health
 from core.formatting import plural
 from core.roles import IsOperator, is_operator
 from core.runs import runs_reap_stale
 from core.selectors import notifications_unread_count
+from core.tokens import api_token_from_header
 from ingestion.selectors import catalog_audit_latest
 from operations import metrics, selectors
 from operations.api import metrics_token_matches
@@ -109,13 +110,14 @@ def operations(request):
 
 
 def _machine_authorized(request) -> bool:
-    """`Authorization: Bearer <METRICS_TOKEN>` or `Authorization: Token <an operator's API token>`."""
-    authorization = request.headers.get("Authorization", "")
-    keyword, _, credential = authorization.partition(" ")
-    if keyword == "Token" and credential.strip():
-        token = Token.objects.filter(key=credential.strip(), user__is_active=True).select_related("user").first()
-        return token is not None and is_operator(token.user)
-    return metrics_token_matches(authorization)
+    """`Authorization: Bearer <METRICS_TOKEN>` or `Authorization: Token <an operator's usable API token>`."""
+    try:
+        token = api_token_from_header(request)
+    except AuthenticationFailed:
+        return False
+    if token is not None:
+        return is_operator(token.owner)
+    return metrics_token_matches(request.headers.get("Authorization", ""))
 
 
 @never_cache

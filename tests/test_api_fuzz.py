@@ -10,11 +10,11 @@ import schemathesis
 from django.contrib.auth import get_user_model
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import content_type_conformance, not_a_server_error, response_schema_conformance
 from schemathesis.config import SchemathesisConfig
 
 from config.wsgi import application
+from core.tokens import api_token_create
 from tests.support.ingestion import run_cycle, world
 
 
@@ -62,7 +62,7 @@ def operator_token(ingest_world, settings, tmp_path, same_connection):
     ingest_world(world(messages=messages))
     run_cycle()
     user = get_user_model().objects.create_superuser("fuzzer", password="x")
-    return Token.objects.create(user=user).key
+    return api_token_create(owner=user, name="fuzzer", scope="write")[1]
 
 
 @pytest.mark.django_db

@@ -9,21 +9,21 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
 from config.settings.base import *  # noqa: F403
-from config.settings.base import REDIS_URL, SESSION_ENCRYPTION_KEYS, STORAGES
+from config.settings.base import PROCESS, REDIS_URL, SESSION_ENCRYPTION_KEYS, STORAGES
 from config.settings.security import trusted_proxies_parse
 
 DEBUG = False
-# Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does.
-SECRET_KEY = envstr("DJANGO_SECRET_KEY")
+# Read again: base falls back to a local key when DJANGO_DEBUG is on, production never does (Flower has its own).
+if PROCESS != "flower":
+    SECRET_KEY = envstr("DJANGO_SECRET_KEY")
 
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must be set (comma-separated host names, e.g. stash.example.com).")
 
-# Which process this is (docker-compose.yml, Procfile): Flower never opens a Telegram session, so it is given
-# no session keys (core.crypto fails loudly if anything there ever tried).
-PROCESS = envstr("STASHCAST_PROCESS", "")
-if not SESSION_ENCRYPTION_KEYS and PROCESS != "flower":
+# Flower and beat never open a Telegram session, so they are given no session keys (core.crypto fails loudly if
+# anything there ever tried).
+if not SESSION_ENCRYPTION_KEYS and PROCESS not in ("flower", "beat"):
     raise ImproperlyConfigured(
         "STASHCAST_SESSION_KEYS must be set (comma-separated Fernet keys, newest first). Make one with: "
         'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'

@@ -1,15 +1,21 @@
 """Secrets, hosts, logins and the browser's rules (docs/security.md)."""
 
 import ipaddress
+import secrets
 from datetime import timedelta
 
 from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envint, envlist, envstr
-from config.settings.environment import DEBUG
+from config.settings.environment import DEBUG, PROCESS
 
-SECRET_KEY = envstr("DJANGO_SECRET_KEY", "insecure-local-key" if DEBUG else None)
+# Flower signs nothing that outlives it (no sessions, no links): a key of its own, made at start, not the site's.
+SECRET_KEY = (
+    secrets.token_urlsafe(50)
+    if PROCESS == "flower"
+    else envstr("DJANGO_SECRET_KEY", "insecure-local-key" if DEBUG else None)
+)
 ALLOWED_HOSTS = envlist("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # Fernet keys of the Telegram sessions kept in the database, newest first; older keys still decrypt.
@@ -52,6 +58,13 @@ def trusted_proxies_parse(raw: str) -> list[ipaddress.IPv4Network | ipaddress.IP
 TRUSTED_PROXIES = trusted_proxies_parse(envstr("DJANGO_TRUSTED_PROXIES", ""))
 # /api/auth/token/ is also rate limited per client address (core.security.TokenLoginThrottle).
 API_TOKEN_THROTTLE_RATE = envstr("API_TOKEN_THROTTLE_RATE", "10/min")
+# Named API tokens (core.tokens): how long a new one lasts unless its maker says otherwise, and at most.
+API_TOKEN_DEFAULT_DAYS = envint("API_TOKEN_DEFAULT_DAYS", 90, minimum=1)
+API_TOKEN_MAX_DAYS = envint("API_TOKEN_MAX_DAYS", 365, minimum=1)
+if API_TOKEN_DEFAULT_DAYS > API_TOKEN_MAX_DAYS:
+    raise ImproperlyConfigured(
+        f"API_TOKEN_DEFAULT_DAYS ({API_TOKEN_DEFAULT_DAYS}) is more than API_TOKEN_MAX_DAYS ({API_TOKEN_MAX_DAYS})."
+    )
 
 # Error reports (DEBUG off) hide 2FA passwords, sessions and keys in every traceback frame.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "core.security.SecretsReporterFilter"

@@ -5,14 +5,15 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envint, envstr, var_dir
-from config.settings.environment import BASE_DIR
+from config.settings.environment import BASE_DIR, PROCESS
 
 TELEGRAM_API_ID = envint("TELEGRAM_API_ID", 0)
 TELEGRAM_API_HASH = envstr("TELEGRAM_API_HASH", "")
 TELEGRAM_BACKEND = envstr("TELEGRAM_BACKEND", "telethon" if TELEGRAM_API_ID and TELEGRAM_API_HASH else "sandbox")
 if TELEGRAM_BACKEND not in {"telethon", "sandbox"}:
     raise ImproperlyConfigured(f"TELEGRAM_BACKEND={TELEGRAM_BACKEND!r}; use telethon or sandbox.")
-if TELEGRAM_BACKEND == "telethon" and not (TELEGRAM_API_ID and TELEGRAM_API_HASH):
+# Beat and Flower never talk to Telegram and are not given the API hash (docs/security.md).
+if TELEGRAM_BACKEND == "telethon" and not (TELEGRAM_API_ID and TELEGRAM_API_HASH) and PROCESS not in ("beat", "flower"):
     raise ImproperlyConfigured("TELEGRAM_BACKEND=telethon needs TELEGRAM_API_ID and TELEGRAM_API_HASH.")
 SANDBOX_PATH = Path(envstr("SANDBOX_PATH", str(var_dir(BASE_DIR) / "sandbox")))
 # File transfers (docs/operations.md, "Transfer speed"): parts of one file requested at once (1 = one at a

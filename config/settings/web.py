@@ -15,7 +15,6 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('core', '0006_audit_trail'),
+        ('core', '0007_api_tokens'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

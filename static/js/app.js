@@ -151,3 +151,18 @@ document.addEventListener("htmx:afterRequest", (event) => {
   if (event.detail.xhr?.status !== 286) return;
   for (const flash of document.querySelectorAll(".messages .alert:not(.alert--error)")) flash.remove();
 });
+
+// A "Copy" button copies the field it names (data-copy: its id), e.g. a new API token's secret shown once.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copy);
+  if (!field) return;
+  field.select();
+  try {
+    await navigator.clipboard.writeText(field.value);
+    button.textContent = button.dataset.copied || "Copied";
+  } catch {
+    button.textContent = "Press Ctrl+C";
+  }
+});

@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from core.models import Notification, RunStatus
 from core.notifications import DEDUPE_WINDOW, notification_raise, notifications_mark_all_read, notifications_purge
 from core.runs import runs_reap
+from core.tokens import api_token_create
 from tests.claimtest.models import ProbeRun
 
 pytestmark = pytest.mark.django_db
@@ -206,10 +206,10 @@ def test_api_lists_filters_and_marks_read(admin_client):
 
 def test_api_takes_an_operator_token_and_refuses_strangers(client, admin_user):
     raise_one()
-    token = Token.objects.create(user=admin_user)
+    _, token = api_token_create(owner=admin_user, name="script", scope="read")
 
     assert client.get("/api/notifications/").status_code in (401, 403)
-    assert client.get("/api/notifications/", headers={"Authorization": f"Token {token.key}"}).status_code == 200
+    assert client.get("/api/notifications/", headers={"Authorization": f"Token {token}"}).status_code == 200
 
 
 # Raised by the reaper --------------------------------------------------------------------------------------

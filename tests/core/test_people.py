@@ -13,13 +13,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from core import people
 from core.errors import OperatorError
 from core.models import AuditChange, AuditEntry, Invite, LoginOrigin
 from core.roles import OPERATORS_GROUP, is_operator
+from core.tokens import api_token_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -240,7 +240,7 @@ def test_demoting_a_superuser_takes_away_the_superuser_flag(operator, admin_user
 def test_deactivating_ends_the_persons_sessions_and_tokens_at_once(operator):
     walt = _make("walt")
     browser = _logged_in_client("walt", "first-long-password")
-    token = Token.objects.create(user=walt)
+    _, secret = api_token_create(owner=walt, name="walt's script", scope="read")
     other = _logged_in_client("operator", "s3cret-pass")
     sessions = Session.objects.count()
 
@@ -249,8 +249,8 @@ def test_deactivating_ends_the_persons_sessions_and_tokens_at_once(operator):
     assert browser.get("/").status_code == 302, "sent to the login page"
     assert Session.objects.count() == sessions - 1, "walt's session ended"
     assert other.get("/").status_code == 200, "the others' did not"
-    refused_token = Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/packages/")
-    assert refused_token.status_code == 403 and refused_token.json()["message"] == "User inactive or deleted."
+    refused_token = Client(HTTP_AUTHORIZATION=f"Token {secret}").get("/api/packages/")
+    assert refused_token.status_code == 401 and refused_token.json()["message"] == "This token's login is deactivated."
     refused = Client().post("/login/", {"username": "walt", "password": "first-long-password"})
     assert refused.status_code == 200, "a deactivated login cannot log in"
     assert "Deactivated" in operator.get("/people/").content.decode()

@@ -5,7 +5,8 @@ import json
 import pytest
 from django.test import Client
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
+
+from core.tokens import api_token_create
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +15,7 @@ THREE_MB = "x" * (3 * 1024 * 1024)
 
 @pytest.fixture
 def token(admin_user):
-    return Token.objects.create(user=admin_user).key
+    return api_token_create(owner=admin_user, name="script", scope="write")[1]
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "application/x-www-form-urlencoded"])

@@ -6,12 +6,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
-from rest_framework.authtoken.models import Token
 
 from accounts.models import AuthState, Chat, TelegramAccount
 from core import health
 from core.models import RunStatus
 from core.runs import run_kinds
+from core.tokens import api_token_create
 from ingestion.models import Channel, IngestionRun, SkippedPackage, SkipReason
 from operations import metrics
 from packages.models import Package
@@ -225,14 +225,14 @@ def test_the_operations_page_shows_the_numbers_and_refreshes_its_body(admin_clie
 def test_api_metrics_needs_a_login_or_a_token(client, admin_user, broker, account, settings):
     settings.METRICS_TOKEN = METRICS_TOKEN
     make_run(account, status=RunStatus.QUEUED)
-    token = Token.objects.create(user=admin_user)
+    _, token = api_token_create(owner=admin_user, name="scraper", scope="read")
 
     assert client.get("/api/metrics/").status_code in (401, 403)
     assert client.get("/api/metrics/", headers={"Authorization": "Bearer wrong-token-0123456789"}).status_code in (
         401,
         403,
     )
-    by_token = client.get("/api/metrics/", headers={"Authorization": f"Token {token.key}"})
+    by_token = client.get("/api/metrics/", headers={"Authorization": f"Token {token}"})
     by_bearer = client.get("/api/metrics/", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
     client.force_login(admin_user)
     by_session = client.get("/api/metrics/")
@@ -259,12 +259,12 @@ def test_prometheus_text_needs_a_login_or_a_token(client, admin_user, broker, ac
     make_run(account, status=RunStatus.QUEUED)
     make_run(account, status=RunStatus.QUEUED)
     broker.rpush("ingest", "a")
-    token = Token.objects.create(user=admin_user)
+    _, token = api_token_create(owner=admin_user, name="scraper", scope="read")
 
     anonymous = client.get("/metrics")
     wrong = client.get("/metrics", headers={"Authorization": "Bearer wrong-token-0123456789"})
     by_bearer = client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
-    by_token = client.get("/metrics", headers={"Authorization": f"Token {token.key}"})
+    by_token = client.get("/metrics", headers={"Authorization": f"Token {token}"})
     client.force_login(admin_user)
     by_session = client.get("/metrics")
 

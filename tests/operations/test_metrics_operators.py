@@ -2,7 +2,8 @@
 viewer's login or token is refused."""
 
 import pytest
-from rest_framework.authtoken.models import Token
+
+from core.tokens import api_token_create
 
 pytestmark = pytest.mark.django_db
 
@@ -17,8 +18,8 @@ def viewer(django_user_model):
 @pytest.mark.parametrize("path", ["/metrics", "/api/metrics/"])
 def test_a_viewer_cannot_read_the_metrics(client, viewer, settings, path):
     settings.METRICS_TOKEN = METRICS_TOKEN
-    token = Token.objects.create(user=viewer)
-    assert client.get(path, headers={"Authorization": f"Token {token.key}"}).status_code in (401, 403)
+    _, secret = api_token_create(owner=viewer, name="scraper", scope="read")
+    assert client.get(path, headers={"Authorization": f"Token {secret}"}).status_code in (401, 403)
     client.force_login(viewer)
     assert client.get(path).status_code == 403
 

@@ -13,10 +13,10 @@ from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from core import clock
 from core.models import AuditEntry
+from core.tokens import api_token_create
 from packages.models import RawFile
 from packages.services import raw_files_purge
 from packages.services.downloads import download_links_make
@@ -245,7 +245,8 @@ def test_the_api_makes_links_for_scripts(operator, package):
 
 def test_the_api_refuses_a_viewers_token_unless_allowed(package, settings):
     viewer = get_user_model().objects.create_user(username="viewer", password="x")
-    api = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=viewer).key}")
+    _, secret = api_token_create(owner=viewer, name="viewer's script", scope="read")
+    api = Client(HTTP_AUTHORIZATION=f"Token {secret}")
 
     refused = api.post(f"/api/packages/{package.pk}/download-link/")
     settings.DOWNLOAD_LINKS_FOR_VIEWERS = True

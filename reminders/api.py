@@ -168,6 +168,7 @@ class ReminderSerializer(serializers.ModelSerializer):
             "link_preview",
             "pin",
             "replace_previous",
+            "edit_in_place",
             "parts",
             "targets",
             "created_at",
@@ -208,6 +209,11 @@ class ReminderWriteSerializer(serializers.Serializer):
     pin = serializers.BooleanField(default=False, help_text="Pin each group's post; the previous run's is unpinned.")
     replace_previous = serializers.BooleanField(
         default=False, help_text="Delete the previous run's post in each group before sending."
+    )
+    edit_in_place = serializers.BooleanField(
+        default=False,
+        help_text="With replace_previous: edit the previous post in place where the parts allow (text to text, "
+        "one media to one media), else delete it and send anew.",
     )
 
     def validate_targets(self, targets):
@@ -527,6 +533,10 @@ class RunReportRowSerializer(serializers.Serializer):
         allow_null=True, help_text="Null when not sent, or sent before a crash (Telegram gives no id then)."
     )
     album_message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="An album's other items.")
+    previous_post = serializers.CharField(
+        help_text="With Replace: the previous run's post “Edited in place” or “Deleted, sent anew” (and why not "
+        "edited); blank when not asked."
+    )
     error = serializers.CharField(help_text="Why the group stopped at this part.")
 
 

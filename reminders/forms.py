@@ -51,6 +51,7 @@ SECTION_OF = {
     "link_preview": "message",
     "pin": "message",
     "replace_previous": "message",
+    "edit_in_place": "message",
 }
 TEXT, MEDIA, ALBUM = "text", "media", "album"
 CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
@@ -192,6 +193,9 @@ class ReminderForm(forms.Form):
     replace_previous = forms.BooleanField(
         label="Replace the previous run's post: it is deleted in each group before this one goes out", required=False
     )
+    edit_in_place = forms.BooleanField(
+        label="… or edited in place where the parts allow (text to text, one media to one media)", required=False
+    )
 
     def __init__(self, data=None, files=None, *, sections=SECTIONS, reminder: Reminder | None = None, initial=None):
         self.reminder = reminder
@@ -231,6 +235,7 @@ class ReminderForm(forms.Form):
             "link_preview": spec.link_preview,
             "pin": spec.pin,
             "replace_previous": spec.replace_previous,
+            "edit_in_place": spec.edit_in_place,
         }
 
     def _sender(self) -> TelegramAccount | None:
@@ -410,6 +415,7 @@ class ReminderForm(forms.Form):
                 link_preview=self._cleaned("link_preview", spec.link_preview),
                 pin=self._cleaned("pin", spec.pin),
                 replace_previous=self._cleaned("replace_previous", spec.replace_previous),
+                edit_in_place=self._cleaned("edit_in_place", spec.edit_in_place),
             )
         if "groups" in self.sections:
             changes.update(targets=self.target_specs())

@@ -51,6 +51,9 @@ class Reminder(models.Model):
     link_preview = models.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
     pin = models.BooleanField(default=False, help_text="Pin the post in each group, unpinning the previous run's.")
     replace_previous = models.BooleanField(default=False, help_text="Delete the previous run's post in each group.")
+    edit_in_place = models.BooleanField(
+        default=False, help_text="Replacing, edit the previous post in place where the parts allow (else delete it)."
+    )
     # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
     # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
     schedule_since = models.DateTimeField(default=now)
@@ -216,8 +219,8 @@ class ReminderRun(ClaimableRun):
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
     pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
-    # {"silent", "link_preview", "pin", "replace_previous"} as the reminder had them when fired ({}: all off,
-    # link previews on; fired before they existed).
+    # {"silent", "link_preview", "pin", "replace_previous", "edit_in_place"} as the reminder had them when fired
+    # ({}: all off, link previews on; fired before they existed).
     options = models.JSONField(default=dict, blank=True)
     # A run made of another run's pending groups, handed to another account (reminder_run_move).
     moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
@@ -297,6 +300,14 @@ class TargetStatus(models.TextChoices):
     SKIPPED = "skipped", "Skipped"
 
 
+class PreviousPost(models.TextChoices):
+    """What Replace did with the previous run's post in a group."""
+
+    EDITED = "edited", "Edited in place"
+    DELETED = "deleted", "Deleted, sent anew"
+    NONE = "none", "None to replace"
+
+
 class ReminderRunTarget(models.Model):
     run = models.ForeignKey(ReminderRun, on_delete=models.CASCADE, related_name="targets")
     chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
@@ -315,6 +326,9 @@ class ReminderRunTarget(models.Model):
     # Done once per group, recorded before the next step: a resume or a retry never deletes or pins twice.
     previous_removed = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
+    # What Replace did (blank: not asked, or not yet), and why it did not edit when editing was asked.
+    previous_post = models.CharField(max_length=10, choices=PreviousPost.choices, blank=True)
+    previous_note = models.CharField(max_length=300, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

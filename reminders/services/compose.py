@@ -83,6 +83,7 @@ class ReminderSpec:
     link_preview: bool = True
     pin: bool = False
     replace_previous: bool = False
+    edit_in_place: bool = False
 
 
 # Media ----------------------------------------------------------------------------------------------------------
@@ -317,6 +318,7 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.link_preview = spec.link_preview
     reminder.pin = spec.pin
     reminder.replace_previous = spec.replace_previous
+    reminder.edit_in_place = spec.edit_in_place
     reminder.updated_at = clock.now()
     if _schedule_of(reminder) != schedule_before:
         reminder.schedule_since = reminder.updated_at

@@ -153,6 +153,7 @@ def _fire(
                 "link_preview": reminder.link_preview,
                 "pin": reminder.pin,
                 "replace_previous": reminder.replace_previous,
+                "edit_in_place": reminder.edit_in_place,
             },
             fired_at=now,
             window_end_at=window.end_at if window else None,

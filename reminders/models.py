@@ -134,6 +134,68 @@ class ReminderTarget(models.Model):
         return f"{self.chat}" + (f" / topic {self.topic_id}" if self.topic_id else "")
 
 
+class AudienceKind(models.TextChoices):
+    FILTER = "filter", "Built by filters"
+    LIST = "list", "Imported list"
+
+
+class Audience(models.Model):
+    """A named, saved list of one account's groups (with topics) that reminders target. Built by filters over
+    the account's chats (kept, to check members against when a run is made and to build the list again) or
+    imported from a CSV; either way the list is what a run sends to."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.PROTECT, related_name="audiences")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=AudienceKind.choices, default=AudienceKind.FILTER)
+    # The filters (kind FILTER): blank or None matches anything.
+    title_contains = models.CharField(max_length=200, blank=True)
+    min_members = models.PositiveIntegerField(null=True, blank=True)
+    max_members = models.PositiveIntegerField(null=True, blank=True)
+    chat_type = models.CharField(max_length=20, blank=True, help_text="group or supergroup; blank for both.")
+    forum = models.BooleanField(null=True, blank=True, help_text="Forums only (yes), none (no), or both.")
+    created_at = models.DateTimeField(default=now)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="unique_audience_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AudienceMember(models.Model):
+    """A group of an audience; in a forum, optionally one topic (None = General)."""
+
+    audience = models.ForeignKey(Audience, on_delete=models.CASCADE, related_name="members")
+    chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
+    topic_id = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(TOPIC_ID_MAX)])
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audience", "chat", "topic_id"], name="unique_audience_member", nulls_distinct=False
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chat}" + (f" / topic {self.topic_id}" if self.topic_id else "")
+
+
+class ReminderAudience(models.Model):
+    """A reminder targets an audience: one in use is not deleted (services.audience_delete names the reminders)."""
+
+    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="audience_links")
+    audience = models.ForeignKey(Audience, on_delete=models.PROTECT, related_name="reminder_links")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["reminder", "audience"], name="unique_reminder_audience")]
+
+    def __str__(self) -> str:
+        return f"{self.reminder} → {self.audience}"
+
+
 class RunTrigger(models.TextChoices):
     SCHEDULE = "schedule", "Schedule"
     MANUAL = "manual", "Send now"

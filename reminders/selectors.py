@@ -70,6 +70,7 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         pin=reminder.pin,
         replace_previous=reminder.replace_previous,
         edit_in_place=reminder.edit_in_place,
+        audiences=[link.audience for link in reminder.audience_links.select_related("audience").order_by("pk")],
     )
 
 

@@ -320,6 +320,7 @@ class TelethonGateway:
             type=CHANNEL if channel.broadcast else SUPERGROUP,
             forum=bool(channel.forum),
             slow_mode_seconds=slow_mode_seconds,
+            members_count=channel.participants_count,
             can_post=can_post,
             username=channel.username or "",
         )
@@ -913,6 +914,7 @@ def _group_info(group: types.Chat) -> ChatInfo:
         title=group.title,
         type=GROUP,
         can_post=bool(group.creator or group.admin_rights) or not _banned(group.default_banned_rights),
+        members_count=group.participants_count,
     )
 
 

@@ -20,6 +20,7 @@ from reminders import selectors, services, trial_send
 from reminders.eta import eta_estimate
 from reminders.models import (
     RUN_OUTCOME_FILTERS,
+    Audience,
     MediaFile,
     PartFormat,
     Reminder,
@@ -151,6 +152,7 @@ class ReminderSerializer(serializers.ModelSerializer):
     schedule = serializers.SerializerMethodField()
     parts = PartSerializer(many=True, read_only=True)
     targets = TargetSerializer(many=True, read_only=True)
+    audiences = serializers.SerializerMethodField(help_text="Audience ids; their groups go too.")
 
     class Meta:
         model = Reminder
@@ -169,12 +171,16 @@ class ReminderSerializer(serializers.ModelSerializer):
             "pin",
             "replace_previous",
             "edit_in_place",
+            "audiences",
             "parts",
             "targets",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_audiences(self, reminder: Reminder) -> list[int]:
+        return [link.audience_id for link in reminder.audience_links.all()]
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))
     def get_schedule(self, reminder: Reminder):
@@ -209,6 +215,13 @@ class ReminderWriteSerializer(serializers.Serializer):
     pin = serializers.BooleanField(default=False, help_text="Pin each group's post; the previous run's is unpinned.")
     replace_previous = serializers.BooleanField(
         default=False, help_text="Delete the previous run's post in each group before sending."
+    )
+    audiences = serializers.PrimaryKeyRelatedField(
+        queryset=Audience.objects.all(),
+        many=True,
+        required=False,
+        default=list,
+        help_text="Audience ids (/api/audiences/): their groups too, checked when a run is made.",
     )
     edit_in_place = serializers.BooleanField(
         default=False,

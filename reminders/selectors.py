@@ -12,8 +12,11 @@ from accounts.models import AuthState, Chat, ChatTopic, TelegramAccount
 from reminders.models import (
     IN_FLIGHT,
     RUN_OUTCOME_FILTERS,
+    Audience,
+    AudienceMember,
     MediaFile,
     Reminder,
+    ReminderAudience,
     ReminderPart,
     ReminderRun,
     ReminderRunTarget,
@@ -29,6 +32,7 @@ def reminder_list(*, account_id: int | None = None) -> QuerySet[Reminder]:
     reminders = Reminder.objects.select_related("account").prefetch_related(
         Prefetch("parts", queryset=ReminderPart.objects.select_related("media").order_by("order")),
         Prefetch("targets", queryset=ReminderTarget.objects.select_related("chat").order_by("pk")),
+        Prefetch("audience_links", queryset=ReminderAudience.objects.order_by("pk")),
     )
     if account_id is not None:
         reminders = reminders.filter(account_id=account_id)
@@ -267,3 +271,14 @@ def reminder_run_report(*, run: ReminderRun) -> Iterator[dict]:
                 "previous_post": previous,
                 "error": target.error if stopped_here else "",
             }
+
+
+def audience_list(*, account: TelegramAccount | None = None) -> QuerySet[Audience]:
+    """Audiences by name, with their groups and the reminders that target them."""
+    audiences = Audience.objects.select_related("account").prefetch_related(
+        Prefetch("members", queryset=AudienceMember.objects.select_related("chat").order_by("chat__title", "pk")),
+        "reminder_links__reminder",
+    )
+    if account is not None:
+        audiences = audiences.filter(account=account)
+    return audiences.order_by("name", "pk")

@@ -14,9 +14,7 @@ from core.api import ErrorSerializer, error_response
 from reminders import selectors, services
 from reminders.models import Audience, AudienceMember
 from reminders.services import AudienceError, AudienceFilter
-from reminders.services.audiences import AUDIENCE_CHAT_TYPES
-
-CSV_MAX_BYTES = 1_000_000  # some 30,000 lines: far more groups than an account is in
+from reminders.services.audiences import AUDIENCE_CHAT_TYPES, CSV_MAX_BYTES
 
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what, `problems` each one."),

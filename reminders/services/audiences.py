@@ -16,6 +16,7 @@ from reminders.models import Audience, AudienceKind, AudienceMember, ReminderAud
 from telegram.records import GROUP, SUPERGROUP, TOPIC_ID_MAX
 
 AUDIENCE_CHAT_TYPES = (GROUP, SUPERGROUP)
+CSV_MAX_BYTES = 1_000_000  # some 30,000 lines: far more groups than an account is in
 NOT_A_MEMBER = "not a member"
 NO_LONGER_IN_AUDIENCE = "no longer in audience"
 # t.me/name, t.me/c/1234567890/5 (a private chat's messages), with or without https://

@@ -282,3 +282,13 @@ def audience_list(*, account: TelegramAccount | None = None) -> QuerySet[Audienc
     if account is not None:
         audiences = audiences.filter(account=account)
     return audiences.order_by("name", "pk")
+
+
+def reminder_groups_count(*, targets: Iterable[tuple[int, int | None]], audiences: Sequence[Audience | int]) -> int:
+    """How many groups (and topics) a reminder goes to: its own (chat pk, topic) and its audiences' members,
+    each once (a run checks the audiences' when it is made, so it may send to fewer)."""
+    keys = set(targets)
+    if audiences:
+        members = AudienceMember.objects.filter(audience__in=list(audiences)).values_list("chat_id", "topic_id")
+        keys.update(members)
+    return len(keys)

@@ -101,6 +101,8 @@ class Chat(models.Model):
     invite_hash = models.CharField(max_length=64, blank=True)
     is_forum = models.BooleanField(default=False)
     slow_mode_seconds = models.PositiveIntegerField(default=0)
+    # Members as Telegram last counted them (audiences filter on it); None until a refresh says.
+    members_count = models.PositiveIntegerField(null=True, blank=True)
     migrated_to = models.ForeignKey(
         "self",
         null=True,

@@ -218,6 +218,8 @@ def account_chat_store(*, account: TelegramAccount, info: ChatInfo, now=None, in
         "slow_mode_seconds": info.slow_mode_seconds,
         "updated_at": now,
     }
+    if info.members_count is not None:  # Telegram does not always say: the last count known is kept
+        fields["members_count"] = info.members_count
     chat, _ = Chat.objects.update_or_create(
         telegram_id=info.id, defaults=fields | ({"invite_hash": invite_hash} if invite_hash else {})
     )

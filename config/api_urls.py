@@ -18,6 +18,7 @@ from ingestion.api import (
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
+from reminders.audiences_api import AudienceViewSet
 
 router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")
@@ -38,6 +39,7 @@ router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")
 router.register("reminder-runs", ReminderRunViewSet, basename="reminder-run")
 router.register("media", MediaFileViewSet, basename="media")
+router.register("audiences", AudienceViewSet, basename="audience")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),

@@ -20,6 +20,7 @@ from reminders import selectors, services, trial_send
 from reminders.eta import eta_estimate
 from reminders.models import (
     RUN_OUTCOME_FILTERS,
+    Audience,
     MediaFile,
     PartFormat,
     Reminder,
@@ -151,6 +152,7 @@ class ReminderSerializer(serializers.ModelSerializer):
     schedule = serializers.SerializerMethodField()
     parts = PartSerializer(many=True, read_only=True)
     targets = TargetSerializer(many=True, read_only=True)
+    audiences = serializers.SerializerMethodField(help_text="Audience ids; their groups go too.")
 
     class Meta:
         model = Reminder
@@ -168,12 +170,17 @@ class ReminderSerializer(serializers.ModelSerializer):
             "link_preview",
             "pin",
             "replace_previous",
+            "edit_in_place",
+            "audiences",
             "parts",
             "targets",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_audiences(self, reminder: Reminder) -> list[int]:
+        return [link.audience_id for link in reminder.audience_links.all()]
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))
     def get_schedule(self, reminder: Reminder):
@@ -208,6 +215,18 @@ class ReminderWriteSerializer(serializers.Serializer):
     pin = serializers.BooleanField(default=False, help_text="Pin each group's post; the previous run's is unpinned.")
     replace_previous = serializers.BooleanField(
         default=False, help_text="Delete the previous run's post in each group before sending."
+    )
+    audiences = serializers.PrimaryKeyRelatedField(
+        queryset=Audience.objects.all(),
+        many=True,
+        required=False,
+        default=list,
+        help_text="Audience ids (/api/audiences/): their groups too, checked when a run is made.",
+    )
+    edit_in_place = serializers.BooleanField(
+        default=False,
+        help_text="With replace_previous: edit the previous post in place where the parts allow (text to text, "
+        "one media to one media), else delete it and send anew.",
     )
 
     def validate_targets(self, targets):
@@ -527,6 +546,10 @@ class RunReportRowSerializer(serializers.Serializer):
         allow_null=True, help_text="Null when not sent, or sent before a crash (Telegram gives no id then)."
     )
     album_message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="An album's other items.")
+    previous_post = serializers.CharField(
+        help_text="With Replace: the previous run's post “Edited in place” or “Deleted, sent anew” (and why not "
+        "edited); blank when not asked."
+    )
     error = serializers.CharField(help_text="Why the group stopped at this part.")
 
 

@@ -48,7 +48,7 @@ from core.models import RunStatus
 from core.ratelimit import BucketHalted, BucketTooLate, BucketUnavailable, Pace
 from core.runs import run_finish, run_hand_back
 from reminders import services
-from reminders.models import MediaFile, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
+from reminders.models import MediaFile, PauseCause, PreviousPost, ReminderRun, ReminderRunTarget, TargetStatus
 from telegram.errors import (
     AccountRestricted,
     AuthRequired,
@@ -123,11 +123,12 @@ class Fanout(RunEngine):
         self.upload_locks: dict[str, asyncio.Lock] = {}
         self.temp_dir: Path | None = None
         self.parts: list[Part] = []
-        self.options: dict = run.options  # silent, link_preview, pin, replace_previous, as fired
+        self.options: dict = run.options  # silent, link_preview, pin, replace_previous, edit_in_place, as fired
         self.gateway: TelegramGateway | None = None
         self.recent: deque[str] = deque(maxlen=settings.REMINDER_ERROR_RECENT_GROUPS)  # "" sent, else the error
         self.tallied = self.messages_sent
         self.moved: dict[int, ChatRef] = {}  # basic groups upgraded to supergroups, by the group's Telegram id
+        self.edit_refusal = ""  # what Telegram answered the last edit it refused
 
     # Entry point (sync, inside the account lock) ----------------------------------------------------------------
     def execute(self) -> str | None:
@@ -333,8 +334,22 @@ class Fanout(RunEngine):
             .first()
         )
 
+    def _previous_parts(self, previous: ReminderRunTarget) -> list[dict]:
+        return ReminderRun.objects.filter(pk=previous.run_id).values_list("parts", flat=True).get()
+
     def _target_step_done(self, target: ReminderRunTarget, step: str) -> None:
         ReminderRunTarget.objects.filter(pk=target.pk).update(**{step: True})
+
+    def _previous_recorded(
+        self, target: ReminderRunTarget, post: str, note: str = "", done: bool | None = None
+    ) -> None:
+        """What Replace does with the previous post, recorded before it is done: a resume or a retry goes on
+        the same way (editing at its next part while it edits), never deleting or editing twice."""
+        done = post != PreviousPost.EDITED if done is None else done
+        ReminderRunTarget.objects.filter(pk=target.pk).update(
+            previous_post=post, previous_note=note[:300], previous_removed=done
+        )
+        target.previous_post, target.previous_note, target.previous_removed = post, note[:300], done
 
     def _rest(self, reason: str) -> None:
         pace.account_rest(account=self.account, reason=reason)  # every run of it pauses (reminders.apps)
@@ -440,12 +455,20 @@ class Fanout(RunEngine):
         first = target.parts_sent
         target.message_ids += [None] * (len(self.parts) - len(target.message_ids))
         try:
-            if self.options.get("replace_previous") and not target.previous_removed and first == 0:
-                await self._replace_previous(target, ref)
+            editing: list[int] = []  # the previous post's messages, edited part by part
+            if self.options.get("replace_previous"):
+                editing = await self._replace_previous(target, ref, first)
             for index in range(first, len(self.parts)):
                 if index > first:
                     await self._between_parts(target, last_sent)
-                last_sent = await self._send(target, ref, index, self.parts[index])
+                if editing and not await self._edit(target, ref, index, self.parts[index], editing[index]):
+                    await self._edit_refused(target, ref, index, editing)
+                    editing = []
+                if editing:
+                    target.message_ids[index] = editing[index]
+                    last_sent = asyncio.get_running_loop().time()
+                else:
+                    last_sent = await self._send(target, ref, index, self.parts[index])
                 if index + 1 < len(self.parts):  # the last part is recorded with the group's end, one query less
                     await in_db_thread(self._part_sent)(target, index)
             if self.options.get("pin") and not target.pinned and target.message_ids[0]:
@@ -459,26 +482,105 @@ class Fanout(RunEngine):
         latency_ms = round((time.monotonic() - started) * 1000)
         await in_db_thread(self._target_end)(target, TargetStatus.SENT, "", latency_ms)
 
-    async def _replace_previous(self, target: ReminderRunTarget, ref: ChatRef) -> None:
-        """Delete the previous run's post in the group, once: recorded before the first part goes out."""
+    async def _replace_previous(self, target: ReminderRunTarget, ref: ChatRef, first: int) -> list[int]:
+        """Replace the previous run's post in the group, once: edited in place when asked and the parts allow
+        (returns its messages, one per part, to edit), else deleted before the first part goes out."""
+        if target.previous_removed:
+            return []
+        if target.previous_post == PreviousPost.EDITED:  # a resumed or retried group goes on editing
+            previous = await in_db_thread(self._previous_post)(target)
+            return list(previous.message_ids) if previous is not None else []
+        if first > 0:
+            return []
         previous = await in_db_thread(self._previous_post)(target)
-        ids = [*(i for i in previous.message_ids if i), *previous.album_ids] if previous else []
+        if previous is None:
+            await in_db_thread(self._previous_recorded)(target, PreviousPost.NONE)
+            return []
+        if self.options.get("edit_in_place"):
+            why = self._not_editable(previous, await in_db_thread(self._previous_parts)(previous))
+            if not why:
+                await in_db_thread(self._previous_recorded)(target, PreviousPost.EDITED)
+                return list(previous.message_ids)
+            await in_db_thread(self._previous_recorded)(target, PreviousPost.DELETED, why)
+        else:
+            await in_db_thread(self._previous_recorded)(target, PreviousPost.DELETED)
+        await self._delete(ref, [*(i for i in previous.message_ids if i), *previous.album_ids])
+        return []
+
+    def _not_editable(self, previous: ReminderRunTarget, previous_parts: list[dict]) -> str:
+        """Why the previous post cannot be edited into this one ("" when it can): Telegram edits one message
+        into one message, so the posts must have the same parts, text for text and one media for one media."""
+        if any(part.get("album") for part in previous_parts) or any(part.album for part in self.parts):
+            return "an album cannot be edited into another post"
+        shapes = [bool(part["media"]) for part in previous_parts]
+        if shapes != [part.media is not None for part in self.parts]:
+            return "the parts changed (text and media must stay in the same places)"
+        if len(previous.message_ids) != len(self.parts) or None in previous.message_ids:
+            return "the previous post's messages are not all known"
+        return ""
+
+    async def _delete(self, ref: ChatRef, ids: list[int]) -> None:
         if ids:
             await self._telegram_step(lambda: self.gateway.delete_messages(self.moved.get(ref.id, ref), ids))
-        await in_db_thread(self._target_step_done)(target, "previous_removed")
-        target.previous_removed = True
+
+    async def _edit(self, target: ReminderRunTarget, ref: ChatRef, index: int, part: Part, message_id: int) -> bool:
+        """Edit the previous post's message of this part into it; False when Telegram refuses (the message is
+        gone, or too old to edit). The same content again (a retried edit) is no error."""
+        reuploaded = False
+        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
+        while True:
+            await self._paced()
+            media = await self._media(part.media) if part.media else None
+            try:
+                await self.gateway.edit_message(
+                    self.moved.get(ref.id, ref),
+                    message_id,
+                    text=part.formatted.text,
+                    entities=part.formatted.entities,
+                    media=media,
+                    link_preview=self.options.get("link_preview", True),
+                )
+            except FileReferenceExpired as exc:
+                if reuploaded:
+                    raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
+                reuploaded = True
+                await self._media_forget(part.media, media)
+            except FloodWait as exc:
+                await self._flood(exc)
+            except TransientError as exc:
+                await self._transient(exc, retries)
+            except (AccountRestricted, AuthRequired) as exc:
+                await self._account_trouble(exc)
+            except TelegramError as exc:
+                self.edit_refusal = exc.rpc or str(exc)
+                return False
+            else:
+                self.messages_sent += 1
+                return True
+
+    async def _edit_refused(self, target: ReminderRunTarget, ref: ChatRef, index: int, editing: list[int]) -> None:
+        """Telegram refused to edit a part: the previous post's messages from it on are deleted and the parts
+        sent anew (all of them when it was the first part)."""
+        note = f"Telegram refused the edit ({self.edit_refusal})"
+        post = PreviousPost.DELETED
+        if index > 0:  # the first parts stay edited
+            note, post = f"parts {index + 1}–{len(self.parts)} sent anew: {note}", PreviousPost.EDITED
+        await in_db_thread(self._previous_recorded)(target, post, note, done=True)
+        await self._delete(ref, editing[index:])
 
     async def _pin(self, target: ReminderRunTarget, ref: ChatRef) -> None:
         """Pin the group's new post (its first message), without a notification, and unpin the previous run's
         pinned one; recorded at once, so a resume or a retry never pins twice."""
         ref = self.moved.get(ref.id, ref)
-        await self._telegram_step(lambda: self.gateway.pin_message(ref, target.message_ids[0]))
+        previous = (
+            None if target.previous_post == PreviousPost.DELETED else await in_db_thread(self._previous_post)(target)
+        )
+        kept = previous is not None and previous.pinned and previous.message_ids[0] == target.message_ids[0]
+        if not kept:  # an edited post pinned last time is pinned still
+            await self._telegram_step(lambda: self.gateway.pin_message(ref, target.message_ids[0]))
         await in_db_thread(self._target_step_done)(target, "pinned")
         target.pinned = True
-        if target.previous_removed:
-            return  # deleted, so no longer pinned
-        previous = await in_db_thread(self._previous_post)(target)
-        if previous is not None and previous.pinned and previous.message_ids[0]:
+        if previous is not None and previous.pinned and previous.message_ids[0] not in (None, target.message_ids[0]):
             await self._telegram_step(lambda: self.gateway.pin_message(ref, previous.message_ids[0], unpin=True))
 
     async def _telegram_step(self, call) -> None:

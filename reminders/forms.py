@@ -25,7 +25,7 @@ from accounts.selectors import chat_topics
 from core.forms import item_errors
 from reminders import selectors, services
 from reminders.media_types import ACCEPTED_TEXT
-from reminders.models import MediaFile, Reminder
+from reminders.models import Audience, MediaFile, Reminder
 from reminders.schedule import zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
 from telegram.formatting import PLAIN, FormatError, formatted_html
@@ -39,6 +39,7 @@ SECTION_OF = {
     "account": "message",
     "parts": "message",
     "targets": "groups",
+    "audiences": "groups",
     "timezone": "when",
     "window_start_hour": "when",
     "window_end_hour": "when",
@@ -51,6 +52,7 @@ SECTION_OF = {
     "link_preview": "message",
     "pin": "message",
     "replace_previous": "message",
+    "edit_in_place": "message",
 }
 TEXT, MEDIA, ALBUM = "text", "media", "album"
 CRONTAB, ONCE, MANUAL = "crontab", "once", "manual"
@@ -192,6 +194,9 @@ class ReminderForm(forms.Form):
     replace_previous = forms.BooleanField(
         label="Replace the previous run's post: it is deleted in each group before this one goes out", required=False
     )
+    edit_in_place = forms.BooleanField(
+        label="… or edited in place where the parts allow (text to text, one media to one media)", required=False
+    )
 
     def __init__(self, data=None, files=None, *, sections=SECTIONS, reminder: Reminder | None = None, initial=None):
         self.reminder = reminder
@@ -231,6 +236,7 @@ class ReminderForm(forms.Form):
             "link_preview": spec.link_preview,
             "pin": spec.pin,
             "replace_previous": spec.replace_previous,
+            "edit_in_place": spec.edit_in_place,
         }
 
     def _sender(self) -> TelegramAccount | None:
@@ -393,6 +399,18 @@ class ReminderForm(forms.Form):
             targets.append(TargetSpec(chat=row.chat, topic_id=topic))
         return targets
 
+    @cached_property
+    def audience_rows(self) -> list[tuple[Audience, bool]]:
+        """The sender's audiences, each with whether it is picked."""
+        if self.sender is None:
+            return []
+        if self.is_bound:
+            picked = {int(pk) for pk in self.data.getlist("audiences") if pk.isdecimal()}
+        else:
+            picked = {audience.pk for audience in self.current.audiences} if self.current else set()
+        audiences = selectors.audience_list(account=self.sender)
+        return [(audience, audience.pk in picked) for audience in audiences]
+
     def spec(self) -> ReminderSpec | None:
         """What the operator has entered so far, for the services; None until there is an account."""
         if self.sender is None:
@@ -410,9 +428,12 @@ class ReminderForm(forms.Form):
                 link_preview=self._cleaned("link_preview", spec.link_preview),
                 pin=self._cleaned("pin", spec.pin),
                 replace_previous=self._cleaned("replace_previous", spec.replace_previous),
+                edit_in_place=self._cleaned("edit_in_place", spec.edit_in_place),
             )
         if "groups" in self.sections:
-            changes.update(targets=self.target_specs())
+            changes.update(
+                targets=self.target_specs(), audiences=[audience for audience, picked in self.audience_rows if picked]
+            )
         if "when" in self.sections:
             kind = self._cleaned("schedule", MANUAL)
             changes.update(
@@ -483,7 +504,7 @@ class ReminderForm(forms.Form):
                             row.errors.append(_sentence(text))
                     else:
                         self.part_errors.append(text)
-            elif key == "targets":
+            elif key in ("targets", "audiences"):
                 self.target_errors.extend(
                     text if index is None else _sentence(text) for index, text in item_errors(items)
                 )

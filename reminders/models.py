@@ -51,6 +51,9 @@ class Reminder(models.Model):
     link_preview = models.BooleanField(default=True, help_text="Telegram shows a preview of the first link.")
     pin = models.BooleanField(default=False, help_text="Pin the post in each group, unpinning the previous run's.")
     replace_previous = models.BooleanField(default=False, help_text="Delete the previous run's post in each group.")
+    edit_in_place = models.BooleanField(
+        default=False, help_text="Replacing, edit the previous post in place where the parts allow (else delete it)."
+    )
     # When the schedule (crontab, one-off time, zone, on/off) last changed: slots due before it belonged to the
     # old schedule, and neither a late fire nor the catch-up serves them (services.slots).
     schedule_since = models.DateTimeField(default=now)
@@ -129,6 +132,68 @@ class ReminderTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.chat}" + (f" / topic {self.topic_id}" if self.topic_id else "")
+
+
+class AudienceKind(models.TextChoices):
+    FILTER = "filter", "Built by filters"
+    LIST = "list", "Imported list"
+
+
+class Audience(models.Model):
+    """A named, saved list of one account's groups (with topics) that reminders target. Built by filters over
+    the account's chats (kept, to check members against when a run is made and to build the list again) or
+    imported from a CSV; either way the list is what a run sends to."""
+
+    account = models.ForeignKey(TelegramAccount, on_delete=models.PROTECT, related_name="audiences")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=AudienceKind.choices, default=AudienceKind.FILTER)
+    # The filters (kind FILTER): blank or None matches anything.
+    title_contains = models.CharField(max_length=200, blank=True)
+    min_members = models.PositiveIntegerField(null=True, blank=True)
+    max_members = models.PositiveIntegerField(null=True, blank=True)
+    chat_type = models.CharField(max_length=20, blank=True, help_text="group or supergroup; blank for both.")
+    forum = models.BooleanField(null=True, blank=True, help_text="Forums only (yes), none (no), or both.")
+    created_at = models.DateTimeField(default=now)
+    updated_at = models.DateTimeField(default=now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="unique_audience_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AudienceMember(models.Model):
+    """A group of an audience; in a forum, optionally one topic (None = General)."""
+
+    audience = models.ForeignKey(Audience, on_delete=models.CASCADE, related_name="members")
+    chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
+    topic_id = models.PositiveIntegerField(null=True, blank=True, validators=[MaxValueValidator(TOPIC_ID_MAX)])
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audience", "chat", "topic_id"], name="unique_audience_member", nulls_distinct=False
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chat}" + (f" / topic {self.topic_id}" if self.topic_id else "")
+
+
+class ReminderAudience(models.Model):
+    """A reminder targets an audience: one in use is not deleted (services.audience_delete names the reminders)."""
+
+    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="audience_links")
+    audience = models.ForeignKey(Audience, on_delete=models.PROTECT, related_name="reminder_links")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["reminder", "audience"], name="unique_reminder_audience")]
+
+    def __str__(self) -> str:
+        return f"{self.reminder} → {self.audience}"
 
 
 class RunTrigger(models.TextChoices):
@@ -216,8 +281,8 @@ class ReminderRun(ClaimableRun):
     window_end_at = models.DateTimeField(null=True, blank=True)
     error_summary = models.TextField(blank=True)
     pause_cause = models.CharField(max_length=16, choices=PauseCause.choices, blank=True)
-    # {"silent", "link_preview", "pin", "replace_previous"} as the reminder had them when fired ({}: all off,
-    # link previews on; fired before they existed).
+    # {"silent", "link_preview", "pin", "replace_previous", "edit_in_place"} as the reminder had them when fired
+    # ({}: all off, link previews on; fired before they existed).
     options = models.JSONField(default=dict, blank=True)
     # A run made of another run's pending groups, handed to another account (reminder_run_move).
     moved_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="moved_to")
@@ -297,6 +362,14 @@ class TargetStatus(models.TextChoices):
     SKIPPED = "skipped", "Skipped"
 
 
+class PreviousPost(models.TextChoices):
+    """What Replace did with the previous run's post in a group."""
+
+    EDITED = "edited", "Edited in place"
+    DELETED = "deleted", "Deleted, sent anew"
+    NONE = "none", "None to replace"
+
+
 class ReminderRunTarget(models.Model):
     run = models.ForeignKey(ReminderRun, on_delete=models.CASCADE, related_name="targets")
     chat = models.ForeignKey(Chat, on_delete=models.PROTECT, related_name="+")
@@ -315,6 +388,9 @@ class ReminderRunTarget(models.Model):
     # Done once per group, recorded before the next step: a resume or a retry never deletes or pins twice.
     previous_removed = models.BooleanField(default=False)
     pinned = models.BooleanField(default=False)
+    # What Replace did (blank: not asked, or not yet), and why it did not edit when editing was asked.
+    previous_post = models.CharField(max_length=10, choices=PreviousPost.choices, blank=True)
+    previous_note = models.CharField(max_length=300, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)

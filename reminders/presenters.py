@@ -101,7 +101,10 @@ def eta_context(spec: ReminderSpec | None, *, draft_parts: int = 0) -> dict:
     if spec is None:
         note = "Choose the account that sends it to see how long it takes."
         return {**context, "parts": draft_parts, "eta_note": note}
-    parts, targets = len(spec.parts), len(spec.targets)
+    parts = len(spec.parts)
+    targets = selectors.reminder_groups_count(
+        targets=[(target.chat.pk, target.topic_id) for target in spec.targets], audiences=spec.audiences
+    )
     context.update(
         parts=parts,
         targets=targets,
@@ -161,7 +164,11 @@ def send_now_context(reminder: Reminder, *, active: ReminderRun | None = None) -
     every group needs its own confirm."""
     now = clock.now()
     window = DeliveryWindow.of(reminder)
-    parts, targets = len(reminder.parts.all()), len(reminder.targets.all())
+    parts = len(reminder.parts.all())
+    targets = selectors.reminder_groups_count(
+        targets=[(target.chat_id, target.topic_id) for target in reminder.targets.all()],
+        audiences=[link.audience_id for link in reminder.audience_links.all()],
+    )
     estimate = eta_estimate(
         targets=targets, parts=parts, fire_at=now, window=window, rate_per_minute=settings.REMINDER_MAX_SEND_PER_MINUTE
     )

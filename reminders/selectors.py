@@ -12,8 +12,11 @@ from accounts.models import AuthState, Chat, ChatTopic, TelegramAccount
 from reminders.models import (
     IN_FLIGHT,
     RUN_OUTCOME_FILTERS,
+    Audience,
+    AudienceMember,
     MediaFile,
     Reminder,
+    ReminderAudience,
     ReminderPart,
     ReminderRun,
     ReminderRunTarget,
@@ -29,6 +32,7 @@ def reminder_list(*, account_id: int | None = None) -> QuerySet[Reminder]:
     reminders = Reminder.objects.select_related("account").prefetch_related(
         Prefetch("parts", queryset=ReminderPart.objects.select_related("media").order_by("order")),
         Prefetch("targets", queryset=ReminderTarget.objects.select_related("chat").order_by("pk")),
+        Prefetch("audience_links", queryset=ReminderAudience.objects.order_by("pk")),
     )
     if account_id is not None:
         reminders = reminders.filter(account_id=account_id)
@@ -69,6 +73,8 @@ def reminder_spec(*, reminder: Reminder) -> ReminderSpec:
         link_preview=reminder.link_preview,
         pin=reminder.pin,
         replace_previous=reminder.replace_previous,
+        edit_in_place=reminder.edit_in_place,
+        audiences=[link.audience for link in reminder.audience_links.select_related("audience").order_by("pk")],
     )
 
 
@@ -219,17 +225,32 @@ def accounts_to_move_to(*, run: ReminderRun) -> list[TelegramAccount]:
     return list(candidates.order_by("phone"))
 
 
-REPORT_COLUMNS = ("group", "chat", "topic", "part", "status", "sent_at", "message_id", "album_message_ids", "error")
+REPORT_COLUMNS = (
+    "group",
+    "chat",
+    "topic",
+    "part",
+    "status",
+    "sent_at",
+    "message_id",
+    "album_message_ids",
+    "previous_post",
+    "error",
+)
 
 
 def reminder_run_report(*, run: ReminderRun) -> Iterator[dict]:
     """Every group of a run, one row per part, in the order they were fired: whether the part went out, when
     the group finished, the message it made (None when Telegram said it was sent before: its id is not known),
-    an album's other messages, and the group's error on the part it stopped at."""
+    an album's other messages, what Replace did with the previous run's post there (edited in place, or deleted
+    and sent anew, and why not edited), and the group's error on the part it stopped at."""
     parts = len(run.parts)
     album_parts = [index for index, part in enumerate(run.parts) if part.get("album")]
     for target in reminder_run_targets(run_id=run.pk).order_by("pk").iterator(chunk_size=500):
         album_ids = list(target.album_ids)
+        previous = target.get_previous_post_display() if target.previous_post else ""
+        if target.previous_note:
+            previous += f": {target.previous_note}"
         for index in range(parts):
             sent = index < target.parts_sent or target.status == TargetStatus.SENT
             message_id = target.message_ids[index] if index < len(target.message_ids) else None
@@ -247,5 +268,27 @@ def reminder_run_report(*, run: ReminderRun) -> Iterator[dict]:
                 "sent_at": target.finished_at if sent and target.status == TargetStatus.SENT else None,
                 "message_id": message_id if sent else None,
                 "album_message_ids": others,
+                "previous_post": previous,
                 "error": target.error if stopped_here else "",
             }
+
+
+def audience_list(*, account: TelegramAccount | None = None) -> QuerySet[Audience]:
+    """Audiences by name, with their groups and the reminders that target them."""
+    audiences = Audience.objects.select_related("account").prefetch_related(
+        Prefetch("members", queryset=AudienceMember.objects.select_related("chat").order_by("chat__title", "pk")),
+        "reminder_links__reminder",
+    )
+    if account is not None:
+        audiences = audiences.filter(account=account)
+    return audiences.order_by("name", "pk")
+
+
+def reminder_groups_count(*, targets: Iterable[tuple[int, int | None]], audiences: Sequence[Audience | int]) -> int:
+    """How many groups (and topics) a reminder goes to: its own (chat pk, topic) and its audiences' members,
+    each once (a run checks the audiences' when it is made, so it may send to fewer)."""
+    keys = set(targets)
+    if audiences:
+        members = AudienceMember.objects.filter(audience__in=list(audiences)).values_list("chat_id", "topic_id")
+        keys.update(members)
+    return len(keys)

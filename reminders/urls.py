@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reminders import views
+from reminders import audience_views, views
 
 app_name = "reminders"
 
@@ -17,6 +17,12 @@ urlpatterns = [
     path("reminders/<int:pk>/send-now/", views.reminder_send_now, name="send-now"),
     path("reminders/<int:pk>/test-send/", views.reminder_test_send, name="test-send"),
     path("reminders/<int:pk>/delete/", views.reminder_delete, name="delete"),
+    path("reminders/audiences/", audience_views.audience_list, name="audiences"),
+    path("reminders/audiences/new/", audience_views.audience_edit, name="audience-new"),
+    path("reminders/audiences/preview/", audience_views.audience_preview, name="audience-preview"),
+    path("reminders/audiences/import/", audience_views.audience_import, name="audience-import"),
+    path("reminders/audiences/<int:pk>/", audience_views.audience_edit, name="audience"),
+    path("reminders/audiences/<int:pk>/delete/", audience_views.audience_delete, name="audience-delete"),
     path("activity/", views.activity, name="activity"),
     path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),
     path("activity/runs/<int:pk>/row/", views.run_row, name="activity-run-row"),

@@ -181,6 +181,20 @@ class TelegramGateway(Protocol):
         album_random_id(random_id, index); a retried album returns duplicate=True instead of posting twice.
         The SentMessage is the first item's, the others' ids in album_ids."""
 
+    async def edit_message(
+        self,
+        chat: ChatRef,
+        message_id: int,
+        *,
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        media: MediaHandle | None = None,
+        link_preview: bool = True,
+    ) -> None:
+        """Edit the account's own message in place: its text (or caption) and entities, and its media when given.
+        The same content again is no error; a message gone is NotFound; one too old to edit (48 hours outside
+        channels) is a TelegramError with rpc MESSAGE_EDIT_TIME_EXPIRED."""
+
     async def delete_messages(self, chat: ChatRef, ids: Sequence[int]) -> None:
         """Delete the account's own messages for everyone; ids already gone are no error."""
 

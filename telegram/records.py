@@ -62,6 +62,7 @@ class ChatInfo:
     slow_mode_seconds: int = 0
     can_post: bool = False
     username: str = ""  # a person's or a public channel's @username, when it has one
+    members_count: int | None = None  # as Telegram last said; None when it did not
 
     @property
     def ref(self) -> ChatRef:

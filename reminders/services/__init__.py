@@ -5,9 +5,23 @@
 - summaries: what a stopped run says, and the notification it raises;
 - pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups;
 - slots: each schedule slot served by one run, the catch-up each minute, missed slots;
-- moved_groups: a basic group upgraded to a supergroup, followed by its reminders.
+- moved_groups: a basic group upgraded to a supergroup, followed by its reminders;
+- audiences: saved lists of an account's groups (by filters or a CSV), checked when a run is made.
 """
 
+from reminders.services.audiences import (
+    NO_LONGER_IN_AUDIENCE,
+    NOT_A_MEMBER,
+    AudienceError,
+    AudienceFilter,
+    AudienceMemberSpec,
+    audience_delete,
+    audience_filter_of,
+    audience_import,
+    audience_matches,
+    audience_members_checked,
+    audience_save,
+)
 from reminders.services.compose import (
     PartSpec,
     ReminderSpec,
@@ -65,6 +79,17 @@ from reminders.services.summaries import (
 )
 
 __all__ = [
+    "NO_LONGER_IN_AUDIENCE",
+    "NOT_A_MEMBER",
+    "AudienceError",
+    "AudienceFilter",
+    "AudienceMemberSpec",
+    "audience_delete",
+    "audience_filter_of",
+    "audience_import",
+    "audience_matches",
+    "audience_members_checked",
+    "audience_save",
     "GROUP_MIGRATED",
     "chat_migration_follow",
     "reminder_run_move",

@@ -24,8 +24,10 @@ from reminders.models import (
     IN_FLIGHT,
     RESUMABLE,
     WAITING,
+    Audience,
     MediaFile,
     Reminder,
+    ReminderAudience,
     ReminderPart,
     ReminderRun,
     ReminderRunTarget,
@@ -83,6 +85,9 @@ class ReminderSpec:
     link_preview: bool = True
     pin: bool = False
     replace_previous: bool = False
+    edit_in_place: bool = False
+    # Saved lists of the account's groups it also goes to (their members checked when a run is made).
+    audiences: Sequence[Audience] = ()
 
 
 # Media ----------------------------------------------------------------------------------------------------------
@@ -246,8 +251,11 @@ def _album_problem(part: PartSpec) -> str:
 
 
 def _validate_targets(spec: ReminderSpec, error) -> None:
-    if not spec.targets:
-        error("targets", "Pick at least one group.")
+    for audience in spec.audiences:
+        if audience.account_id != spec.account.pk:
+            error("audiences", f"“{audience}” lists {audience.account}'s groups, not {spec.account}'s.")
+    if not spec.targets and not spec.audiences:
+        error("targets", "Pick at least one group or audience.")
         return
     links = {
         link.chat_id: link
@@ -317,6 +325,7 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.link_preview = spec.link_preview
     reminder.pin = spec.pin
     reminder.replace_previous = spec.replace_previous
+    reminder.edit_in_place = spec.edit_in_place
     reminder.updated_at = clock.now()
     if _schedule_of(reminder) != schedule_before:
         reminder.schedule_since = reminder.updated_at
@@ -337,6 +346,10 @@ def _save(reminder: Reminder, spec: ReminderSpec) -> Reminder:
     reminder.targets.all().delete()
     ReminderTarget.objects.bulk_create(
         ReminderTarget(reminder=reminder, chat=target.chat, topic_id=target.topic_id) for target in spec.targets
+    )
+    reminder.audience_links.all().delete()
+    ReminderAudience.objects.bulk_create(
+        ReminderAudience(reminder=reminder, audience=audience) for audience in dict.fromkeys(spec.audiences)
     )
     reminder_schedule_sync(reminder=reminder)
     # a run waiting for the window waits for the window as it is now: its summary says when that opens

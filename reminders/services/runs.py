@@ -31,6 +31,7 @@ from reminders.models import (
 from reminders.schedule import (
     DeliveryWindow,
 )
+from reminders.services.audiences import audience_members_checked
 from reminders.services.summaries import (
     reminder_run_notifications_resolve,
     reminder_run_notify,
@@ -102,7 +103,12 @@ def _fire(
     reminder = Reminder.objects.select_related("account").get(pk=reminder.pk)
     parts = list(reminder.parts.order_by("order").values("text", "media_id", "caption", "format", "album"))
     targets = list(reminder.targets.order_by("pk").values_list("chat_id", "topic_id"))
-    if not parts or not targets:
+    audiences = [link.audience for link in reminder.audience_links.select_related("audience__account")]
+    # An audience's members are checked now: one the account left, or that no longer matches, is skipped.
+    members, skipped = audience_members_checked(audiences=audiences)
+    targets = list(dict.fromkeys([*targets, *members]))
+    skipped = {key: why for key, why in skipped.items() if key not in set(targets)}
+    if not parts or not (targets or skipped):
         raise ReminderStateError(f"“{reminder}” has no {'parts' if not parts else 'groups'} to send.")
     window = DeliveryWindow.of(reminder).containing(now)
     account = reminder.account
@@ -146,13 +152,15 @@ def _fire(
                 }
                 for p in parts
             ],
-            total=len(targets),
+            total=len(targets) + len(skipped),
             pending=len(targets),
+            skipped=len(skipped),
             options={
                 "silent": reminder.silent,
                 "link_preview": reminder.link_preview,
                 "pin": reminder.pin,
                 "replace_previous": reminder.replace_previous,
+                "edit_in_place": reminder.edit_in_place,
             },
             fired_at=now,
             window_end_at=window.end_at if window else None,
@@ -164,6 +172,18 @@ def _fire(
         ReminderRunTarget.objects.bulk_create(
             ReminderRunTarget(run=run, chat_id=chat_id, topic_id=topic_id, random_ids=[random_id_new() for _ in parts])
             for chat_id, topic_id in targets
+        )
+        ReminderRunTarget.objects.bulk_create(
+            ReminderRunTarget(
+                run=run,
+                chat_id=chat_id,
+                topic_id=topic_id,
+                random_ids=[random_id_new() for _ in parts],
+                status=TargetStatus.SKIPPED,
+                error=f"Skipped: {why}.",
+                finished_at=now,
+            )
+            for (chat_id, topic_id), why in skipped.items()
         )
         if enqueue and status == RunStatus.QUEUED:
             transaction.on_commit(lambda: reminder_run_enqueue(run.pk))

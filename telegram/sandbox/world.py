@@ -76,7 +76,8 @@ SCHEMA = (
         chat_id INTEGER NOT NULL, id INTEGER NOT NULL, topic INTEGER, sender TEXT, date REAL NOT NULL,
         text TEXT NOT NULL, random_id INTEGER, kind TEXT, document_id INTEGER, deleted INTEGER NOT NULL DEFAULT 0,
         grouped_id INTEGER, reply_to INTEGER, entities TEXT, silent INTEGER NOT NULL DEFAULT 0,
-        no_webpage INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (chat_id, id))""",
+        no_webpage INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0, edit_date REAL,
+        PRIMARY KEY (chat_id, id))""",
     "CREATE INDEX messages_random_id ON messages (chat_id, random_id)",
     # Messages a world file posts later (`arrives_after_seconds`), in the order they are due.
     """CREATE TABLE scheduled (
@@ -580,6 +581,7 @@ class World:
                     "silent": bool(row["silent"]),
                     "link_preview": not row["no_webpage"],
                     "pinned": bool(row["pinned"]),
+                    "edit_date": iso_date(row["edit_date"]) if row["edit_date"] is not None else None,
                     "random_id": row["random_id"],
                     "document": media if row["kind"] == "document" else None,
                     "photo": media if row["kind"] == "photo" else None,

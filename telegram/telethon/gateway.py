@@ -322,6 +322,7 @@ class TelethonGateway:
             type=CHANNEL if channel.broadcast else SUPERGROUP,
             forum=bool(channel.forum),
             slow_mode_seconds=slow_mode_seconds,
+            members_count=channel.participants_count,
             can_post=can_post,
             username=channel.username or "",
         )
@@ -756,6 +757,30 @@ class TelethonGateway:
         return replace(sent, album_ids=tuple(i for i in others if i is not None))
 
     @maps_errors
+    async def edit_message(
+        self,
+        chat: ChatRef,
+        message_id: int,
+        *,
+        text: str = "",
+        entities: Sequence[MessageEntity] = (),
+        media: MediaHandle | None = None,
+        link_preview: bool = True,
+    ) -> None:
+        request = functions.messages.EditMessageRequest(
+            peer=_input_peer(chat),
+            id=message_id,
+            message=text,
+            entities=[entity_to_tl(entity) for entity in entities],
+            media=_input_media(media) if media is not None else None,
+            no_webpage=not link_preview or None,
+        )
+        try:
+            await self._client(request)
+        except errors.MessageNotModifiedError:
+            return  # already says this: an edit retried after a crash
+
+    @maps_errors
     async def delete_messages(self, chat: ChatRef, ids: Sequence[int]) -> None:
         if chat.type in (GROUP, USER):
             await self._client(functions.messages.DeleteMessagesRequest(id=list(ids), revoke=True))
@@ -891,6 +916,7 @@ def _group_info(group: types.Chat) -> ChatInfo:
         title=group.title,
         type=GROUP,
         can_post=bool(group.creator or group.admin_rights) or not _banned(group.default_banned_rights),
+        members_count=group.participants_count,
     )
 
 

@@ -156,7 +156,7 @@ def test_a_one_off_time_and_no_schedule(api, world):
         ({"schedule": {"crontab": "0 9 * * *", "at": "2027-01-01T10:00:00Z"}}, "schedule:"),
         ({"schedule": {"at": "2020-01-01T10:00:00Z"}}, "schedule: The one-off time has already passed."),
         ({"targets": [{"chat": 999}]}, "targets: targets[0]: chat 999 is unknown"),
-        ({"targets": []}, "targets: Pick at least one group."),
+        ({"targets": []}, "targets: Pick at least one group or audience."),
         ({"parts": [{"caption": "alone"}]}, "parts: parts[0]: give a text or a media."),
         ({"parts": [{"media": 987654}]}, "parts:"),
         ({"parts": [{"text": "x", "format": "rtf"}]}, "parts:"),

@@ -29,7 +29,13 @@ def test_silent_posts_without_link_previews_are_recorded_so(fanout_world):
     run = execute(reminder_fire(reminder=reminder))
 
     assert run.status == RunStatus.SUCCESS, run.error_summary
-    assert run.options == {"silent": True, "link_preview": False, "pin": False, "replace_previous": False}
+    assert run.options == {
+        "silent": True,
+        "link_preview": False,
+        "pin": False,
+        "replace_previous": False,
+        "edit_in_place": False,
+    }
     for n in range(2):
         text, *album = posts(world, group_id(n))
         assert (text["silent"], text["link_preview"], text["pinned"]) == (True, False, False)

@@ -219,7 +219,7 @@ def test_next_checks_the_step_and_names_what_is_missing(operator, fanout_world):
     assert current_step(html) == "groups" and visible_sections(html) == ["groups"]
 
     html = htmx_post(operator, url, compose(step="groups", targets=[], action="goto-when"))
-    assert current_step(html) == "groups" and "Pick at least one group." in html
+    assert current_step(html) == "groups" and "Pick at least one group or audience." in html
 
 
 def test_parts_are_added_moved_and_removed_in_place(operator, fanout_world):
@@ -339,7 +339,7 @@ def test_save_with_an_error_goes_back_to_its_step(operator, fanout_world):
 
     html = htmx_post(operator, reverse("reminders:compose"), compose(step="review", targets=[], action="save"))
 
-    assert current_step(html) == "groups" and "Pick at least one group." in html
+    assert current_step(html) == "groups" and "Pick at least one group or audience." in html
     assert not Reminder.objects.exists()
 
 

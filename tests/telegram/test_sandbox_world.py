@@ -42,6 +42,7 @@ def test_design_example_loads_and_dumps_every_message(sandbox, design_world):
         "silent": False,
         "link_preview": True,
         "pinned": False,
+        "edit_date": None,
         "random_id": None,
         "document": None,
         "photo": None,

@@ -274,8 +274,8 @@ def test_list_chats_keeps_channels_supergroups_groups_and_people():
         ChatInfo(id=5, access_hash=25, title="Chat 5", type="supergroup", forum=True, can_post=True),
         ChatInfo(id=6, access_hash=30, title="Chat 6", type="supergroup", can_post=False),
         ChatInfo(id=7, access_hash=35, title="Chat 7", type="supergroup", slow_mode_seconds=30, can_post=True),
-        ChatInfo(id=8, access_hash=0, title="Group 8", type="group", can_post=True),
-        ChatInfo(id=9, access_hash=0, title="Group 9", type="group", can_post=False),
+        ChatInfo(id=8, access_hash=0, title="Group 8", type="group", can_post=True, members_count=3),
+        ChatInfo(id=9, access_hash=0, title="Group 9", type="group", can_post=False, members_count=3),
         ChatInfo(id=11, access_hash=1, title="Someone", type="user", can_post=True),
         ChatInfo(id=12, access_hash=2, title="Dana Prints", type="user", can_post=True, username="dana_prints"),
     ]

@@ -99,7 +99,12 @@ def entities(call: Call, chat_rows: list[dict], senders: set[str | None] = froze
     """The (chats, users) lists Telegram sends along with messages: every chat (and person) named, every sender."""
     phone = call.key["phone"]
     chats = [
-        tl.chat_entity(row, phone=phone, admin=call.world.membership(row["id"], phone) == "admin")
+        tl.chat_entity(
+            row,
+            phone=phone,
+            admin=call.world.membership(row["id"], phone) == "admin",
+            members_count=call.world.members_count(row["id"]),
+        )
         for row in chat_rows
         if row["type"] != USER
     ]

@@ -34,7 +34,7 @@ from core.formatting import format_duration
 from core.models import RunStatus
 from core.runs import run_finish
 from core.storage import storage_describe, storage_outage
-from ingestion import notifications, scanning, selectors
+from ingestion import edits, notifications, scanning, selectors
 from ingestion import services as ingestion_services
 from ingestion.cycle import (
     SCAN_COUNTERS,
@@ -55,6 +55,7 @@ from ingestion.rules import Rules
 from ingestion.selectors import Writer
 from ingestion.transfer_budget import TransferBudget
 from ingestion.uploading import UploadStage
+from packages import selectors as package_selectors
 from packages import services as package_services
 from packages.completeness import SetVerdict
 from packages.detection import ArchiveSet, group_sets, same_family, set_may_grow
@@ -203,15 +204,17 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
                         continue
                     last_id = last_ids.get(ref.id)
                     nothing_new = last_id is not None and last_id <= channel_map.scanned_through_message_id
-                    if action == scanning.CHECK and nothing_new:
+                    idle = action == scanning.CHECK and nothing_new
+                    if idle:
                         log.note(scanning.CHECK, f"{log.reason}: nothing new since the last scan")
                         await in_db_thread(scanning.scan_record_idle)(channel_map=channel_map)
-                        continue
-                    if action == scanning.CHECK:
+                    elif action == scanning.CHECK:
                         log.note(scanning.SCAN, f"{log.reason}: " + ("new messages" if last_id else "it failed"))
                     try:
-                        await self._scan_channel(reader, channel_map, ref, writer, last_id)
-                        if channel_map.channel.last_error:
+                        if not idle:
+                            await self._scan_channel(reader, channel_map, ref, writer, last_id)
+                        await self._take_edited(reader, channel_map, ref, writer)
+                        if channel_map.channel.last_error and not idle:
                             await in_db_thread(ingestion_services.channel_error_clear)(channel=channel_map.channel)
                     except (TargetForbidden, NotFound, TransientError) as exc:
                         # One unreachable channel does not stop the others; it is retried next cycle.
@@ -414,6 +417,32 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             retry_left=held,
         )
 
+    async def _take_edited(self, reader, channel_map: AccountChannelMap, ref: ChatRef, writer) -> None:
+        """Posts below the watermark whose file an edit replaced are taken again, as new content (ingestion.edits);
+        the watermarks stay where they are."""
+        if not channel_map.channel.chat.is_forum:
+            targets = [ScanTarget(channel_map, ref)]
+        else:
+            topics = await in_db_thread(selectors.map_topics)(channel_map=channel_map)
+            targets = [ScanTarget(channel_map, ref, topic) for topic in topics if topic.fetch_enabled]
+        if not targets:
+            return
+        through = max(target.holder.last_processed_message_id for target in targets)
+        edited = await edits.edited_posts(
+            reader, ref, chat_id=channel_map.channel.chat_id, through=through, call=self._call
+        )
+        for target in targets:
+            watermark = target.holder.last_processed_message_id
+            mine = [
+                message
+                for message in edited
+                if message.id <= watermark
+                and (target.topic is None or (message.topic_id or GENERAL_TOPIC_ID) == target.topic_id)
+            ]
+            if mine:
+                logger.info("%s: %d post(s) edited to hold another file, taken again", target.label, len(mine))
+                await self._process_messages(reader, target, mine, writer, watermark)
+
     def _sets_taken(self, target: ScanTarget, sets: list[ArchiveSet]) -> list[ArchiveSet]:
         """The sets the channel's rules take; the others are counted as filtered, never skipped: they hold no
         watermark and are not tried again (docs/operations.md, "What each channel takes")."""
@@ -522,6 +551,8 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         known = await in_db_thread(package_services.package_find)(
             document_ids=document_ids, source=(channel.chat_id, items[0].id)
         )
+        if known is not None and replaced_since(known, items):
+            known = None  # the post was edited to hold another file: new content, whatever its package was
         if known is not None and not known.reupload_needed:
             self.progress.add(duplicates=1)
             await in_db_thread(ingestion_services.skipped_package_resolve)(channel=channel, message_id=items[0].id)
@@ -738,6 +769,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         await in_db_thread(notifications.notifications_resolve_uploads)()
         self.progress.add(ingested=1)
         return Outcome(kind=OutcomeKind.INGESTED, package=package)
+
+
+def replaced_since(package: Package, items: list[DocumentMessage]) -> bool:
+    """Whether the set's posts were edited after its package was made and now hold files it does not know."""
+    edited = any(package_selectors.edited_after(item.edit_date, package) for item in items)
+    return edited and not set(package.telegram_document_ids) >= {item.document.id for item in items}
 
 
 def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:

@@ -163,6 +163,7 @@ def message(chat: dict, row: dict, *, phone: str, dc_id: int, document_row: dict
         id=row["id"],
         peer_id=peer(chat),
         date=date(row["date"]),
+        edit_date=date(row["edit_date"]) if row.get("edit_date") else None,
         message=row["text"],
         out=row["sender"] == phone,
         post=chat["type"] == CHANNEL,

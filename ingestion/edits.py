@@ -2,12 +2,13 @@
 
 The scan reads above the watermark only, so each cycle also reads the channel's documents posted within
 INGEST_EDIT_WINDOW_SECONDS at or below it: one request (the newest hundred), and only for a channel with
-packages from posts that recent (a database read decides, free). A post edited after its package was made
-whose document no package knows was replaced; it comes back with the other volumes of its set, so a set whose
-volume was replaced is taken again whole. Dedupe by SHA-256 still holds: the same bytes make no new package.
+packages made before this cycle from posts that recent (a database read decides, free). A post edited after
+its package was made whose document no package knows was replaced; it comes back with the other volumes of
+its set, so a set whose volume was replaced is taken again whole. Dedupe by SHA-256 still holds: the same
+bytes make no new package.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 
@@ -19,15 +20,18 @@ from telegram.records import ChatRef, DocumentMessage
 
 
 async def edited_posts(
-    reader: TelegramGateway, ref: ChatRef, *, chat_id: int, through: int, call
+    reader: TelegramGateway, ref: ChatRef, *, chat_id: int, through: int, cycle_started: datetime, call
 ) -> list[DocumentMessage]:
     """The posts at or below message `through` whose file was replaced since they were ingested, with the other
-    volumes of their sets, ascending; `call` wraps each request (the cycle's retry policy)."""
+    volumes of their sets, ascending; `call` wraps each request (the cycle's retry policy). Packages this cycle
+    made do not count: they were made from the posts as they are."""
     window = settings.INGEST_EDIT_WINDOW_SECONDS
     if not window or through <= 0:
         return []
     since = clock.now() - timedelta(seconds=window)
-    if not await in_db_thread(package_selectors.source_posts_since)(chat_id=chat_id, since=since):
+    if not await in_db_thread(package_selectors.source_posts_since)(
+        chat_id=chat_id, since=since, made_before=cycle_started
+    ):
         return []
     page = await call(lambda: reader.search_documents(ref, min_id=0, offset_id=through + 1, min_date=since))
     replaced = await in_db_thread(package_selectors.source_posts_replaced)(chat_id=chat_id, messages=page.messages)

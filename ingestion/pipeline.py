@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.ingest_limits import account_ingest_wait
 from accounts.models import TelegramAccount
 from accounts.services import account_mark_unusable
-from core import locks
+from core import clock, locks
 from core.crypto import unseal
 from core.db_thread import in_db_thread
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
@@ -97,6 +97,7 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
         self.interrupted = False  # stopped undecided (an outage, a lost lock): whole downloads are kept
         self.turns: dict[int, int] = {}  # sets each channel map uploaded this cycle (its share: Channel.share)
         self.more_left = False  # a channel's share ran out with sets left: the next cycle comes at once
+        self.started = clock.now()
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
@@ -429,7 +430,12 @@ class IngestionCycle(RunEngine, FetchStage, UploadStage, PreviewStage):
             return
         through = max(target.holder.last_processed_message_id for target in targets)
         edited = await edits.edited_posts(
-            reader, ref, chat_id=channel_map.channel.chat_id, through=through, call=self._call
+            reader,
+            ref,
+            chat_id=channel_map.channel.chat_id,
+            through=through,
+            cycle_started=self.started,
+            call=self._call,
         )
         for target in targets:
             watermark = target.holder.last_processed_message_id

@@ -371,10 +371,14 @@ def channel_passwords(*, chat_id: int) -> list[ChannelPassword]:
     return list(ChannelPassword.objects.filter(chat_id=chat_id).defer("password_sealed"))
 
 
-def source_posts_since(*, chat_id: int, since: datetime) -> bool:
-    """Whether the chat has a package from a post made since `since` (one an edit could have replaced)."""
+def source_posts_since(*, chat_id: int, since: datetime, made_before: datetime) -> bool:
+    """Whether the chat has a package from a post made since `since` (one an edit could have replaced), the
+    package made before `made_before` (one made from what was just read holds the post as it is)."""
     return Package.objects.filter(
-        source_chat_id=chat_id, source_message_id__isnull=False, source_posted_at__gte=since
+        source_chat_id=chat_id,
+        source_message_id__isnull=False,
+        source_posted_at__gte=since,
+        created_at__lt=made_before,
     ).exists()
 
 

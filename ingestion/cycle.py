@@ -40,6 +40,15 @@ class CycleInterrupted(Exception):
     """Stop this account's cycle cleanly; nothing unfinished is moved past."""
 
 
+class AccountRefused(Exception):
+    """Telegram refused an account of the cycle other than its reader (the destination's writer): the refusal
+    is that account's (accounts.sessions.account_refusal_record), not the reader's."""
+
+    def __init__(self, account: TelegramAccount, error: Exception):
+        super().__init__(f"{account}: {error}")
+        self.account, self.error = account, error
+
+
 class SetFailed(Exception):
     """This archive set is not taken now: it becomes a skipped package with `reason`."""
 

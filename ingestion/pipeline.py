@@ -20,9 +20,8 @@ from django.core.exceptions import ValidationError
 
 from accounts.ingest_limits import account_ingest_wait
 from accounts.models import TelegramAccount
-from accounts.services import account_mark_unusable
+from accounts.sessions import account_gateway, account_refusal_record
 from core import clock, locks
-from core.crypto import unseal
 from core.db_thread import in_db_thread
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
 from core.models import RunStatus
@@ -31,6 +30,7 @@ from ingestion import notifications, scanning, selectors
 from ingestion import services as ingestion_services
 from ingestion.cycle import (
     SCAN_COUNTERS,
+    AccountRefused,
     CycleContext,
     CycleInterrupted,
     Progress,
@@ -54,7 +54,7 @@ from telegram.errors import (
     TargetForbidden,
     TransientError,
 )
-from telegram.gateway import TelegramGateway, open_gateway
+from telegram.gateway import TelegramGateway
 from telegram.records import LAST_MESSAGE_BATCH, ChatRef
 from telegram.retry import TransientRetries
 
@@ -104,10 +104,10 @@ class IngestionCycle(RunEngine):
             except WorkStopped as stopped:
                 logger.info("Ingestion run %s: %s", self.run.pk, stopped)
                 return RunStatus.QUEUED
+            except AccountRefused as refused:
+                status, error = self._refused(refused.account, refused.error)
             except (AuthRequired, AccountRestricted) as exc:
-                account_mark_unusable(account=self.account, error=exc)
-                notifications.notify_account_unusable(account=self.account)
-                status, error = RunStatus.FAILED, f"{self.account}: {exc}"
+                status, error = self._refused(self.account, exc)
             except Exception as exc:
                 logger.exception("Ingestion run %s failed", self.run.pk)
                 status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
@@ -120,6 +120,13 @@ class IngestionCycle(RunEngine):
             self._come_back_for_waiting_sets()
             self._come_back_for_the_rest()
             return status
+
+    def _refused(self, account: TelegramAccount, exc: AuthRequired | AccountRestricted) -> tuple[str, str]:
+        """Telegram refused one of the cycle's accounts: it rests (PEER_FLOOD) or is marked unusable."""
+        if account_refusal_record(account=account, error=exc, doing=f"during ingestion run #{self.run.pk}"):
+            return RunStatus.PARTIAL, f"Stopped: {account} is resting ({exc}); the cycle goes on after the rest."
+        notifications.notify_account_unusable(account=account)
+        return RunStatus.FAILED, f"{account}: {exc}"
 
     def _come_back_for_the_rest(self) -> None:
         """A channel whose share of this cycle ran out (a backfill) goes on in the next cycle, queued at once, so
@@ -209,7 +216,14 @@ class IngestionCycle(RunEngine):
                         await in_db_thread(self._channel_unreachable)(channel_map, str(exc))
                         problems.append(f"{channel_map.channel.title}: {exc}")
                         log.note(scanning.FAILED, str(exc))
-                    except (CycleInterrupted, AuthRequired, AccountRestricted, WorkInterrupted, *OUTAGES) as exc:
+                    except (
+                        CycleInterrupted,
+                        AccountRefused,
+                        AuthRequired,
+                        AccountRestricted,
+                        WorkInterrupted,
+                        *OUTAGES,
+                    ) as exc:
                         log.note(scanning.FAILED, str(exc))
                         raise
                     except Exception as exc:
@@ -290,13 +304,13 @@ class IngestionCycle(RunEngine):
 
     async def _gateway(self, account: TelegramAccount) -> TelegramGateway:
         if account.pk not in self.gateways:
-            gateway = open_gateway(
-                phone=account.phone,
-                session=unseal(account.session_sealed),
-                transfer_budget=TransferBudget(account=account),
-            )
+            gateway = account_gateway(account=account, transfer_budget=TransferBudget(account=account))
             try:
                 await gateway.__aenter__()
+            except (AuthRequired, AccountRestricted) as exc:
+                if account.pk == self.account.pk:
+                    raise
+                raise AccountRefused(account, exc) from exc
             except SessionInUse as exc:
                 if account.pk == self.account.pk:
                     raise CycleInterrupted(f"{account} is busy in another process: {exc}") from exc

@@ -20,7 +20,7 @@ from core.formatting import format_duration
 from core.storage import storage_describe, storage_outage
 from ingestion import notifications
 from ingestion import services as ingestion_services
-from ingestion.cycle import CycleContext, CycleInterrupted, Outcome, OutcomeKind, ScanTarget, SetFailed
+from ingestion.cycle import AccountRefused, CycleContext, CycleInterrupted, Outcome, OutcomeKind, ScanTarget, SetFailed
 from ingestion.fetching import FetchStage, content_hash_of
 from ingestion.models import PENDING_REASONS, SkipReason
 from ingestion.previewing import PreviewStage
@@ -125,7 +125,15 @@ class SetStage:
                     "No destination channel with a logged-in writer account; choose one on the Channels page.",
                 )
             return await self._ingest(reader, target, archive_set, writer)
-        except (SetFailed, CycleInterrupted, AuthRequired, AccountRestricted, WorkInterrupted, *OUTAGES):
+        except (
+            SetFailed,
+            CycleInterrupted,
+            AccountRefused,
+            AuthRequired,
+            AccountRestricted,
+            WorkInterrupted,
+            *OUTAGES,
+        ):
             raise  # an outage (the database away) is not the set's fault
         except OSError as exc:
             if exc.errno == errno.ENOSPC:

@@ -13,13 +13,21 @@ from django.conf import settings
 
 from core.db_thread import in_db_thread
 from ingestion import notifications
-from ingestion.cycle import CycleContext, SetFailed, sleep_flood_wait
+from ingestion.cycle import AccountRefused, CycleContext, SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from packages import services as package_services
 from packages.catalog import catalog_line
 from packages.models import Package
-from telegram.errors import FileTooLarge, FloodWait, NotFound, TargetForbidden, TransientError
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    FileTooLarge,
+    FloodWait,
+    NotFound,
+    TargetForbidden,
+    TransientError,
+)
 from telegram.gateway import TelegramGateway
 from telegram.records import ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
@@ -135,6 +143,8 @@ class UploadStage:
                 except TransientError:
                     raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
                 continue
+            except (AuthRequired, AccountRestricted) as exc:
+                raise AccountRefused(writer.account, exc) from exc
             except (TargetForbidden, NotFound) as exc:
                 await in_db_thread(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc

@@ -66,7 +66,7 @@ class CycleContext:
     account: TelegramAccount
     progress: "Progress"
     staging: Path  # this run's own folder
-    started: datetime
+    started: datetime  # on the clock packages' created_at are written with (timezone.now)
     # Note progress (written every so often); stops here if the run was paused or canceled.
     report: Callable[..., Awaitable[None]]
     # One Telegram request: short FloodWaits slept through, network trouble retried (the cycle's policy).

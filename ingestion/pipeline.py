@@ -17,11 +17,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from accounts.ingest_limits import account_ingest_wait
 from accounts.models import TelegramAccount
 from accounts.sessions import account_gateway, account_refusal_record
-from core import clock, locks
+from core import locks
 from core.db_thread import in_db_thread
 from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
 from core.models import RunStatus
@@ -74,7 +75,7 @@ class IngestionCycle(RunEngine):
             account=self.account,
             progress=self.progress,
             staging=Path(settings.INGEST_STAGING_DIR) / f"run-{run.pk}",
-            started=clock.now(),
+            started=timezone.now(),
             report=self.progress_report,
             call=self._call,
             gateway=self._gateway,

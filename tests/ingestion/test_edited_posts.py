@@ -128,3 +128,24 @@ def test_the_edit_check_costs_one_request_and_only_for_recent_posts(ingest_world
     scan = ChannelScan.objects.get(run=idle)
     assert (scan.action, scan.requests) == (ScanAction.CHECK, 1), "one page of recent documents, nothing more"
     assert (idle.ingested, idle.duplicates) == (0, 0)
+
+
+def test_a_forum_post_edited_to_hold_another_file_is_taken_again_in_its_topic(ingest_world, settings):
+    settings.INGEST_EDIT_WINDOW_SECONDS = YEARS
+    topics = [{"id": 1, "title": "General"}, {"id": 42, "title": "Dragons"}]
+    messages = [
+        {"id": 3, "topic": 42, "document": {"name": "dragon.stl", "size": 700, "seed": 1}},
+        {"id": 4, "topic": 1, "document": {"name": "tile.stl", "size": 600, "seed": 2}},
+    ]
+    ingest_world(world(messages=messages, forum=True, topics=topics))
+    sandbox = World(settings.SANDBOX_PATH)
+    assert run_cycle().ingested == 2
+
+    replace(3)
+    second = run_cycle()
+
+    assert second.ingested == 1, second.error
+    new = Package.objects.get(source_message_id=3)
+    assert new.content_hash == sha256_of(sandbox, 3)
+    assert (new.source_topic_id, new.creator) == (42, "Dragons"), "taken in its own topic"
+    assert Package.objects.filter(source_message_id__isnull=True, source_message_ids=[3]).count() == 1

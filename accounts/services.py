@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount, phone_validator
+from accounts.sessions import account_gateway, account_mark_unusable
 from accounts.signals import chats_refreshed
 from core.crypto import SealBroken, reseal, seal, sealed_with_newest_key, unseal
 from core.errors import OperatorError
@@ -26,7 +27,7 @@ from telegram.errors import (
     TargetForbidden,
     TelegramError,
 )
-from telegram.gateway import TelegramGateway, open_gateway
+from telegram.gateway import TelegramGateway
 from telegram.records import GENERAL_TOPIC_ID, TOPICS_PAGE, USER, AccountInfo, ChatInfo, TopicInfo
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def gateway_call(*, account: TelegramAccount, action: Callable[[TelegramGateway]
     """
 
     async def _run():
-        async with open_gateway(phone=account.phone, session=unseal(account.session_sealed)) as gateway:
+        async with account_gateway(account=account) as gateway:
             result = await action(gateway)
             return result, gateway.export_session()
 
@@ -246,12 +247,6 @@ def account_gateway_call(*, account: TelegramAccount, action: Callable[[Telegram
         account_mark_unusable(account=account, error=exc)
         raise
     return result
-
-
-def account_mark_unusable(*, account: TelegramAccount, error: TelegramError) -> None:
-    account.auth_state = AuthState.EXPIRED if isinstance(error, AuthRequired) else AuthState.RESTRICTED
-    account.last_error = str(error)
-    account.save(update_fields=["auth_state", "last_error"])
 
 
 class AccountHasHistory(OperatorError):

@@ -81,8 +81,8 @@ def main() -> None:
 
         setattr(owner, name, wrapper)
 
-    timed(fetching.FetchStage, "_download", "download")
-    timed(uploading.UploadStage, "_upload", "upload")
+    timed(fetching.FetchStage, "download", "download")
+    timed(uploading.UploadStage, "upload", "upload")
     run = IngestionRun.objects.create(account=account, trigger="command")
     pipeline.ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
     run.refresh_from_db()

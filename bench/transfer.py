@@ -82,8 +82,8 @@ def child(args) -> None:
 
         setattr(owner, name, wrapper)
 
-    timed_stage(fetching.FetchStage, "_download", "download")
-    timed_stage(uploading.UploadStage, "_upload", "upload")
+    timed_stage(fetching.FetchStage, "download", "download")
+    timed_stage(uploading.UploadStage, "upload", "upload")
     sandbox_cpu = time_sandbox()
     fetching.hashlib = type("hashlib", (), {"sha256": CountingSha256})
 

@@ -1,20 +1,28 @@
-"""What the stages of an ingestion cycle share: its records and its two ways to stop.
+"""What the stages of an ingestion cycle share: the context each is given, its records and its two ways to stop.
 
-The stages (scan in `pipeline.py`, fetch in `fetching.py`, upload in `uploading.py`, record and index in
-`services.py`) run inside one async cycle; every database step is a synchronous service or selector called
+The stages are objects, each given the cycle's `CycleContext` (never the cycle itself): scan a channel
+(`scan_stage.py`), take one archive set (`taking.py`), fetch (`fetching.py`), upload (`uploading.py`), the
+posted photo as a preview (`previewing.py`); record and index are services of `ingestion` and `packages`. They
+run inside one async cycle (`pipeline.py`); every database step is a synchronous service or selector called
 through `core.db_thread.in_db_thread`, so the ORM never runs on the event loop and keeps the task thread's connection.
 """
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
+from accounts.models import TelegramAccount
 from ingestion.models import AccountChannelMap, IngestionRun, TopicProgress
 from packages.models import Package
 from telegram.errors import FloodWait
+from telegram.gateway import TelegramGateway
 from telegram.records import ChatRef
 
 
@@ -32,12 +40,45 @@ class CycleInterrupted(Exception):
     """Stop this account's cycle cleanly; nothing unfinished is moved past."""
 
 
+class AccountRefused(Exception):
+    """Telegram refused an account of the cycle other than its reader (the destination's writer): the refusal
+    is that account's (accounts.sessions.account_refusal_record), not the reader's."""
+
+    def __init__(self, account: TelegramAccount, error: Exception):
+        super().__init__(f"{account}: {error}")
+        self.account, self.error = account, error
+
+
 class SetFailed(Exception):
     """This archive set is not taken now: it becomes a skipped package with `reason`."""
 
     def __init__(self, reason: str, message: str):
         super().__init__(message)
         self.reason = reason
+
+
+@dataclass
+class CycleContext:
+    """What one account's cycle gives its stages: its run and progress, and the cycle's ways to talk to
+    Telegram. What the stages learn for the cycle to act on after (`waiting_until`, `more_left`) is noted here."""
+
+    run: IngestionRun
+    account: TelegramAccount
+    progress: "Progress"
+    staging: Path  # this run's own folder
+    started: datetime  # on the clock packages' created_at are written with (timezone.now)
+    # Note progress (written every so often); stops here if the run was paused or canceled.
+    report: Callable[..., Awaitable[None]]
+    # One Telegram request: short FloodWaits slept through, network trouble retried (the cycle's policy).
+    call: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+    # An account's gateway, opened once a cycle (the reader's, or the destination writer's).
+    gateway: Callable[[TelegramAccount], Awaitable[TelegramGateway]]
+    # Between two sets: lend the cycle's sessions to whoever waits for them, stop if an account started resting.
+    at_set_boundary: Callable[[], Awaitable[None]]
+    # Whether another process waits for a session this cycle holds (nothing then starts downloading early).
+    wanted_elsewhere: Callable[[], Awaitable[bool]]
+    waiting_until: float | None = None  # when the earliest set waiting for volumes settles
+    more_left: bool = False  # a channel's share ran out with sets left: the next cycle comes at once
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pathlib import Path
 from django.conf import settings
 
 from core.db_thread import in_db_thread
-from ingestion.cycle import SetFailed, sleep_flood_wait
+from ingestion.cycle import CycleContext, SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from ingestion.staging import PARTIAL_FOLDER, StagingFile, partial_resume_point, read_blocks
@@ -70,15 +70,21 @@ def content_hash_of(volume_hashes: list[str]) -> str:
 
 
 class FetchStage:
-    """Mixed into the cycle: uses its `account`, `progress`, `progress_report`, `_call` and `prefetching` (first
-    message id of a set → the task downloading it in the background)."""
+    """Finds documents and downloads volumes for one cycle, given its context; keeps what it learns for the
+    cycle: what each set's bytes said, the sets downloading in the background, the whole downloads."""
 
-    async def _history(
+    def __init__(self, context: CycleContext):
+        self.context = context
+        self.set_verdicts: dict[tuple[int, ...], SetVerdict] = {}  # what a set's bytes said, by its documents
+        self.prefetching: dict[int, asyncio.Task] = {}  # first message id of a set → the task downloading it
+        self.whole_downloads: dict[Path, Path] = {}  # staged volume → where its download is kept past the run
+
+    async def history(
         self, reader: TelegramGateway, ref: ChatRef, *, min_id: int, min_date: datetime | None = None
     ) -> list[DocumentMessage]:
-        return await documents_above(reader, ref, min_id=min_id, min_date=min_date, call=self._call)
+        return await documents_above(reader, ref, min_id=min_id, min_date=min_date, call=self.context.call)
 
-    async def _set_verdict(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> SetVerdict:
+    async def set_verdict_of(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet) -> SetVerdict:
         """What the set's volumes say about its being whole, from a few bytes read where they lie; asked once a
         cycle per set (a set already whole asks nothing: its documents do not change)."""
         items = archive_set.items
@@ -88,7 +94,7 @@ class FetchStage:
 
         async def read(index: int, offset: int, length: int) -> bytes:
             document = items[index].document
-            return await self._call(lambda: reader.read_range(ref, document, offset=offset, length=length))
+            return await self.context.call(lambda: reader.read_range(ref, document, offset=offset, length=length))
 
         kept = [
             await in_db_thread(package_selectors.raw_file_kept)(file_uid=str(item.document.id), size=item.document.size)
@@ -121,7 +127,7 @@ class FetchStage:
                 f"{free / 1024**3:.2f} GB are.",
             )
 
-    async def _fetch_set(
+    async def fetch_set(
         self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder: Path, writer: Writer, **options
     ) -> list[tuple[DocumentMessage, Path, str]]:
         """Every volume of the set: (item, staged path or None when its raw file is kept, volume sha256), in order."""
@@ -133,21 +139,21 @@ class FetchStage:
             volumes.append((item, path, volume_hash))
         return volumes
 
-    def _prefetch_start(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder, writer) -> None:
+    def prefetch_start(self, reader: TelegramGateway, ref: ChatRef, archive_set: ArchiveSet, folder, writer) -> None:
         """Download a set in the background (while the set before it uploads); `_prefetched` hands it over."""
-        task = asyncio.ensure_future(self._fetch_set(reader, ref, archive_set, folder, writer, foreground=False))
+        task = asyncio.ensure_future(self.fetch_set(reader, ref, archive_set, folder, writer, foreground=False))
         self.prefetching[archive_set.items[0].id] = task
 
-    async def _prefetched(self, archive_set: ArchiveSet) -> list[tuple[DocumentMessage, Path, str]] | None:
+    async def prefetched(self, archive_set: ArchiveSet) -> list[tuple[DocumentMessage, Path, str]] | None:
         """The volumes of a set downloaded in the background (waiting for the rest), or None if it was not."""
         task = self.prefetching.pop(archive_set.items[0].id, None)
         if task is None:
             return None
         if not task.done():
-            await self.progress_report(current_step="downloading")
+            await self.context.report(current_step="downloading")
         return await task
 
-    async def _prefetch_drop(self, *, keep: int | None = None) -> None:
+    async def prefetch_drop(self, *, keep: int | None = None) -> None:
         """Stop background downloads of sets other than `keep` (what they got so far stays for a resume)."""
         dropped = [task for first_id, task in self.prefetching.items() if first_id != keep]
         self.prefetching = {first_id: task for first_id, task in self.prefetching.items() if first_id == keep}
@@ -165,14 +171,14 @@ class FetchStage:
         )
         if kept is not None:
             return None, kept.hash
-        return await self._download(reader, ref, item, folder, **options)
+        return await self.download(reader, ref, item, folder, **options)
 
     @asynccontextmanager
-    async def _raw_files_local(self, raws, names: list[str], staged: list[Path | None], folder: Path):
+    async def raw_files_local(self, raws, names: list[str], staged: list[Path | None], folder: Path):
         """The set's volumes as local files for the upload: this worker's staged copies, or the kept copies read
         back from the storage (in a thread: the cycle keeps its heartbeat meanwhile)."""
         if any(path is None for path in staged):
-            await self.progress_report(current_step="reading the kept copy")
+            await self.context.report(current_step="reading the kept copy")
         files = raw_objects.raw_files_local(raws, names, staged=staged, under=folder)
         try:
             paths = await asyncio.to_thread(files.__enter__)
@@ -185,7 +191,7 @@ class FetchStage:
         finally:
             await asyncio.to_thread(files.__exit__, None, None, None)
 
-    async def _download(
+    async def download(
         self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage, folder: Path, *, foreground: bool = True
     ) -> tuple[Path, str]:
         """Stream one volume to disk, hashing in the same pass; resume from the offset on trouble, and from the
@@ -197,7 +203,7 @@ class FetchStage:
         volume_hash = hashlib.sha256()
         retries = TransientRetries(settings.INGEST_TRANSIENT_RETRIES)
         if foreground:
-            await self.progress_report(current_step="downloading")
+            await self.context.report(current_step="downloading")
         document = await self._fresh_document(reader, ref, item)
         offset = partial_resume_point(partial, size=document.size, part_size=PART_SIZE)
         if offset:
@@ -205,7 +211,7 @@ class FetchStage:
             for block in read_blocks(partial, offset):
                 volume_hash.update(block)
             if foreground:
-                self.progress.add(current_bytes_done=offset)
+                self.context.progress.add(current_bytes_done=offset)
         with StagingFile(partial, resume_at=offset) as sink:
             while offset < document.size:
                 try:
@@ -214,15 +220,17 @@ class FetchStage:
                             sink.write(chunk)
                             volume_hash.update(chunk)
                             offset += len(chunk)
-                            self.progress.add(bytes_downloaded=len(chunk))
+                            self.context.progress.add(bytes_downloaded=len(chunk))
                             if foreground:
-                                self.progress.add(current_bytes_done=len(chunk))
-                            if self.progress.due():
-                                await self.progress_report()
+                                self.context.progress.add(current_bytes_done=len(chunk))
+                            if self.context.progress.due():
+                                await self.context.report()
                     if offset < document.size:
                         raise TransientError(f"the download of {document.name} ended at {offset} of {document.size}")
                 except FloodWait as exc:
-                    await sleep_flood_wait(exc, account=self.account, doing=f"while downloading {document.name}")
+                    await sleep_flood_wait(
+                        exc, account=self.context.account, doing=f"while downloading {document.name}"
+                    )
                 except FileReferenceExpired:
                     document = await self._fresh_document(reader, ref, item)
                 except TransientError as exc:
@@ -236,9 +244,9 @@ class FetchStage:
 
     def _partial_path(self, document) -> Path:
         """Where this account downloads a document: kept past the run, so a later attempt resumes it."""
-        return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.account.pk}-{document.id}"
+        return Path(settings.INGEST_STAGING_DIR) / PARTIAL_FOLDER / f"{self.context.account.pk}-{document.id}"
 
-    def _downloads_keep(self) -> None:
+    def downloads_keep(self) -> None:
         """The run stops undecided (an outage, a lost lock): whole downloads still in its folder go back where
         the next attempt resumes downloads, instead of being fetched from Telegram again."""
         for path, partial in self.whole_downloads.items():
@@ -248,7 +256,7 @@ class FetchStage:
     async def _fresh_document(self, reader: TelegramGateway, ref: ChatRef, item: DocumentMessage):
         """Re-fetch the message right before downloading, so its file reference is fresh."""
         try:
-            fresh = await self._call(lambda: reader.get_messages(ref, [item.id]))
+            fresh = await self.context.call(lambda: reader.get_messages(ref, [item.id]))
         except TransientError as exc:
             raise SetFailed(SkipReason.DOWNLOAD_FAILED, f"{item.document.name}: {exc}") from exc
         message = fresh.get(item.id)

@@ -6,10 +6,12 @@ without one keeps the first image inside its archive, which the listing child th
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+from django.conf import settings
 
 from core.db_thread import in_db_thread
-from ingestion.cycle import ScanTarget
+from ingestion.cycle import CycleContext, ScanTarget
 from packages import previews
 from packages.models import Package
 from telegram.errors import AccountRestricted, AuthRequired, TelegramError
@@ -22,9 +24,16 @@ PHOTO_PAGES_MAX = 20  # photos read for previews per chat and cycle: 2,000 at mo
 
 
 class PreviewStage:
-    """Mixed into the cycle: uses its `photos`, `photos_since`, `photo_window` and `_call`."""
+    """The posted photo as a package's preview, for one cycle given its context; each chat's photos are read
+    once a cycle."""
 
-    def _photos_wanted_since(self, ref: ChatRef, messages: list[DocumentMessage]) -> None:
+    def __init__(self, context: CycleContext):
+        self.context = context
+        self.photos: dict[int, list[DocumentMessage]] = {}  # photos of each chat read this cycle
+        self.photos_since: dict[int, datetime] = {}  # since when the scan wants them
+        self.photo_window = settings.PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS
+
+    def photos_wanted_since(self, ref: ChatRef, messages: list[DocumentMessage]) -> None:
         if messages:
             self.photos_since[ref.id] = min(message.date for message in messages)
 
@@ -37,7 +46,7 @@ class PreviewStage:
             since = min(self.photos_since.get(chat_id, first.date), first.date) - timedelta(seconds=self.photo_window)
             photos, offset_id = [], 0
             for _ in range(PHOTO_PAGES_MAX):
-                page = await self._call(
+                page = await self.context.call(
                     lambda offset_id=offset_id: reader.search_photos(target.ref, min_date=since, offset_id=offset_id)
                 )
                 photos += page.messages
@@ -53,7 +62,7 @@ class PreviewStage:
             and (target.topic is None or (photo.topic_id or GENERAL_TOPIC_ID) == target.topic_id)
         ]
 
-    async def _photo_preview(
+    async def photo_preview(
         self, reader: TelegramGateway, target: ScanTarget, items: list[DocumentMessage], package: Package
     ) -> None:
         """The photo posted with the archive becomes its preview (one small download). A package without one

@@ -360,3 +360,9 @@ def channel_rules_described(*, channel: Channel) -> list[tuple[str, str]]:
         ("Size", sizes),
         ("Start", start),
     ]
+
+
+def accounts_resting(*, account_ids: list[int]) -> list[str]:
+    """Of these accounts, those resting now (accounts.pace), as "account (why)"."""
+    resting = TelegramAccount.objects.filter(pk__in=account_ids, resting_until__gt=timezone.now())
+    return [f"{account} ({account.rest_reason})" for account in resting]

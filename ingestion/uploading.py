@@ -13,13 +13,21 @@ from django.conf import settings
 
 from core.db_thread import in_db_thread
 from ingestion import notifications
-from ingestion.cycle import SetFailed, sleep_flood_wait
+from ingestion.cycle import AccountRefused, CycleContext, SetFailed, sleep_flood_wait
 from ingestion.models import SkipReason
 from ingestion.selectors import Writer
 from packages import services as package_services
 from packages.catalog import catalog_line
 from packages.models import Package
-from telegram.errors import FileTooLarge, FloodWait, NotFound, TargetForbidden, TransientError
+from telegram.errors import (
+    AccountRestricted,
+    AuthRequired,
+    FileTooLarge,
+    FloodWait,
+    NotFound,
+    TargetForbidden,
+    TransientError,
+)
 from telegram.gateway import TelegramGateway
 from telegram.records import ChatRef, DocumentMessage
 from telegram.retry import TransientRetries
@@ -35,9 +43,12 @@ def random_id_for(content_hash: str, part_index: int, generation: int = 0) -> in
 
 
 class UploadStage:
-    """Mixed into the cycle: uses its `progress`, `progress_report`, `_call` and `_gateway`."""
+    """Uploads a set's volumes to the destination for one cycle, given its context."""
 
-    async def _upload(
+    def __init__(self, context: CycleContext):
+        self.context = context
+
+    async def upload(
         self,
         writer: Writer,
         items: list[DocumentMessage],
@@ -49,7 +60,7 @@ class UploadStage:
         live: dict[str, int],
     ):
         """Each volume in order; one above the writer's limit goes as byte-split parts, checked before upload."""
-        gateway = await self._gateway(writer.account)
+        gateway = await self.context.gateway(writer.account)
         plan = package_services.upload_plan(
             volumes=[(item.document.name, item.document.size) for item in items],
             limit=writer.account.upload_limit_bytes,
@@ -60,7 +71,7 @@ class UploadStage:
             if len(parts) == 1:
                 part_paths[parts[0]] = source
                 continue
-            await self.progress_report(current_step="splitting")
+            await self.context.report(current_step="splitting")
             try:
                 written = await asyncio.to_thread(
                     package_services.volume_split,
@@ -75,7 +86,7 @@ class UploadStage:
                 )
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"Splitting failed: {exc}") from exc
             part_paths.update(zip(parts, written, strict=True))
-        await self.progress_report(
+        await self.context.report(
             current_step="uploading", current_bytes_done=0, current_bytes_total=sum(p.length for p in plan)
         )
         dest_ids = []
@@ -98,14 +109,14 @@ class UploadStage:
             dest_ids.append(message_id)
             if path.parent == folder:
                 path.unlink(missing_ok=True)
-            self.progress.add(bytes_uploaded=part.length, current_bytes_done=part.length)
-            await self.progress_report()
+            self.context.progress.add(bytes_uploaded=part.length, current_bytes_done=part.length)
+            await self.context.report()
         return dest_ids, [part.name for part in plan]
 
-    async def _live_parts(self, package: Package, writer: Writer) -> dict[str, int]:
+    async def live_parts(self, package: Package, writer: Writer) -> dict[str, int]:
         """Part name → message id of the parts of a package still in the destination, checked right now."""
-        gateway = await self._gateway(writer.account)
-        found = await self._call(lambda: gateway.get_messages(writer.ref, list(package.dest_message_ids)))
+        gateway = await self.context.gateway(writer.account)
+        found = await self.context.call(lambda: gateway.get_messages(writer.ref, list(package.dest_message_ids)))
         return {
             name: message_id
             for name, message_id in zip(package.dest_part_names, package.dest_message_ids, strict=False)
@@ -132,6 +143,8 @@ class UploadStage:
                 except TransientError:
                     raise SetFailed(SkipReason.UPLOAD_FAILED, f"{part.name}: {exc}") from exc
                 continue
+            except (AuthRequired, AccountRestricted) as exc:
+                raise AccountRefused(writer.account, exc) from exc
             except (TargetForbidden, NotFound) as exc:
                 await in_db_thread(notifications.notify_destination_unreachable)(error=f"{part.name}: {exc}")
                 raise SetFailed(SkipReason.UPLOAD_FAILED, f"The destination refused {part.name}: {exc}") from exc
@@ -149,7 +162,7 @@ class UploadStage:
     async def _find_uploaded(self, gateway: TelegramGateway, ref: ChatRef, part) -> int | None:
         offset_id: int | None = 0
         for _ in range(10):
-            page = await self._call(
+            page = await self.context.call(
                 lambda offset_id=offset_id: gateway.search_documents(ref, min_id=0, offset_id=offset_id)
             )
             for message in page.messages:

@@ -369,3 +369,43 @@ def package_password(*, package: Package) -> str:
 def channel_passwords(*, chat_id: int) -> list[ChannelPassword]:
     """A channel's archive passwords, oldest first, as hints (for operators: never the passwords)."""
     return list(ChannelPassword.objects.filter(chat_id=chat_id).defer("password_sealed"))
+
+
+def source_posts_since(*, chat_id: int, since: datetime, made_before: datetime) -> bool:
+    """Whether the chat has a package from a post made since `since` (one an edit could have replaced), the
+    package made before `made_before` (one made from what was just read holds the post as it is)."""
+    return Package.objects.filter(
+        source_chat_id=chat_id,
+        source_message_id__isnull=False,
+        source_posted_at__gte=since,
+        created_at__lt=made_before,
+    ).exists()
+
+
+def edited_after(edit_date: datetime | None, package: Package) -> bool:
+    """Whether a post's edit came after its package was made (Telegram's dates are whole seconds)."""
+    return edit_date is not None and edit_date >= package.created_at.replace(microsecond=0)
+
+
+def source_posts_replaced(*, chat_id: int, messages) -> dict[int, Package]:
+    """Of posts read again, those whose file was replaced since their package was made: edited after it, and
+    holding a document no package knows. Message id → the package the post still stands for (a caption-only
+    edit keeps the document, so it is none)."""
+    edited = {m.id: m for m in messages if m.edit_date is not None and m.document is not None}
+    if not edited:
+        return {}
+    known = set()
+    for document_ids in Package.objects.filter(
+        telegram_document_ids__overlap=[m.document.id for m in edited.values()]
+    ).values_list("telegram_document_ids", flat=True):
+        known.update(document_ids)
+    owners = Package.objects.filter(
+        source_chat_id=chat_id, source_message_id__isnull=False, source_message_ids__overlap=list(edited)
+    )
+    replaced = {}
+    for package in owners:
+        for message_id in package.source_message_ids:
+            message = edited.get(message_id)
+            if message is not None and message.document.id not in known and edited_after(message.edit_date, package):
+                replaced[message_id] = package
+    return replaced

@@ -25,9 +25,8 @@ from django.utils import timezone
 
 from accounts import pace
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
-from accounts.services import account_mark_unusable
+from accounts.sessions import account_gateway, account_refusal_record
 from core import locks, task_names
-from core.crypto import unseal
 from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
@@ -37,7 +36,6 @@ from core.ratelimit import BucketHalted, BucketUnavailable, Pace
 from core.runs import run_finish, run_hand_back, run_task_send
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
-from telegram.gateway import open_gateway
 from telegram.records import (
     CAPTION_MAX,
     GENERAL_TOPIC_ID,
@@ -51,7 +49,6 @@ from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
 
-PEER_FLOOD = "PEER_FLOOD"
 SEND_FAILED = "package_send_failed"
 
 
@@ -242,18 +239,13 @@ class _Copier(RunEngine):
             return None
         except _Stop as exc:
             error = str(exc)
-        except AccountRestricted as exc:
-            if exc.rpc == PEER_FLOOD:
-                # Telegram thinks the account spams: it rests (every send and run of it stops), it is not banned.
-                reason = f"Telegram answered {PEER_FLOOD} during send #{self.send.pk}"
-                pace.account_rest(account=self.account, reason=reason)
-                error = f"{self.account} rests ({reason}); send again after the rest."
+        except (AccountRestricted, AuthRequired) as exc:
+            # PEER_FLOOD rests the account (every send and run of it stops); else its login page says what to do.
+            doing = f"during send #{self.send.pk}"
+            if account_refusal_record(account=self.account, error=exc, doing=doing):
+                error = f"{self.account} rests (Telegram answered {exc.rpc} {doing}); send again after the rest."
             else:
-                account_mark_unusable(account=self.account, error=exc)  # its login page says what to do
                 error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
-        except AuthRequired as exc:
-            account_mark_unusable(account=self.account, error=exc)
-            error = f"{self.account} cannot send: {exc.rpc or exc}; log it in again or pick another account."
         except TelegramError as exc:
             logger.warning("Send #%s stopped: %s", self.send.pk, exc)
             error = f"{exc.rpc}: {exc}" if exc.rpc else str(exc)
@@ -323,7 +315,7 @@ class _Copier(RunEngine):
             return
         bucket = pace.account_bucket(account=self.account)
         target = refs[self.send.chat_id]
-        async with open_gateway(phone=self.account.phone, session=unseal(self.account.session_sealed)) as gateway:
+        async with account_gateway(account=self.account) as gateway:
             for part in parts:
                 retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
                 while True:

@@ -39,9 +39,8 @@ from django.utils import timezone
 
 from accounts import pace
 from accounts.models import AccountChat, PaceEventKind, TelegramAccount
-from accounts.services import account_mark_unusable
+from accounts.sessions import account_gateway, account_refusal_record
 from core import clock
-from core.crypto import unseal
 from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
@@ -60,7 +59,7 @@ from telegram.errors import (
     TransientError,
 )
 from telegram.formatting import PLAIN, FormatError, FormattedText
-from telegram.gateway import TelegramGateway, open_gateway
+from telegram.gateway import TelegramGateway
 from telegram.records import GROUP, ChatRef, MediaHandle, SentMessage
 from telegram.retry import TransientRetries
 
@@ -161,7 +160,8 @@ class Fanout(RunEngine):
             "active_seconds": self.run.active_seconds + time.monotonic() - started,
         }
         if self.stop_reason == StopReason.ACCOUNT_UNUSABLE:
-            account_mark_unusable(account=self.account, error=self.stop_error)
+            # PEER_FLOOD rested the account already (_peer_flood): what is left here makes it unusable.
+            account_refusal_record(account=self.account, error=self.stop_error, doing=f"during run #{self.run.pk}")
         pace.account_sends_tally(account=self.account, sends=self.messages_sent - self.tallied)
         status, summary, cause = self._ending(counts, error)
         if self.lost_claim or not run_finish(
@@ -405,10 +405,8 @@ class Fanout(RunEngine):
         queue = deque(targets)
         # Fan-out waits longer for the account's session than others: an ingestion cycle holding it hands it
         # over at its next set boundary.
-        async with open_gateway(
-            phone=self.account.phone,
-            session=unseal(self.account.session_sealed),
-            wait_seconds=settings.REMINDER_SESSION_WAIT_SECONDS,
+        async with account_gateway(
+            account=self.account, wait_seconds=settings.REMINDER_SESSION_WAIT_SECONDS
         ) as gateway:
             self.gateway = gateway
             progress = asyncio.create_task(self._keep_progress())

@@ -99,6 +99,7 @@ class DocumentMessage:
     photo: DocumentInfo | None = None
     grouped_id: int | None = None  # the album it was posted in
     reply_to_id: int | None = None  # the message it answers (not the forum topic it is in)
+    edit_date: datetime | None = None  # when the post was last edited (its file replaced, or its caption)
 
 
 @dataclass(frozen=True)

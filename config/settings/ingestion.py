@@ -19,6 +19,9 @@ INGEST_CONTINUE_SECONDS = envint("INGEST_CONTINUE_SECONDS", 5, minimum=1)
 # a set whose numbering may go on (its last volume as big as its first) waits up to INGEST_SET_OPEN_MAX_SECONDS.
 INGEST_SET_SETTLE_SECONDS = envint("INGEST_SET_SETTLE_SECONDS", 120, minimum=0)
 INGEST_SET_OPEN_MAX_SECONDS = envint("INGEST_SET_OPEN_MAX_SECONDS", 6 * 3600, minimum=0)
+# Posts made this long ago or less are read again each cycle for edits that replaced their file (one request
+# of a hundred documents a channel, only for a channel with packages from such posts); 0 turns it off.
+INGEST_EDIT_WINDOW_SECONDS = envint("INGEST_EDIT_WINDOW_SECONDS", 2 * 24 * 3600, minimum=0)
 # Free space kept on the staging disk beyond what a set needs (its download, and its split parts).
 INGEST_DISK_MARGIN_BYTES = envint("INGEST_DISK_MARGIN_BYTES", 256 * 1024**2, minimum=0)
 INGEST_PROGRESS_EVERY_SECONDS = 2

@@ -57,6 +57,7 @@ from ingestion.services.runs import (
     ingestion_cycle_start,
     ingestion_run_enqueue,
     ingestion_run_request,
+    run_progress_write,
 )
 from ingestion.services.skipped import (
     channel_rewind,
@@ -102,6 +103,7 @@ __all__ = [
     "ingestion_cycle_start",
     "ingestion_run_enqueue",
     "ingestion_run_request",
+    "run_progress_write",
     "skipped_package_record",
     "skipped_package_resolve",
     "skipped_package_retry",

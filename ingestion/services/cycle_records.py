@@ -108,6 +108,8 @@ def archive_set_record_upload(
 ) -> Package:
     """Phase one, right after the upload: the package stub (enough never to upload again)."""
     items = archive_set.items
+    # A post already in the catalog under another file was edited: its old package leaves it to this one.
+    package_services.package_source_release(chat_id=channel.chat_id, message_ids=[item.id for item in items])
     package = package_services.package_stub_create(
         content_hash=content_hash,
         file_name=archive_set.file_name,

@@ -122,3 +122,8 @@ def channel_ingest_now(*, channel: Channel) -> tuple[IngestionRun, bool]:
     if reader is None:
         raise ValidationError(f"No logged-in account reads {channel.title}; add a reader on the Channels page.")
     return ingestion_run_request(account=reader, trigger=IngestionTrigger.MANUAL, channel=channel)
+
+
+def run_progress_write(*, run: IngestionRun, fields: dict) -> None:
+    """A cycle's live progress (counters, the file and step at hand), written every so often while it works."""
+    IngestionRun.objects.filter(pk=run.pk).update(**fields)

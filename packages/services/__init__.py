@@ -26,6 +26,7 @@ from packages.services.identity import (
     package_remember_documents,
     package_reupload_request,
     package_reuploaded,
+    package_source_release,
     package_stub_create,
 )
 from packages.services.listings import (
@@ -97,6 +98,7 @@ __all__ = [
     "package_repack_recognise",
     "package_reupload_request",
     "package_reuploaded",
+    "package_source_release",
     "package_search_words_update",
     "package_skipped_copy_of",
     "package_stub_create",

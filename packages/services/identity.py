@@ -30,6 +30,14 @@ def package_remember_documents(*, package: Package, document_ids: list[int]) -> 
         package.save(update_fields=["telegram_document_ids"])
 
 
+def package_source_release(*, chat_id: int, message_ids: list[int]) -> int:
+    """These posts now hold other files (an edit replaced them): the packages made from what they held before
+    stay in the catalog, as the files were posted, and leave the posts to the packages of their new files."""
+    return Package.objects.filter(source_chat_id=chat_id, source_message_id__in=message_ids).update(
+        source_message_id=None
+    )
+
+
 def package_reupload_request(*, package: Package) -> None:
     """Its destination messages are gone: keep the package (row, listing, history) for a new upload."""
     Package.objects.filter(pk=package.pk).update(reupload_needed=True)

@@ -982,7 +982,8 @@ class World:
     def message_replace(self, chat_id: int, message_id: int, document: dict | None = None) -> int:
         """Put a new document under a message, as an edit that replaces its file does; returns the new document's
         id. `document` is a world-file document (one volume); without it the new file keeps the old one's name and
-        size with other bytes. The old file reference dies with the old document, as Telegram's does."""
+        size with other bytes. The old file reference dies with the old document, as Telegram's does; the message
+        carries the edit's date (edit_date), as an edited post does."""
         message = self.message(chat_id, message_id)
         if message is None or message["document_id"] is None:
             raise WorldError(f"Chat {chat_id} has no message {message_id} with a file to replace.")
@@ -997,7 +998,8 @@ class World:
         with self.transaction() as conn:
             document_id = document_insert(conn, row)
             conn.execute(
-                "UPDATE messages SET document_id = ? WHERE chat_id = ? AND id = ?", (document_id, chat_id, message_id)
+                "UPDATE messages SET document_id = ?, edit_date = ? WHERE chat_id = ? AND id = ?",
+                (document_id, clock(), chat_id, message_id),
             )
         return document_id
 

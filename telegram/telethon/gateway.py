@@ -996,6 +996,7 @@ def _document_message(chat: ChatRef, message: types.Message | types.MessageServi
         photo=photo,
         grouped_id=getattr(message, "grouped_id", None),
         reply_to_id=_reply_to_id(message),
+        edit_date=getattr(message, "edit_date", None),
     )
 
 

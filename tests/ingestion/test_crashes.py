@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 
 from core.models import RunStatus
-from ingestion import pipeline
+from ingestion import services as ingestion_services
 from ingestion.models import IngestionRun
 from ingestion.recovery import stubs_backfill
+from packages import services as package_services
 from packages.models import MetadataStatus, Package
 from telegram.sandbox.faults import SandboxCrash
 from tests.support.ingestion import ARCHIVES, run_cycle, uploads, world
@@ -35,7 +36,7 @@ def restart():
 
 def test_crash_after_the_upload_before_the_stub(ingest_world, monkeypatch):
     ingest_world(world(messages=ARCHIVES[:2]))
-    crash_once(monkeypatch, pipeline.ingestion_services, "archive_set_record_upload")
+    crash_once(monkeypatch, ingestion_services, "archive_set_record_upload")
 
     with pytest.raises(SandboxCrash):
         run_cycle()
@@ -53,7 +54,7 @@ def test_crash_after_the_upload_before_the_stub(ingest_world, monkeypatch):
 
 def test_crash_after_the_stub_before_the_metadata(ingest_world, monkeypatch):
     ingest_world(world(messages=ARCHIVES[:2]))
-    crash_once(monkeypatch, pipeline.package_services, "package_metadata_fill")
+    crash_once(monkeypatch, package_services, "package_metadata_fill")
 
     with pytest.raises(SandboxCrash):
         run_cycle()

@@ -39,9 +39,8 @@ def test_a_channel_that_became_private_raises_one_notification_per_day(ingest_wo
 
 
 def test_a_restricted_account_raises_a_notification(ingest_world):
-    ingest_world(
-        world(messages=[ZIP], faults=[{"op": "history", "account": READER, "error": "peer_flood", "times": 5}])
-    )
+    sandbox = ingest_world(world(messages=[ZIP]))
+    sandbox.account_update(READER, banned=True)  # USER_DEACTIVATED_BAN from then on
 
     run = run_cycle()
 
@@ -52,6 +51,19 @@ def test_a_restricted_account_raises_a_notification(ingest_world):
     assert notification.subject == f"account:{account.pk}"
     assert notification.title == "Account Reader A was restricted by Telegram"
     assert notification.url == reverse("accounts:list")
+
+
+def test_peer_flood_while_reading_rests_the_account_and_raises_no_notification(ingest_world):
+    ingest_world(
+        world(messages=[ZIP], faults=[{"op": "history", "account": READER, "error": "peer_flood", "times": 5}])
+    )
+
+    run = run_cycle()
+
+    assert run.status == RunStatus.PARTIAL and "is resting" in run.error
+    account = TelegramAccount.objects.get(phone=READER)
+    assert account.auth_state == AuthState.AUTHENTICATED and account.resting_until is not None
+    assert not Notification.objects.filter(type="account_unusable").exists()
 
 
 def test_no_destination_writer_raises_a_notification(ingest_world):

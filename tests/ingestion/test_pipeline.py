@@ -285,7 +285,7 @@ def test_without_a_destination_sets_are_skipped_for_retry(ingest_world):
 def test_a_cycle_whose_account_starts_resting_stops_at_the_next_set(ingest_world, monkeypatch):
     from accounts import pace
     from accounts.models import TelegramAccount
-    from ingestion import pipeline
+    from ingestion import taking
 
     ingest_world(
         world(
@@ -295,7 +295,7 @@ def test_a_cycle_whose_account_starts_resting_stops_at_the_next_set(ingest_world
             ]
         )
     )
-    original = pipeline.IngestionCycle._process
+    original = taking.SetStage.process
     processed = []
 
     async def process_then_rest(self, *args, **kwargs):
@@ -306,7 +306,7 @@ def test_a_cycle_whose_account_starts_resting_stops_at_the_next_set(ingest_world
             await in_db_thread(pace.account_rest)(account=reader, reason="PEER_FLOOD")
         return outcome
 
-    monkeypatch.setattr(pipeline.IngestionCycle, "_process", process_then_rest)
+    monkeypatch.setattr(taking.SetStage, "process", process_then_rest)
 
     run = run_cycle()
 

@@ -122,8 +122,8 @@ def record_stages(monkeypatch) -> list[tuple[str, str, float]]:
 
         monkeypatch.setattr(owner, name, wrapper)
 
-    timed(fetching.FetchStage, "_download", "download", lambda self, reader, ref, item, folder, **_: item.document.name)
-    timed(uploading.UploadStage, "_upload", "upload", lambda self, writer, items, *_: items[0].document.name)
+    timed(fetching.FetchStage, "download", "download", lambda self, reader, ref, item, folder, **_: item.document.name)
+    timed(uploading.UploadStage, "upload", "upload", lambda self, writer, items, *_: items[0].document.name)
     return events
 
 

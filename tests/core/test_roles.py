@@ -84,6 +84,7 @@ def test_nobody_gets_in_without_logging_in(client, url):
             assert response["Location"].startswith("/login/"), f"{method.upper()} {url} → {response['Location']}"
 
 
+@pytest.mark.large  # bench-sized: a sweep of the whole surface; `make test` runs it, `make test-fast` leaves it out
 def test_every_url_as_viewer_and_operator(people):
     problems = []
     for url in URLS:

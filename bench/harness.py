@@ -138,3 +138,18 @@ def ingest_once(*, chat_id: int | None = None, before=None):
     claimed.refresh_from_db()
     assert claimed.ingested == 1, claimed.error
     return claimed
+
+
+def reminder_pace_scaled(*, scale: int, burst: int) -> int:
+    """Set the reminder send pace `scale` times faster than real time (40 sends a minute, 200–500 ms between
+    parts, a bucket of `burst`), before Django starts; returns the sends a minute."""
+    import math
+
+    per_minute = 40 * scale
+    os.environ.update(
+        REMINDER_MAX_SEND_PER_MINUTE=str(per_minute),
+        REMINDER_SEND_BURST=str(burst),
+        REMINDER_PART_JITTER_MIN_MS=str(math.floor(200 / scale)),
+        REMINDER_PART_JITTER_MAX_MS=str(math.ceil(500 / scale)),
+    )
+    return per_minute

@@ -9,10 +9,6 @@ stages) and their ratio to C (goal: within 5 %).
 
 import argparse
 import os
-import time
-
-MB = 1_000_000
-MIB = 1024 * 1024
 
 
 def main() -> None:
@@ -27,66 +23,24 @@ def main() -> None:
     os.environ["TRANSFER_CONNECTIONS"] = "4"
     os.environ["TRANSFER_ACCOUNT_PARTS_IN_FLIGHT"] = str(2 * args.parts)
 
-    from bench.harness import bench_django
+    from bench.harness import MB, MIB, bench_django, ingest_once, one_document_world, stage_timer, world_authorize
 
     bench_django("bandwidth")
     from django.conf import settings
 
     from accounts.models import TelegramAccount
     from core.ratelimit import KEY_PREFIX
-    from core.runs import run_claim
-    from ingestion import fetching, pipeline, uploading
-    from ingestion.models import IngestionRun
-    from operations.sandbox import sandbox_authorize
-    from telegram.sandbox.loader import world_load
 
     size, cap = args.size_mib * MIB, int(args.cap_mb * MB)
-    phone = "+15550000001"
-    world_load(
-        settings.SANDBOX_PATH,
-        {
-            "network": {"rtt_ms": args.rtt_ms, "connection_bytes_per_s": int(args.connection_mb * MB)},
-            "accounts": [{"phone": phone, "first_name": "Reader"}],
-            "chats": [
-                {
-                    "id": 1001,
-                    "title": "Source",
-                    "type": "channel",
-                    "role": "source",
-                    "members": [phone],
-                    "messages": [{"id": 1, "document": {"name": "payload.zip", "size": size, "seed": 11}}],
-                },
-                {"id": 9000, "title": "Archive", "type": "channel", "role": "destination", "admins": [phone]},
-            ],
-        },
-    )
-    sandbox_authorize()
+    world_authorize(one_document_world(size=size, seed=11, rtt_ms=args.rtt_ms, connection_mb=args.connection_mb))
     account = TelegramAccount.objects.get()
     TelegramAccount.objects.filter(pk=account.pk).update(ingest_bytes_per_second=cap, ingest_spent_until=None)
     import redis
 
     redis.Redis.from_url(settings.REDIS_URL).delete(f"{KEY_PREFIX}transfer:account:{account.pk}")
 
-    seconds = {"download": 0.0, "upload": 0.0}
-
-    def timed(owner, name, stage):
-        original = getattr(owner, name)
-
-        async def wrapper(*a, **kw):
-            started = time.monotonic()
-            try:
-                return await original(*a, **kw)
-            finally:
-                seconds[stage] += time.monotonic() - started
-
-        setattr(owner, name, wrapper)
-
-    timed(fetching.FetchStage, "download", "download")
-    timed(uploading.UploadStage, "upload", "upload")
-    run = IngestionRun.objects.create(account=account, trigger="command")
-    pipeline.ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
-    run.refresh_from_db()
-    assert run.ingested == 1, run.error
+    seconds = stage_timer()
+    ingest_once()
 
     print(
         f"payload {size:,} bytes ({args.size_mib} MiB); {args.parts} parts in flight over 4 connections of "

@@ -8,13 +8,11 @@ whole run (goal 3: each photo once), and the send rate. The pace is time-scaled 
 """
 
 import argparse
-import math
-import os
 import time
 from collections import Counter
 
 from bench.fanout import BURST, GROUP_BASE, png, send_in_processes
-from bench.harness import bench_django
+from bench.harness import bench_django, reminder_pace_scaled
 
 SENDER = "+15550000401"
 TEXT = "🎉 **Black Friday**: __30% off__ every kit, ||code BF30|| — [shop](https://shop.example)"
@@ -27,13 +25,7 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=150, help="How many times faster than real time.")
     parser.add_argument("--rtt-ms", type=int, default=80, help="Telegram's round trip, in real time.")
     args = parser.parse_args()
-    per_minute = 40 * args.scale
-    os.environ.update(
-        REMINDER_MAX_SEND_PER_MINUTE=str(per_minute),
-        REMINDER_SEND_BURST=str(BURST),
-        REMINDER_PART_JITTER_MIN_MS=str(math.floor(200 / args.scale)),
-        REMINDER_PART_JITTER_MAX_MS=str(math.ceil(500 / args.scale)),
-    )
+    per_minute = reminder_pace_scaled(scale=args.scale, burst=BURST)
     work = bench_django("broadcast")
     from django.conf import settings
     from django.core.files.base import ContentFile

@@ -27,7 +27,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bench.harness import bench_django
+from bench.harness import bench_django, reminder_pace_scaled
 
 SENDERS = ("+15550000201", "+15550000202")
 GROUP_BASE = 800_000
@@ -128,13 +128,7 @@ def main() -> None:
     if args.only == "pace":
         return pace_learning(args)
 
-    per_minute = 40 * args.scale
-    os.environ.update(
-        REMINDER_MAX_SEND_PER_MINUTE=str(per_minute),
-        REMINDER_SEND_BURST=str(BURST),
-        REMINDER_PART_JITTER_MIN_MS=str(math.floor(200 / args.scale)),
-        REMINDER_PART_JITTER_MAX_MS=str(math.ceil(500 / args.scale)),
-    )
+    per_minute = reminder_pace_scaled(scale=args.scale, burst=BURST)
     work = bench_django("fanout")
     forget_paces()
     from django.conf import settings

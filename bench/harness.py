@@ -1,4 +1,4 @@
-"""Shared set-up for benchmarks: the local stack, a fresh database, a sandbox world.
+"""Shared set-up for benchmarks: the local stack, a fresh database, a sandbox world, one ingestion timed by stage.
 
 .venv/bin/python -m bench.ingest_datapath
 """
@@ -7,6 +7,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -47,3 +48,108 @@ def _recreate_database(admin_url: str, database: str, *, keep: bool = False) -> 
             return
         conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{database}"')
+
+
+# -- one ingestion through the sandbox server (transfer, bandwidth, ingest_datapath) ------------------------------
+
+MB = 1_000_000
+MIB = 1024 * 1024
+READER = "+15550000001"
+
+
+def one_document_world(
+    *,
+    size: int,
+    seed,
+    rtt_ms: int,
+    connection_mb: float,
+    bandwidth_bytes_per_s: int | None = None,
+    phone: str = READER,
+) -> dict:
+    """A world file: one reading account (its bandwidth capped by the world, or not), a source channel holding one
+    opaque document of `size` bytes, and the destination; the network is Telegram's shape (a round trip per request,
+    each connection passing `connection_mb` MB/s)."""
+    return {
+        "network": {"rtt_ms": rtt_ms, "connection_bytes_per_s": int(connection_mb * MB)},
+        "accounts": [{"phone": phone, "first_name": "Reader", "bandwidth_bytes_per_s": bandwidth_bytes_per_s}],
+        "chats": [
+            {
+                "id": 1001,
+                "title": "Source",
+                "type": "channel",
+                "role": "source",
+                "members": [phone],
+                "messages": [{"id": 1, "document": {"name": "payload.zip", "size": size, "seed": seed}}],
+            },
+            {"id": 9000, "title": "Archive", "type": "channel", "role": "destination", "admins": [phone]},
+        ],
+    }
+
+
+def world_authorize(world: dict) -> None:
+    """Load a world file into this benchmark's sandbox and log its accounts in."""
+    from django.conf import settings
+
+    from operations.sandbox import sandbox_authorize
+    from telegram.sandbox.loader import world_load
+
+    world_load(settings.SANDBOX_PATH, world)
+    sandbox_authorize()
+
+
+def stage_timer() -> dict[str, float]:
+    """Seconds the pipeline spends in its download and upload stages from now on, added up in the dict returned
+    ({"download", "upload"})."""
+    from ingestion import fetching, uploading
+
+    seconds = {"download": 0.0, "upload": 0.0}
+
+    def timed(owner, name, stage):
+        original = getattr(owner, name)
+
+        async def wrapper(*a, **kw):
+            started = time.monotonic()
+            try:
+                return await original(*a, **kw)
+            finally:
+                seconds[stage] += time.monotonic() - started
+
+        setattr(owner, name, wrapper)
+
+    timed(fetching.FetchStage, "download", "download")
+    timed(uploading.UploadStage, "upload", "upload")
+    return seconds
+
+
+def ingest_once(*, chat_id: int | None = None, before=None):
+    """One ingestion run of the only account (of one channel, or all), executed here; fails unless it ingested
+    exactly one package. `before` is called once the run is claimed, just before it executes (to start clocks)."""
+    from accounts.models import TelegramAccount
+    from core.runs import run_claim
+    from ingestion import pipeline
+    from ingestion.models import Channel, IngestionRun
+
+    channel = None if chat_id is None else Channel.objects.get(chat__telegram_id=chat_id)
+    run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command", channel=channel)
+    claimed = run_claim(model=IngestionRun, run_id=run.pk)
+    if before is not None:
+        before()
+    pipeline.ingestion_run_execute(run=claimed)
+    claimed.refresh_from_db()
+    assert claimed.ingested == 1, claimed.error
+    return claimed
+
+
+def reminder_pace_scaled(*, scale: int, burst: int) -> int:
+    """Set the reminder send pace `scale` times faster than real time (40 sends a minute, 200–500 ms between
+    parts, a bucket of `burst`), before Django starts; returns the sends a minute."""
+    import math
+
+    per_minute = 40 * scale
+    os.environ.update(
+        REMINDER_MAX_SEND_PER_MINUTE=str(per_minute),
+        REMINDER_SEND_BURST=str(burst),
+        REMINDER_PART_JITTER_MIN_MS=str(math.floor(200 / scale)),
+        REMINDER_PART_JITTER_MAX_MS=str(math.ceil(500 / scale)),
+    )
+    return per_minute

@@ -24,7 +24,7 @@ import statistics
 import time
 import types
 
-from bench.harness import bench_django
+from bench.harness import bench_django, ingest_once, world_authorize
 
 GIB = 1024**3
 
@@ -105,13 +105,7 @@ def main() -> None:
     size = args.size_mib * 1024 * 1024
     bench_django("datapath")
 
-    from django.conf import settings
-
-    from core.runs import run_claim
-    from ingestion import fetching, pipeline
-    from ingestion.models import Channel, IngestionRun
-    from operations.sandbox import sandbox_authorize
-    from telegram.sandbox.loader import world_load
+    from ingestion import fetching
 
     def source(chat_id: int, title: str, name: str, size: int, seed: int) -> dict:
         return {
@@ -140,17 +134,10 @@ def main() -> None:
             },
         ],
     }
-    world_load(settings.SANDBOX_PATH, world)
-    sandbox_authorize()
-
-    from accounts.models import TelegramAccount
+    world_authorize(world)
 
     def ingest(chat_id: int) -> None:
-        channel = Channel.objects.get(chat__telegram_id=chat_id)
-        run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command", channel=channel)
-        pipeline.ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
-        run.refresh_from_db()
-        assert run.ingested == 1, run.error
+        ingest_once(chat_id=chat_id)
 
     ingest(1000)
     sandbox_cpu = time_sandbox()

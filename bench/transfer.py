@@ -25,78 +25,35 @@ import subprocess
 import sys
 import time
 
-MB = 1_000_000
-MIB = 1024 * 1024
+from bench.harness import MB, MIB
 
 
 def child(args) -> None:
-    from bench.harness import bench_django
+    from bench.harness import MB, MIB, bench_django, ingest_once, one_document_world, stage_timer, world_authorize
 
     bench_django(f"transfer_{args.child}")
-    from django.conf import settings
-
     from bench.ingest_datapath import CountingSha256, sha256_cpu, time_sandbox
-    from core.runs import run_claim
-    from ingestion import fetching, pipeline, uploading
-    from ingestion.models import IngestionRun
-    from operations.sandbox import sandbox_authorize
-    from telegram.sandbox.loader import world_load
+    from ingestion import fetching
 
     size = args.size_mib * MIB
-    phone = "+15550000001"
-    world = {
-        "network": {"rtt_ms": args.rtt_ms, "connection_bytes_per_s": int(args.connection_mb * MB)},
-        "accounts": [
-            {
-                "phone": phone,
-                "first_name": "Reader",
-                "bandwidth_bytes_per_s": int(args.cap_mb * MB) if args.child == "capped" else None,
-            }
-        ],
-        "chats": [
-            {
-                "id": 1001,
-                "title": "Source",
-                "type": "channel",
-                "role": "source",
-                "members": [phone],
-                "messages": [{"id": 1, "document": {"name": "payload.zip", "size": size, "seed": args.child}}],
-            },
-            {"id": 9000, "title": "Archive", "type": "channel", "role": "destination", "admins": [phone]},
-        ],
-    }
-    world_load(settings.SANDBOX_PATH, world)
-    sandbox_authorize()
-
-    stage_seconds = {"download": 0.0, "upload": 0.0}
-
-    def timed_stage(owner, name, stage):
-        original = getattr(owner, name)
-
-        async def wrapper(*a, **kw):
-            started = time.monotonic()
-            try:
-                return await original(*a, **kw)
-            finally:
-                stage_seconds[stage] += time.monotonic() - started
-
-        setattr(owner, name, wrapper)
-
-    timed_stage(fetching.FetchStage, "download", "download")
-    timed_stage(uploading.UploadStage, "upload", "upload")
+    capped = int(args.cap_mb * MB) if args.child == "capped" else None
+    world_authorize(
+        one_document_world(
+            size=size,
+            seed=args.child,
+            rtt_ms=args.rtt_ms,
+            connection_mb=args.connection_mb,
+            bandwidth_bytes_per_s=capped,
+        )
+    )
+    stage_seconds = stage_timer()
     sandbox_cpu = time_sandbox()
     fetching.hashlib = type("hashlib", (), {"sha256": CountingSha256})
 
-    from accounts.models import TelegramAccount
-
-    run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command")
-    claimed = run_claim(model=IngestionRun, run_id=run.pk)
-    cpu_started, wall_started = time.process_time(), time.monotonic()
-    pipeline.ingestion_run_execute(run=claimed)
-    cpu = time.process_time() - cpu_started
-    wall = time.monotonic() - wall_started
-    claimed.refresh_from_db()
-    assert claimed.ingested == 1, claimed.error
+    started = {}
+    ingest_once(before=lambda: started.update(cpu=time.process_time(), wall=time.monotonic()))
+    cpu = time.process_time() - started["cpu"]
+    wall = time.monotonic() - started["wall"]
     print(
         json.dumps(
             {

@@ -32,6 +32,9 @@ def _loaded(config: SchemathesisConfig | None = None):
     return loaded.exclude(path="/api/auth/token/")
 
 
+# Bench-sized: the whole API fuzzed, a few examples per operation; `make test` runs it, `make test-fast` leaves it out.
+pytestmark = pytest.mark.large
+
 schema = _loaded()
 negative_schema = _loaded(
     SchemathesisConfig.from_dict({"generation": {"mode": "negative"}, "phases": {"coverage": {"enabled": True}}})

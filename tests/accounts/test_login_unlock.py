@@ -79,6 +79,7 @@ def _axes_lines(extra_env: dict) -> int:
     return (result.stdout + result.stderr).count("AXES: BEGIN")
 
 
+@pytest.mark.processes  # starts OS processes
 def test_axes_says_begin_only_in_the_process_that_serves_logins():
     assert _axes_lines({"AXES_VERBOSE": "false"}) == 0  # worker, beat, Flower, every manage.py command
     assert _axes_lines({"AXES_VERBOSE": "true"}) == 1  # the web process (Procfile)

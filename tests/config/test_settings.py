@@ -97,11 +97,13 @@ def _manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.processes  # starts OS processes (manage.py in a subprocess)
 def test_production_settings_pass_the_deploy_checks(tmp_path):
     result = _manage(_production_env(tmp_path), "check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode == 0, f"manage.py check --deploy failed:\n{result.stdout}\n{result.stderr}"
 
 
+@pytest.mark.processes  # starts OS processes (manage.py in a subprocess)
 def test_flower_starts_in_production_without_the_session_keys(tmp_path):
     env = _production_env(tmp_path, STASHCAST_SESSION_KEYS=None, STASHCAST_PROCESS="flower")
     result = _manage(env, "check")
@@ -128,6 +130,7 @@ def test_production_refuses_to_start_misconfigured(tmp_path, overrides, message)
     assert message in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.processes  # starts OS processes (manage.py in a subprocess)
 def test_the_heartbeat_period_follows_the_stale_threshold(tmp_path):
     env = _production_env(tmp_path, WORK_STALE_AFTER_SECONDS="60")
     result = _manage(env, "shell", "-c", "from django.conf import settings; print(settings.WORK_HEARTBEAT_SECONDS)")

@@ -70,6 +70,7 @@ def test_every_write_of_the_api_leaves_one_entry_naming_its_actor(api, admin_use
     assert not missed, f"{len(missed)} of {len(writes)} API writes not audited once by their actor: {missed}"
 
 
+@pytest.mark.large  # bench-sized: a sweep of the whole surface; `make test` runs it, `make test-fast` leaves it out
 def test_every_post_of_the_pages_leaves_one_entry_naming_its_actor(admin_user):
     # A view that fails is answered 500 by Django, and still leaves its entry.
     client = Client(raise_request_exception=False)

@@ -57,6 +57,7 @@ def every_url() -> list[str]:
     return sorted(set(found))
 
 
+@pytest.mark.large  # bench-sized: a sweep of the whole surface; `make test` runs it, `make test-fast` leaves it out
 def test_every_post_without_the_csrf_token_is_refused_htmx_or_not(admin_user):
     client = Client(enforce_csrf_checks=True)
     client.force_login(admin_user)

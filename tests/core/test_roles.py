@@ -105,6 +105,7 @@ def _log_in_again(clients) -> None:
         client.force_login(users.get(username=name))
 
 
+@pytest.mark.large  # bench-sized: a sweep of the whole surface; `make test` runs it, `make test-fast` leaves it out
 def test_every_url_as_viewer_and_operator(people):
     problems = []
     for url in URLS:

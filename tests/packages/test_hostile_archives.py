@@ -257,6 +257,7 @@ def test_a_very_long_document_name_keeps_its_end_and_fits_a_filesystem():
 # -- counts, memory, time ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.large  # bench-sized: a hundred thousand entries
 def test_a_hundred_thousand_entries_list_in_bounded_time_and_memory(tmp_path):
     path = hostile.many_entries_zip(tmp_path / "many.zip", 100_000)
 

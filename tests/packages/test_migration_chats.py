@@ -76,6 +76,7 @@ def world_before(apps):
     }
 
 
+@pytest.mark.large  # bench-sized: migrates a database back and forth
 @pytest.mark.django_db(transaction=True)
 def test_packages_keep_their_chats_topic_titles_and_run_across_the_move():
     try:

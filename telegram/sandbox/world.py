@@ -25,7 +25,7 @@ from telethon.crypto import AuthKey
 from telethon.sessions import StringSession
 
 from telegram.records import GENERAL_TOPIC_ID, GROUP, USER
-from telegram.sandbox import content
+from telegram.sandbox import bot_tables, content
 from telegram.sandbox.faults import FaultError, fault_parse
 
 DB_NAME = "world.sqlite3"
@@ -89,6 +89,7 @@ SCHEMA = (
     """CREATE TABLE calls (
         phone TEXT NOT NULL, method TEXT NOT NULL, connecting INTEGER NOT NULL, count INTEGER NOT NULL,
         PRIMARY KEY (phone, method, connecting))""",
+    *bot_tables.SCHEMA,
 )
 TABLES = (
     "meta",
@@ -108,6 +109,7 @@ TABLES = (
     "scheduled",
     "faults",
     "calls",
+    *bot_tables.TABLES,
 )
 ACCOUNT_FIELDS = (
     "first_name",

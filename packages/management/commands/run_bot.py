@@ -1,0 +1,50 @@
+import asyncio
+import logging
+import time
+
+from django.core.management.base import BaseCommand
+
+from core.db_thread import in_db_thread
+from packages.bot import services
+from packages.bot.runner import bot_run
+from telegram.errors import AuthRequired, SessionInUse, TelegramError
+
+log = logging.getLogger(__name__)
+OFF_CHECK_SECONDS = 10  # how often a bot that is off (or has no token) looks whether an operator turned it on
+RETRY_SECONDS = 30  # after Telegram refused the token, or another process runs this bot
+
+
+class Command(BaseCommand):
+    help = "Run the members' bot (one process per bot token): it waits while the bot is off on the Bot page."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="stop when the bot is turned off instead of waiting")
+
+    def handle(self, *args, once: bool, **options):
+        said_off = False
+        while True:
+            bot = services.bot_settings_get()
+            token = services.bot_token()
+            if not (bot.enabled and token):
+                if once:
+                    return
+                if not said_off:
+                    log.info("The bot is off (or has no token): turn it on on the Bot page.")
+                    said_off = True
+                time.sleep(OFF_CHECK_SECONDS)
+                continue
+            said_off = False
+            try:
+                asyncio.run(self._run(token))
+            except (AuthRequired, SessionInUse) as exc:
+                log.warning("The bot did not start: %s", exc)
+                time.sleep(RETRY_SECONDS)
+            except TelegramError as exc:
+                log.warning("The bot stopped: %s", exc)
+                time.sleep(RETRY_SECONDS)
+            if once:
+                return
+
+    async def _run(self, token: str) -> None:
+        await bot_run(token=token, stop=asyncio.Event())
+        await in_db_thread(services.bot_activity_add)(person=None, kind="stopped", text="The bot was turned off.")

@@ -2,7 +2,7 @@ import asyncio
 import logging
 import time
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from core.db_thread import in_db_thread
 from packages.bot import services
@@ -19,8 +19,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="stop when the bot is turned off instead of waiting")
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="exit 0 when the bot has a token (the Bot page's or TELEGRAM_BOT_TOKEN)",
+        )
 
-    def handle(self, *args, once: bool, **options):
+    def handle(self, *args, once: bool, check: bool, **options):
+        if check:
+            if not services.bot_token():
+                raise CommandError("The bot has no token: set one on the Bot page or in TELEGRAM_BOT_TOKEN.")
+            return
         said_off = False
         while True:
             bot = services.bot_settings_get()

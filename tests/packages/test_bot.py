@@ -4,6 +4,7 @@ archive channel's documents; its rules (who may use it, a daily limit, one send 
 subscriptions told once."""
 
 import asyncio
+import json
 from datetime import datetime
 
 import pytest
@@ -96,12 +97,12 @@ async def until(read, *, seconds: float = 15):
     raise AssertionError("the bot did not answer in time")
 
 
-def with_bot(scenario):
+def with_bot(scenario, token: str = TOKEN):
     """Run the bot process's loop while `scenario()` plays a person's part; stop it after."""
 
     async def main():
         stop, started = asyncio.Event(), asyncio.Event()
-        running = asyncio.create_task(bot_run(token=TOKEN, stop=stop, started=started))
+        running = asyncio.create_task(bot_run(token=token, stop=stop, started=started))
         await asyncio.wait([running, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
         if running.done():
             running.result()
@@ -316,3 +317,18 @@ def test_run_bot_check_says_whether_the_bot_has_a_token(settings):
     bot_settings_update(enabled=False, token=TOKEN, audience="everyone", allowed_user_ids=[], sends_per_day=5)
     call_command("run_bot", "--check")
     assert BotSettings.objects.get().token_sealed != TOKEN, "kept sealed"
+
+
+def test_dana_talks_to_the_demo_worlds_bot(sandbox, settings):
+    world = sandbox(json.loads((settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json").read_text()))
+    call_command("demo_bot")
+    bot = BotSettings.objects.get()
+    assert bot.enabled and bot.audience == "everyone"
+
+    async def scenario():
+        say(world, "/start")
+        return await until(lambda: from_bot(world))
+
+    (answer,) = with_bot(scenario, token="7000001:DEMO")
+    assert answer["text"].startswith("I search the archive")
+    assert BotSettings.objects.get().username == "stash_bot"

@@ -98,6 +98,10 @@ class TelegramGateway(Protocol):
         """Add the account with this phone number to a channel this account administers, as an admin who posts
         (contacts.resolvePhone, channels.inviteToChannel, channels.editAdmin)."""
 
+    async def add_channel_bot(self, chat: ChatRef, *, username: str) -> None:
+        """Make a bot (by its @username) an admin who may post in a channel this account administers. NotFound
+        when the username is no bot; TargetForbidden when the account is no admin there."""
+
     # Reading
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
         """Last message id per chat id, in one request per LAST_MESSAGE_BATCH chats."""

@@ -9,7 +9,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.models import AccountChat, AuthState, Chat
+from accounts.services import account_gateway_call
 from core.crypto import SealBroken, seal, unseal
+from core.errors import OperatorError
 from packages.models import (
     BotActivity,
     BotAudience,
@@ -64,6 +67,36 @@ def bot_token() -> str:
 
 def bot_username_set(*, username: str) -> None:
     BotSettings.objects.filter(pk=1).update(username=username)
+
+
+def bot_admin_choices() -> list[Chat]:
+    """Channels a logged-in account may post in: where an operator can make the bot an admin."""
+    links = AccountChat.objects.filter(can_post=True, account__auth_state=AuthState.AUTHENTICATED)
+    return list(Chat.objects.filter(type="channel", account_links__in=links).distinct().order_by("title"))
+
+
+def bot_make_admin(*, chat_id: int) -> str:
+    """Make the bot an admin of a channel (the archive channel: it reads the files it sends there), by a logged-in
+    account that posts there; what happened, in words. OperatorError when it cannot be done."""
+    bot = bot_settings_get()
+    if not bot.username:
+        raise OperatorError("Turn the bot on first: it learns its @username when it starts.")
+    link = (
+        AccountChat.objects.select_related("account", "chat")
+        .filter(chat_id=chat_id, can_post=True, account__auth_state=AuthState.AUTHENTICATED)
+        .first()
+    )
+    if link is None:
+        raise OperatorError("No logged-in account posts in that channel; choose one an account administers.")
+    chat = link.chat
+    account_gateway_call(
+        account=link.account,
+        action=lambda gateway: gateway.add_channel_bot(
+            ChatRef(id=chat.telegram_id, access_hash=link.access_hash, type=chat.type), username=bot.username
+        ),
+    )
+    bot_activity_add(person=None, kind="admin", text=f"@{bot.username} made an admin of {chat.title}")
+    return f"@{bot.username} is now an admin of {chat.title}, by {link.account.phone}."
 
 
 def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerson:

@@ -4,8 +4,10 @@ daily limit, and block people; viewers read it; the console lists the bot's peop
 import pytest
 from django.urls import reverse
 
-from core.crypto import unseal
+from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
+from core.crypto import seal, unseal
 from packages.models import BotActivity, BotDelivery, BotPerson, BotSettings, BotSubscription, Package
+from telegram.sandbox.world import chat_access_hash
 
 pytestmark = pytest.mark.django_db
 TOKEN = "7000001:AAEsecret"
@@ -77,3 +79,34 @@ def test_a_viewer_reads_the_page_and_changes_nothing(client, django_user_model):
     assert "People on the allow-list: 7001" in text and 'name="token"' not in text
     assert client.post(reverse("bot:settings"), settings_form()).status_code == 403
     assert BotSettings.objects.get().enabled is False
+
+
+def test_an_operator_makes_the_bot_an_admin_of_the_archive_channel_by_an_account_there(operator, sandbox):
+    phone = "+15550000001"
+    world = sandbox(
+        {
+            "accounts": [{"phone": phone}],
+            "bots": [{"id": 7000001, "username": "stash_bot", "token": "7000001:TEST"}],
+            "chats": [{"id": 3001, "title": "Archive", "type": "channel", "admins": [phone]}],
+        }
+    )
+    account = TelegramAccount.objects.create(
+        phone=phone, auth_state=AuthState.AUTHENTICATED, session_sealed=seal(world.session_issue(phone))
+    )
+    chat = Chat.objects.create(telegram_id=3001, title="Archive", type="channel")
+    AccountChat.objects.create(
+        account=account,
+        chat=chat,
+        can_post=True,
+        access_hash=chat_access_hash(phone=phone, chat_id=3001, type="channel"),
+    )
+    BotSettings.objects.create(pk=1)
+
+    refused = operator.post(reverse("bot:make-admin"), {"chat": chat.pk})
+    assert refused.status_code == 400
+    assert "Turn the bot on first" in refused.content.decode()
+
+    BotSettings.objects.filter(pk=1).update(username="stash_bot")
+    response = operator.post(reverse("bot:make-admin"), {"chat": chat.pk}, follow=True)
+    assert "@stash_bot is now an admin of Archive" in response.content.decode()
+    assert world.membership(3001, "bot:7000001") == "admin"

@@ -28,6 +28,7 @@ class Reply:
     text: str
     buttons: list[list[tuple[str, bytes]]] | None = None
     edit_message_id: int | None = None  # edit this message of the bot's instead of sending a new one
+    picture: bytes | None = None  # sent as a picture with the text as its caption (a card's preview)
 
 
 @dataclass
@@ -63,15 +64,24 @@ def _search(words: str, page: int, *, edit: int | None = None) -> Reply:
     return Reply(text, buttons, edit_message_id=edit)
 
 
+def _preview(package: Package) -> bytes | None:
+    """The card's picture: the package's chosen preview, when its file can be read."""
+    if not package.preview_id:
+        return None
+    try:
+        with package.preview.image.open("rb") as image:
+            return image.read()
+    except (OSError, ValueError):
+        return None
+
+
 def _card(package: Package) -> Reply:
     lines = [package.file_name, f"Size: {size_text(package.file_size)}", f"Files: {package.file_count}"]
-    if package.preview_id:
-        lines.append(f"Preview: {package.preview.path or 'a picture'}")
     buttons = [[("Send me", f"d:{package.pk}".encode())]]
     if package.collection_id:
         lines.append(f"Collection: {package.collection.name}")
         buttons.append([(f"Collection: {package.collection.name[:40]}", f"c:{package.collection_id}".encode())])
-    return Reply("\n".join(lines), buttons)
+    return Reply("\n".join(lines), buttons, picture=_preview(package))
 
 
 def _package(pk: int) -> Package | None:

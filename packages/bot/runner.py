@@ -46,7 +46,9 @@ class BotLoop:
 
     async def say(self, user_id: int, reply: Reply) -> None:
         await self.pacer.wait(user_id)
-        if reply.edit_message_id is not None:
+        if reply.picture is not None:
+            await self.bot.send_picture(user_id, reply.picture, caption=reply.text, buttons=reply.buttons)
+        elif reply.edit_message_id is not None:
             await self.bot.edit_text(user_id, reply.edit_message_id, reply.text, buttons=reply.buttons)
         else:
             await self.bot.send_text(user_id, reply.text, buttons=reply.buttons)

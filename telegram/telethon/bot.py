@@ -11,6 +11,7 @@ through updates.getDifference. Every method raises only the errors of `telegram.
 """
 
 import asyncio
+import io
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -151,6 +152,16 @@ class TelethonBot:
     async def send_text(self, user_id: int, text: str, *, buttons: Buttons | None = None) -> int:
         with mapped_errors():
             sent = await self._client.send_message(user_id, text, buttons=_markup(buttons), link_preview=False)
+        return sent.id
+
+    async def send_picture(
+        self, user_id: int, picture: bytes, *, caption: str, buttons: Buttons | None = None, name: str = "preview.jpg"
+    ) -> int:
+        """A picture (uploaded by the bot) with a caption and buttons: a package's card with its preview."""
+        upload = io.BytesIO(picture)
+        upload.name = name
+        with mapped_errors():
+            sent = await self._client.send_file(user_id, upload, caption=caption, buttons=_markup(buttons))
         return sent.id
 
     async def edit_text(self, user_id: int, message_id: int, text: str, *, buttons: Buttons | None = None) -> None:

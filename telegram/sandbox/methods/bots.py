@@ -134,7 +134,9 @@ def _person(call: Call, peer) -> int:
 
 
 def _document(call: Call, media) -> tuple[str, int]:
-    """A document a bot sends on: one of a message it can see (its file reference says which)."""
+    """A document a bot sends on (one of a message it can see: its file reference says which), or its upload."""
+    if isinstance(media, types.InputMediaUploadedPhoto | types.InputMediaUploadedDocument):
+        return writing._media_document(call, media)
     if not isinstance(media, types.InputMediaDocument | types.InputMediaPhoto):
         raise RpcAnswer(400, "MEDIA_INVALID")
     kind, document_id = writing._media_document(call, media)

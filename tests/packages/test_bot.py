@@ -5,6 +5,8 @@ subscriptions told once."""
 
 import asyncio
 import json
+import signal
+import subprocess
 from datetime import datetime
 
 import pytest
@@ -30,6 +32,7 @@ from packages.models import (
 from packages.services.search import package_search_words_update
 from telegram.sandbox import bots
 from telegram.sandbox.content import picture
+from tests.support.processes import start_program, wait_for
 
 TOKEN = "7000001:TEST"
 BOT = "@stash_bot"
@@ -346,3 +349,34 @@ def test_dana_talks_to_the_demo_worlds_bot(sandbox, settings):
     (answer,) = with_bot(scenario, token="7000001:DEMO")
     assert answer["text"].startswith("I search the archive")
     assert BotSettings.objects.get().username == "stash_bot"
+
+
+@pytest.mark.processes
+def test_the_bot_process_answers_and_stops_quietly_on_sigterm(archive):
+    bot = start_program(["manage.py", "run_bot"], TELEGRAM_BOT_TOKEN=TOKEN)
+    try:
+        # Logged in once it has written its @username: what people say from then on is pushed to it.
+        wait_for(lambda: BotSettings.objects.get().username, timeout=60, what="the bot process's login")
+        say(archive, "/start")
+        wait_for(lambda: from_bot(archive), timeout=60, what="the bot process's answer")
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        _, errors = bot.communicate(timeout=30)
+    assert bot.returncode == 0, errors
+    assert "Traceback" not in errors, errors
+    assert from_bot(archive)[0]["text"].startswith("I search the archive")
+
+
+@pytest.mark.processes
+def test_the_bot_process_waits_while_off_and_stops_quietly(archive):
+    BotSettings.objects.filter(pk=1).update(enabled=False)
+    bot = start_program(["manage.py", "run_bot"], TELEGRAM_BOT_TOKEN=TOKEN)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            bot.wait(timeout=3)  # it waits for an operator to turn it on
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        _, errors = bot.communicate(timeout=30)
+    assert bot.returncode == 0, errors
+    assert "turn it on on the Bot page" in errors
+    assert conversation(archive) == []

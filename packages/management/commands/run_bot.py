@@ -1,5 +1,6 @@
 import asyncio
 import logging
+import signal
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -12,6 +13,10 @@ from telegram.errors import AuthRequired, SessionInUse, TelegramError
 log = logging.getLogger(__name__)
 OFF_CHECK_SECONDS = 10  # how often a bot that is off (or has no token) looks whether an operator turned it on
 RETRY_SECONDS = 30  # after Telegram refused the token, or another process runs this bot
+
+
+def _stop_quietly(*_signal) -> None:
+    raise SystemExit(0)
 
 
 class Command(BaseCommand):
@@ -30,8 +35,17 @@ class Command(BaseCommand):
             if not services.bot_token():
                 raise CommandError("The bot has no token: set one on the Bot page or in TELEGRAM_BOT_TOKEN.")
             return
+        try:
+            self._serve(once=once)
+        except KeyboardInterrupt:  # Ctrl-C while it waits: a quiet stop
+            return
+
+    def _serve(self, *, once: bool) -> None:
         said_off = False
-        while True:
+        self._stopping = False
+        while not self._stopping:
+            # SIGTERM while it waits (honcho, docker stop): a quiet stop (a running bot handles its own, below)
+            signal.signal(signal.SIGTERM, _stop_quietly)
             bot = services.bot_settings_get()
             token = services.bot_token()
             if not (bot.enabled and token):
@@ -55,5 +69,14 @@ class Command(BaseCommand):
                 return
 
     async def _run(self, token: str) -> None:
-        await bot_run(token=token, stop=asyncio.Event())
-        await in_db_thread(services.bot_activity_add)(person=None, kind="stopped", text="The bot was turned off.")
+        stop = asyncio.Event()
+
+        def stop_asked() -> None:  # SIGTERM (honcho, docker stop) or Ctrl-C: finish what is in hand, then go
+            self._stopping = True
+            stop.set()
+
+        for signal_number in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(signal_number, stop_asked)
+        await bot_run(token=token, stop=stop)
+        if not self._stopping:
+            await in_db_thread(services.bot_activity_add)(person=None, kind="stopped", text="The bot was turned off.")

@@ -13,7 +13,7 @@ from telethon.tl import functions, types
 from telegram.records import USER
 from telegram.sandbox import bots, tl, world
 from telegram.sandbox.faults import RpcAnswer
-from telegram.sandbox.methods import login, reading, writing
+from telegram.sandbox.methods import writing
 from telegram.sandbox.methods.common import Call, chat, peer_chat_id, reference_fresh
 
 CHAT_INSTANCE = 1  # Telegram's id of "this chat"; one private chat per person and bot
@@ -318,19 +318,35 @@ def updates_pushed(world_: world.World, key_id: str, *, after_seq: int | None, d
 
 def _for_bots(bot_handler, account_handler):
     def handle(call: Call):
-        return bot_handler(call) if _is_bot(call) else account_handler(call)
+        if _is_bot(call):
+            return bot_handler(call)
+        if account_handler is None:
+            raise RpcAnswer(400, "METHOD_NOT_SUPPORTED_BY_SANDBOX")
+        return account_handler(call)
 
     return handle
 
 
-HANDLERS = {
+# What a logged-in bot is answered apart from accounts, by request class.
+BOT_HANDLERS = {
     functions.auth.ImportBotAuthorizationRequest: import_bot_authorization,
     functions.messages.SetBotCallbackAnswerRequest: set_bot_callback_answer,
     functions.messages.EditMessageRequest: edit_message,
-    functions.users.GetUsersRequest: _for_bots(get_users, login.get_users),
-    functions.updates.GetStateRequest: _for_bots(get_state, login.get_state),
-    functions.updates.GetDifferenceRequest: _for_bots(get_difference, login.get_difference),
-    functions.channels.GetChannelsRequest: _for_bots(get_channels, reading.get_channels),
-    functions.messages.SendMessageRequest: _for_bots(send_message, writing.send_message),
-    functions.messages.SendMediaRequest: _for_bots(send_media, writing.send_media),
+    functions.users.GetUsersRequest: get_users,
+    functions.updates.GetStateRequest: get_state,
+    functions.updates.GetDifferenceRequest: get_difference,
+    functions.channels.GetChannelsRequest: get_channels,
+    functions.messages.SendMessageRequest: send_message,
+    functions.messages.SendMediaRequest: send_media,
 }
+
+
+def handlers(account_handlers: dict) -> dict:
+    """The bots' methods over the accounts' (`account_handlers`): a bot's key gets the bot's answer, an account's
+    the account's, for each method both have."""
+    return {
+        request: handler
+        if request is functions.auth.ImportBotAuthorizationRequest
+        else _for_bots(handler, account_handlers.get(request))
+        for request, handler in BOT_HANDLERS.items()
+    }

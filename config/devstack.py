@@ -535,6 +535,18 @@ def _manage(args: list[str], env: dict[str, str]) -> None:
         raise StackError(f"`manage.py {' '.join(args)}` failed (exit {exc.returncode}); see above.") from None
 
 
+def _bot_token_set(env: dict[str, str]) -> bool:
+    """Whether the bot has a token, the Bot page's or TELEGRAM_BOT_TOKEN: `make run` starts its line only then."""
+    check = [sys.executable, str(ROOT / "manage.py"), "run_bot", "--check"]
+    return subprocess.run(check, env=env, cwd=ROOT, capture_output=True).returncode == 0
+
+
+def procfile_names(procfile: Path) -> list[str]:
+    """The process names of a Procfile, in order."""
+    lines = procfile.read_text().splitlines()
+    return [line.split(":", 1)[0] for line in lines if line and not line.startswith("#") and ":" in line]
+
+
 def _sandbox_loaded(sandbox_path: Path) -> bool:
     from telegram.sandbox.world import DB_NAME
 
@@ -589,6 +601,7 @@ def command_run(stack: Stack) -> int:
             if DEMO_WORLD.exists():
                 _manage(["sandbox_load", str(DEMO_WORLD), "--authorize"], env)
                 _manage(["demo_reminders"], env)
+                _manage(["demo_bot"], env)
             else:
                 print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
 
@@ -602,6 +615,9 @@ def command_run(stack: Stack) -> int:
 
         honcho = shutil.which("honcho", path=str(Path(sys.executable).parent)) or "honcho"
         args = [honcho, "start", "-f", str(ROOT / "Procfile"), "-d", str(ROOT), "-e", os.devnull]
+        if not _bot_token_set(env):
+            print("  The members' bot is not started: it has no token (the Bot page, or TELEGRAM_BOT_TOKEN).")
+            args += [name for name in procfile_names(ROOT / "Procfile") if name != "bot"]
         # honcho gets a session of its own, so Ctrl-C reaches it once, from us.
         with _ForwardSignals(sigint=True) as forward:
             code = forward.run(args, env=env, cwd=ROOT, start_new_session=True)

@@ -9,6 +9,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("", include("ingestion.urls")),
     path("packages/", include("packages.urls")),
+    path("bot/", include("packages.bot.urls")),
     path("", include("reminders.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),

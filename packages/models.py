@@ -336,3 +336,114 @@ class ChannelPassword(models.Model):
 
     def __str__(self) -> str:
         return self.hint
+
+
+# -- the members' bot (packages/bot/) ------------------------------------------------------------------------------
+
+
+class BotAudience(models.TextChoices):
+    ALLOW_LIST = "allow_list", "People on the allow-list"
+    EVERYONE = "everyone", "Everyone"
+
+
+class BotSettings(models.Model):
+    """The one bot of the archive: off until an operator turns it on; its token sealed like session keys."""
+
+    enabled = models.BooleanField(default=False)
+    token_sealed = models.TextField(blank=True)
+    username = models.CharField(max_length=100, blank=True)  # as Telegram said at the last login
+    audience = models.CharField(max_length=12, choices=BotAudience.choices, default=BotAudience.ALLOW_LIST)
+    allowed_user_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    sends_per_day = models.PositiveIntegerField(default=20)  # packages one person may receive in 24 hours
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"@{self.username}" if self.username else "the bot"
+
+
+class BotPerson(models.Model):
+    """Someone who wrote to the bot (Telegram's user id; their name as they last wrote)."""
+
+    user_id = models.BigIntegerField(unique=True)
+    first_name = models.CharField(max_length=255, blank=True)
+    username = models.CharField(max_length=100, blank=True)
+    blocked = models.BooleanField(default=False)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-last_seen_at"]
+
+    def __str__(self) -> str:
+        return f"@{self.username}" if self.username else self.first_name or str(self.user_id)
+
+
+class BotDeliveryState(models.TextChoices):
+    SENDING = "sending", "Sending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+
+
+class BotDelivery(models.Model):
+    """A package sent to a person by the bot: the row is made before the send, one per (person, package), so a
+    retry or a second press never sends twice."""
+
+    person = models.ForeignKey(BotPerson, on_delete=models.CASCADE, related_name="deliveries")
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="bot_deliveries")
+    state = models.CharField(max_length=8, choices=BotDeliveryState.choices, default=BotDeliveryState.SENDING)
+    message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["person", "package"], name="unique_bot_delivery")]
+
+    def __str__(self) -> str:
+        return f"{self.package} → {self.person}"
+
+
+class BotSubscription(models.Model):
+    """Words a person asked to be told about: a package that lands and matches is told once."""
+
+    person = models.ForeignKey(BotPerson, on_delete=models.CASCADE, related_name="subscriptions")
+    words = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["person", "created_at", "pk"]
+        constraints = [models.UniqueConstraint(fields=["person", "words"], name="unique_bot_subscription")]
+
+    def __str__(self) -> str:
+        return f"{self.person}: {self.words}"
+
+
+class BotNotice(models.Model):
+    """A subscription told about a package: unique, so it is told once; `told_at` once the message went."""
+
+    subscription = models.ForeignKey(BotSubscription, on_delete=models.CASCADE, related_name="notices")
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="bot_notices")
+    created_at = models.DateTimeField(default=timezone.now)
+    told_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscription", "package"], name="unique_bot_notice")]
+
+    def __str__(self) -> str:
+        return f"{self.subscription} → {self.package}"
+
+
+class BotActivity(models.Model):
+    """What the bot did, for the console: a command answered, a send, a refusal, a notice."""
+
+    person = models.ForeignKey(BotPerson, null=True, on_delete=models.SET_NULL, related_name="activity")
+    kind = models.CharField(max_length=12)
+    text = models.CharField(max_length=300)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.text}"

@@ -31,6 +31,7 @@ from telegram.records import (
     SentMessage,
     TopicInfo,
 )
+from telegram.telethon.bot import TelethonBot, bot_lease_name
 from telegram.telethon.gateway import TelethonGateway
 
 SANDBOX_API_ID, SANDBOX_API_HASH = 1, "sandbox"  # the sandbox server takes any application
@@ -96,6 +97,10 @@ class TelegramGateway(Protocol):
     async def add_channel_writer(self, chat: ChatRef, *, phone: str) -> None:
         """Add the account with this phone number to a channel this account administers, as an admin who posts
         (contacts.resolvePhone, channels.inviteToChannel, channels.editAdmin)."""
+
+    async def add_channel_bot(self, chat: ChatRef, *, username: str) -> None:
+        """Make a bot (by its @username) an admin who may post in a channel this account administers. NotFound
+        when the username is no bot; TargetForbidden when the account is no admin there."""
 
     # Reading
     async def get_last_message_ids(self, chats: Sequence[ChatRef]) -> dict[int, int]:
@@ -256,3 +261,15 @@ def open_gateway(
         client_factory=functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=phone),
         **options,
     )
+
+
+def open_bot(*, token: str):
+    """The bot of `token` (telegram/telethon/bot.py), on Telegram or on the sandbox server. Entering it takes the
+    bot's session lease (without waiting: SessionInUse when another process runs this bot) and logs in."""
+    lease = functools.partial(session_lease, bot_lease_name(token))
+    if settings.TELEGRAM_BACKEND == "telethon":
+        return TelethonBot(token, settings.TELEGRAM_API_ID, settings.TELEGRAM_API_HASH, lease=lease)
+    from telegram.sandbox.sender import SandboxClient
+
+    factory = functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=bot_lease_name(token))
+    return TelethonBot(token, SANDBOX_API_ID, SANDBOX_API_HASH, client_factory=factory, lease=lease)

@@ -16,6 +16,7 @@ from telegram.records import (
     USER,
 )
 from telegram.sandbox import world as store
+from telegram.sandbox.bots import bot_specs, bots_insert
 from telegram.sandbox.faults import FaultError, fault_parse
 from telegram.sandbox.world import (
     BASE_DATE,
@@ -291,6 +292,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     invite_hashes = [invite["hash"] for chat in chats for invite in chat["invites"]]
     if len(set(invite_hashes)) != len(invite_hashes):
         raise WorldError("an invite 'hash' is used by two invites; each link is one chat's")
+    bots = bot_specs(data, {chat["id"] for chat in chats})
     meta["channels_max"] = _int(limits.get("channels_max", CHANNELS_MAX), "limits.channels_max", minimum=1)
     meta["invites_refused_by"] = [
         spec["phone"] for spec in data.get("accounts") or [] if spec.get("invites_allowed", True) is False
@@ -367,6 +369,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
                             row["reply_to"],
                         ),
                     )
+            bots_insert(conn, bots)
             conn.executemany(
                 "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"
                 " VALUES (:op, :error, :account, :chat, :message, :seconds, :times, :after)",

@@ -16,15 +16,18 @@ import time
 from telethon.crypto import AuthKey
 from telethon.errors import rpc_message_to_error
 from telethon.extensions import BinaryReader
+from telethon.network import MTProtoSender
 from telethon.tl import types
 
 from telegram.errors import TransientError
 from telegram.sandbox.faults import RpcAnswer
+from telegram.sandbox.methods.bots import updates_pushed
 from telegram.sandbox.server import SandboxServer, unwrap
 from telegram.sandbox.world import World, WorldMissing
 from telegram.telethon.client import StashcastClient
 
 BOOL_TRUE, BOOL_FALSE, VECTOR = 0x997275B5, 0xBC799737, 0x1CB5C415
+PUSH_POLL_SECONDS = 0.05  # how often a connection that takes updates looks for new ones in the world
 
 
 def serialize(result) -> bytes:
@@ -37,8 +40,20 @@ def serialize(result) -> bytes:
 
 
 class SandboxSender:
-    def __init__(self, auth_key: AuthKey | None, *, world_path, phone: str, auth_key_callback=None, **_options):
+    def __init__(
+        self,
+        auth_key: AuthKey | None,
+        *,
+        world_path,
+        phone: str,
+        auth_key_callback=None,
+        updates_queue: asyncio.Queue | None = None,
+        **_options,
+    ):
         self.auth_key = auth_key or AuthKey(None)
+        # Where a client that reads updates (a bot) gets them: pushed by the server, and its own sends' answers.
+        self._updates_queue = updates_queue
+        self._push_task: asyncio.Task | None = None
         self.connecting = False  # the owning client is inside connect(): its requests are counted apart
         self._world_path = world_path
         self._phone = phone
@@ -76,7 +91,19 @@ class SandboxSender:
             self._world.key_update(self.key_id, state="duplicated")
         self._rtt = self._world.meta("rtt_ms") / 1000
         self._rate = self._world.meta("connection_bytes_per_s")
+        if self._updates_queue is not None:
+            self._push_task = asyncio.create_task(self._push_loop())
         return True
+
+    async def _push_loop(self) -> None:
+        """Telegram pushes updates down a live connection: what people did, from the moment the key is a bot's.
+        Updates sent before that come from updates.getDifference, as on Telegram."""
+        after_seq = None
+        while self._world is not None:
+            found, after_seq = updates_pushed(self._world, self.key_id, after_seq=after_seq, dc_id=self._dc_id)
+            for updates in found:
+                self._updates_queue.put_nowait(updates)
+            await asyncio.sleep(PUSH_POLL_SECONDS)
 
     def is_connected(self) -> bool:
         return self._world is not None
@@ -87,6 +114,9 @@ class SandboxSender:
     async def disconnect(self) -> None:
         if self._world is None:
             return
+        if self._push_task is not None:
+            self._push_task.cancel()
+            self._push_task = None
         self._world.connection_close(self._connection_id)
         self._world.close()
         self._world = self._server = None
@@ -150,7 +180,10 @@ class SandboxSender:
             await asyncio.sleep(wait)
         await self._travel(len(data))
         with BinaryReader(data) as reader:
-            return request.read_result(reader)
+            result = request.read_result(reader)
+        if self._updates_queue is not None:
+            MTProtoSender._store_own_updates(self, result)  # as Telethon's sender: the update loop sees the pts
+        return result
 
 
 class SandboxClient(StashcastClient):
@@ -159,11 +192,16 @@ class SandboxClient(StashcastClient):
     def __init__(self, session, api_id, api_hash, *, world_path, phone: str, **options):
         super().__init__(session, api_id, api_hash, **options)
         self._world_path, self._phone = world_path, phone
-        self._sender = self._new_sender(self.session.auth_key)
+        updates_queue = None if self._no_updates else self._updates_queue
+        self._sender = self._new_sender(self.session.auth_key, updates_queue=updates_queue)
 
-    def _new_sender(self, auth_key: AuthKey | None) -> SandboxSender:
+    def _new_sender(self, auth_key: AuthKey | None, updates_queue: asyncio.Queue | None = None) -> SandboxSender:
         return SandboxSender(
-            auth_key, world_path=self._world_path, phone=self._phone, auth_key_callback=self._auth_key_callback
+            auth_key,
+            world_path=self._world_path,
+            phone=self._phone,
+            auth_key_callback=self._auth_key_callback,
+            updates_queue=updates_queue,
         )
 
     async def connect(self) -> None:

@@ -54,6 +54,8 @@ class StashcastClient(TelegramClient):
                 await asyncio.sleep(INTERNAL_ERROR_PAUSE_SECONDS)
 
     async def _on_login(self, user):
+        if not self._no_updates:  # a client that reads updates (the bot) starts from Telegram's update state
+            return await super()._on_login(user)
         # Telethon would also fetch the update state (GetState + GetDifference) on every connect; these
         # clients are made with receive_updates=False and never read updates, so that is two wasted requests.
         self._mb_entity_cache.set_self_user(user.id, user.bot, user.access_hash)

@@ -420,6 +420,18 @@ class TelethonGateway:
         rights = types.ChatAdminRights(post_messages=True, edit_messages=True, delete_messages=True)
         await self._client(functions.channels.EditAdminRequest(_input_channel(chat), writer, rights, rank=""))
 
+    @maps_errors
+    async def add_channel_bot(self, chat: ChatRef, *, username: str) -> None:
+        """Make a bot (by its @username) an admin of a channel this account administers, who may post: how the
+        members' bot reads the archive channel's files to send them on."""
+        resolved = await self._client(functions.contacts.ResolveUsernameRequest(username.lstrip("@")))
+        user = next((user for user in resolved.users if isinstance(user, types.User) and user.bot), None)
+        if user is None:
+            raise NotFound(f"@{username.lstrip('@')} is no bot.", rpc="USERNAME_NOT_OCCUPIED")
+        bot = types.InputUser(user_id=user.id, access_hash=user.access_hash or 0)
+        rights = types.ChatAdminRights(post_messages=True)
+        await self._client(functions.channels.EditAdminRequest(_input_channel(chat), bot, rights, rank=""))
+
     # Reading
 
     @maps_errors

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SERVICES = ("web", "worker-ingest", "worker-fanout", "worker", "beat", "flower")
+APP_SERVICES = ("web", "worker-ingest", "worker-fanout", "worker", "beat", "flower", "bot")
 
 
 def test_env_example_names_every_secret_the_stack_needs():
@@ -133,3 +133,9 @@ def test_flower_gets_none_of_the_secrets_it_does_not_use():
     flower_line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("flower:"))
     for name in NOT_FOR_FLOWER:
         assert f"-u {name}" in flower_line, f"make run hands {name} to Flower"
+
+
+def test_the_bot_is_a_process_of_its_own_in_compose_and_the_procfile():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert services["bot"]["command"] == "python manage.py run_bot"
+    assert "bot: python manage.py run_bot" in (ROOT / "Procfile").read_text().splitlines()

@@ -405,3 +405,10 @@ def test_more_test_processes_than_redis_databases_is_refused_with_what_to_do():
 
     assert done.returncode != 0
     assert "Redis has 16 (0-15)" in done.stderr and "STASHCAST_TEST_WORKERS" in done.stderr
+
+
+def test_make_run_knows_the_procfiles_processes_and_leaves_the_bot_out_without_a_token(tmp_path):
+    procfile = tmp_path / "Procfile"
+    procfile.write_text("# comment\nweb: python manage.py runserver\n\nbot: python manage.py run_bot\n")
+    assert devstack.procfile_names(procfile) == ["web", "bot"]
+    assert devstack.procfile_names(devstack.ROOT / "Procfile")[-1] == "bot"

@@ -3,6 +3,7 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from telegram.sandbox.bots import conversations
 from telegram.sandbox.world import World, WorldError
 
 
@@ -18,6 +19,8 @@ class Command(BaseCommand):
             world = World(settings.SANDBOX_PATH)
             try:
                 dump = world.chat_dump(chat_id)
+                if dump["chat"]["type"] == "user":  # a person: their private chats with the bots too
+                    dump["bots"] = conversations(world, chat_id)
             finally:
                 world.close()
         except WorldError as exc:
@@ -37,3 +40,9 @@ class Command(BaseCommand):
             if message["text"]:
                 line += f" {message['text']!r}"
             self.stdout.write(line)
+        for chat in dump.get("bots", []):
+            self.stdout.write(f"with {chat['bot']}:")
+            for message in chat["messages"]:
+                buttons = " | ".join(" ".join(f"[{text}]" for text in row) for row in message["buttons"])
+                document = f" {message['document']}" if message["document"] else ""
+                self.stdout.write(f"  #{message['id']} {message['from']}{document} {message['text']!r} {buttons}")

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from telethon.tl import types
 
 from telegram.records import CHANNEL, GROUP, USER
-from telegram.sandbox import tl, world
+from telegram.sandbox import bots, tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.world import World
 
@@ -27,7 +27,7 @@ class Call:
             raise RpcAnswer(401, "SESSION_REVOKED")
         if self.key["state"] != "authorized":
             raise RpcAnswer(401, "AUTH_KEY_UNREGISTERED")
-        account = self.world.account(self.key["phone"])
+        account = self.world.account(self.key["phone"]) or bots.as_account(self.world, self.key["phone"])
         if account is None:
             raise RpcAnswer(401, "AUTH_KEY_UNREGISTERED")
         if account["banned"]:

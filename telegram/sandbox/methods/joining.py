@@ -6,8 +6,9 @@ make are the world's: later reads see them."""
 from telethon.tl import functions, types
 
 from telegram.records import CHANNEL, GROUP, SUPERGROUP, USER
-from telegram.sandbox import tl, world
+from telegram.sandbox import bots, tl, world
 from telegram.sandbox.faults import RpcAnswer
+from telegram.sandbox.methods.bots import bot_user
 from telegram.sandbox.methods.common import Call, chat, entities
 
 
@@ -29,7 +30,7 @@ def _updates(call: Call, row: dict) -> types.Updates:
 
 
 def _room_for_one_more(call: Call, phone: str, *, error: str = "CHANNELS_TOO_MUCH") -> None:
-    account = call.world.account(phone)
+    account = call.world.account(phone) or bots.as_account(call.world, phone)
     limit = call.world.meta("channels_max") * (2 if account["premium"] else 1)
     if call.world.channels_joined(phone) >= limit:
         raise RpcAnswer(400, error)
@@ -46,6 +47,10 @@ def resolve_username(call: Call):
     if row is not None:
         return types.contacts.ResolvedPeer(peer=tl.peer(row), chats=[], users=[tl.person(row, phone=call.key["phone"])])
     account = next((a for a in call.world.accounts() if a["username"].lower() == username.lower()), None)
+    bot = bots.bot(call.world, username=username) if account is None else None
+    if bot is not None:
+        user = bot_user(bot, is_self=False, phone=bots.bot_phone(bot["id"]))
+        return types.contacts.ResolvedPeer(peer=types.PeerUser(user_id=bot["id"]), chats=[], users=[user])
     if account is None:
         raise RpcAnswer(400, "USERNAME_NOT_OCCUPIED")
     user = tl.user(account, is_self=account["phone"] == call.key["phone"])
@@ -163,8 +168,10 @@ def resolve_phone(call: Call):
 
 
 def _account_of(call: Call, input_user) -> dict:
-    """A world account named by its user id and the access hash Telegram gave for it."""
-    account = next((a for a in call.world.accounts() if a["user_id"] == getattr(input_user, "user_id", 0)), None)
+    """A world account (or bot) named by its user id and the access hash Telegram gave for it."""
+    user_id = getattr(input_user, "user_id", 0)
+    account = next((a for a in call.world.accounts() if a["user_id"] == user_id), None)
+    account = account or bots.as_account(call.world, bots.bot_phone(user_id))
     if account is None or input_user.access_hash != tl.access_hash("user", account["phone"]):
         raise RpcAnswer(400, "USER_ID_INVALID")
     return account

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from telegram.sandbox import bot_tables
+
 DB_NAME = "world.sqlite3"
 BLOBS_DIR = "blobs"
 BASE_DATE = datetime(2024, 1, 1, tzinfo=UTC)  # a world message is dated BASE_DATE + its id in seconds
@@ -73,6 +75,7 @@ SCHEMA = (
     """CREATE TABLE calls (
         phone TEXT NOT NULL, method TEXT NOT NULL, connecting INTEGER NOT NULL, count INTEGER NOT NULL,
         PRIMARY KEY (phone, method, connecting))""",
+    *bot_tables.SCHEMA,
 )
 TABLES = (
     "meta",
@@ -92,6 +95,7 @@ TABLES = (
     "scheduled",
     "faults",
     "calls",
+    *bot_tables.TABLES,
 )
 ACCOUNT_FIELDS = (
     "first_name",

@@ -1,0 +1,1 @@
+"""The members' bot: search, browse, receive and subscribe from Telegram (`manage.py run_bot`)."""

@@ -1,0 +1,41 @@
+from django import forms
+
+from packages.models import BotAudience
+
+
+def _user_ids(text: str) -> list[int]:
+    ids = []
+    for word in text.replace(",", " ").split():
+        if not word.isdigit():
+            raise forms.ValidationError(f"“{word}” is no Telegram user id: ids are numbers, e.g. 7001.")
+        ids.append(int(word))
+    return sorted(set(ids))
+
+
+class BotSettingsForm(forms.Form):
+    enabled = forms.BooleanField(required=False, label="The bot answers")
+    token = forms.CharField(
+        required=False,
+        strip=True,
+        label="Bot token",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="From BotFather (123456:ABC…). Left empty, the stored token stays; it is never shown again.",
+    )
+    audience = forms.ChoiceField(choices=BotAudience.choices, label="Who may use it")
+    allowed = forms.CharField(
+        required=False,
+        label="Allow-list",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Telegram user ids, separated by spaces or commas (the bot tells a stranger their id).",
+    )
+    sends_per_day = forms.IntegerField(min_value=0, max_value=1000, label="Packages per person per day")
+
+    def clean_token(self) -> str:
+        token = self.cleaned_data["token"]
+        head, _, secret = token.partition(":")
+        if token and not (head.isdigit() and secret):
+            raise forms.ValidationError("A bot token looks like 123456789:AAE…, as BotFather gives it.")
+        return token
+
+    def clean_allowed(self) -> list[int]:
+        return _user_ids(self.cleaned_data["allowed"])

@@ -1,0 +1,266 @@
+"""The bot's rules and records: who may use it, the daily limit, one delivery per (person, package), every send
+recorded, subscriptions told once. Plain ORM functions; the bot process (runner.py) calls them off its loop."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import AccountChat, AuthState, Chat
+from accounts.services import account_gateway_call
+from core.crypto import SealBroken, seal, unseal
+from core.errors import OperatorError
+from packages.models import (
+    BotActivity,
+    BotAudience,
+    BotDelivery,
+    BotDeliveryState,
+    BotNotice,
+    BotPerson,
+    BotSettings,
+    BotSubscription,
+    Collection,
+    Package,
+)
+from packages.selectors import collection_packages, package_search
+from telegram.records import ChatRef
+
+SUBSCRIPTIONS_MAX = 20  # per person
+NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
+
+
+def bot_settings_get() -> BotSettings:
+    return BotSettings.objects.get_or_create(pk=1)[0]
+
+
+def bot_settings_update(
+    *, enabled: bool, token: str | None, audience: str, allowed_user_ids: list[int], sends_per_day: int
+) -> BotSettings:
+    """Save the Bot page: a blank token keeps the one stored (it is never shown back)."""
+    bot = bot_settings_get()
+    bot.enabled, bot.audience, bot.allowed_user_ids, bot.sends_per_day = (
+        enabled,
+        audience,
+        allowed_user_ids,
+        sends_per_day,
+    )
+    if token:
+        bot.token_sealed, bot.username = seal(token.strip()), ""
+    bot.updated_at = timezone.now()
+    bot.save()
+    return bot
+
+
+def bot_token() -> str:
+    """The token the bot logs in with: the console's, else TELEGRAM_BOT_TOKEN; '' when there is none."""
+    bot = bot_settings_get()
+    if bot.token_sealed:
+        try:
+            return unseal(bot.token_sealed)
+        except SealBroken:
+            return ""
+    return settings.TELEGRAM_BOT_TOKEN
+
+
+def bot_username_set(*, username: str) -> None:
+    BotSettings.objects.filter(pk=1).update(username=username)
+
+
+def bot_admin_choices() -> list[Chat]:
+    """Channels a logged-in account may post in: where an operator can make the bot an admin."""
+    links = AccountChat.objects.filter(can_post=True, account__auth_state=AuthState.AUTHENTICATED)
+    return list(Chat.objects.filter(type="channel", account_links__in=links).distinct().order_by("title"))
+
+
+def bot_make_admin(*, chat_id: int) -> str:
+    """Make the bot an admin of a channel (the archive channel: it reads the files it sends there), by a logged-in
+    account that posts there; what happened, in words. OperatorError when it cannot be done."""
+    bot = bot_settings_get()
+    if not bot.username:
+        raise OperatorError("Turn the bot on first: it learns its @username when it starts.")
+    link = (
+        AccountChat.objects.select_related("account", "chat")
+        .filter(chat_id=chat_id, can_post=True, account__auth_state=AuthState.AUTHENTICATED)
+        .first()
+    )
+    if link is None:
+        raise OperatorError("No logged-in account posts in that channel; choose one an account administers.")
+    chat = link.chat
+    account_gateway_call(
+        account=link.account,
+        action=lambda gateway: gateway.add_channel_bot(
+            ChatRef(id=chat.telegram_id, access_hash=link.access_hash, type=chat.type), username=bot.username
+        ),
+    )
+    bot_activity_add(person=None, kind="admin", text=f"@{bot.username} made an admin of {chat.title}")
+    return f"@{bot.username} is now an admin of {chat.title}, by {link.account.phone}."
+
+
+def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerson:
+    person, _ = BotPerson.objects.update_or_create(
+        user_id=user_id,
+        defaults={"first_name": first_name[:255], "username": username[:100], "last_seen_at": timezone.now()},
+    )
+    return person
+
+
+def bot_person_block(*, user_id: int, blocked: bool) -> None:
+    BotPerson.objects.filter(user_id=user_id).update(blocked=blocked)
+
+
+def bot_refusal(*, person: BotPerson) -> str:
+    """Why this person may not use the bot, in words; '' when they may."""
+    bot = bot_settings_get()
+    if not bot.enabled:
+        return "The archive's bot is resting; try again later."
+    if person.blocked:
+        return "You can't use this bot."
+    if bot.audience == BotAudience.ALLOW_LIST and person.user_id not in bot.allowed_user_ids:
+        return f"This bot is for the archive's members. Ask an operator to add you (your id is {person.user_id})."
+    return ""
+
+
+def bot_activity_add(*, person: BotPerson | None, kind: str, text: str) -> None:
+    BotActivity.objects.create(person=person, kind=kind, text=text[:300])
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A send the bot is to make: the delivery row, and the destination messages to copy."""
+
+    id: int
+    title: str
+    messages: tuple[tuple[ChatRef, int], ...]
+
+
+def _sends_today(person: BotPerson) -> int:
+    since = timezone.now() - timedelta(days=1)
+    return person.deliveries.filter(created_at__gte=since).exclude(state=BotDeliveryState.FAILED).count()
+
+
+def bot_delivery_claim(*, person: BotPerson, package: Package) -> Delivery | str:
+    """The delivery row made before anything goes out (one per person and package), or why nothing is sent."""
+    if not package.destination_chat_id or not package.dest_message_ids:
+        return f"{package.file_name} is not in the archive channel yet; try again later."
+    messages = tuple((ChatRef(id=package.destination_chat.telegram_id), mid) for mid in package.dest_message_ids)
+    with transaction.atomic():
+        person = BotPerson.objects.select_for_update().get(pk=person.pk)  # one claim at a time per person
+        done = BotDelivery.objects.filter(person=person, package=package).first()
+        if done is not None and done.state != BotDeliveryState.FAILED:
+            when = timezone.localtime(done.created_at).strftime("%Y-%m-%d %H:%M")
+            return f"{package.file_name} was already sent to you ({when})."
+        limit = bot_settings_get().sends_per_day
+        if _sends_today(person) >= limit:
+            return f"You have had {limit} packages in the last 24 hours, the most the bot sends; try again tomorrow."
+        if done is None:
+            try:
+                with transaction.atomic():
+                    done = BotDelivery.objects.create(person=person, package=package)
+            except IntegrityError:
+                return f"{package.file_name} is already on its way."
+        else:
+            done.state, done.error, done.created_at = BotDeliveryState.SENDING, "", timezone.now()
+            done.save(update_fields=["state", "error", "created_at"])
+    return Delivery(id=done.pk, title=package.file_name, messages=messages)
+
+
+def bot_delivery_done(*, delivery_id: int, message_ids: list[int], error: str = "") -> None:
+    delivery = BotDelivery.objects.select_related("person", "package").get(pk=delivery_id)
+    delivery.message_ids = message_ids
+    delivery.state = BotDeliveryState.FAILED if error else BotDeliveryState.SENT
+    delivery.error = error
+    delivery.sent_at = None if error else timezone.now()
+    delivery.save(update_fields=["message_ids", "state", "error", "sent_at"])
+    what = f"{delivery.package.file_name} to {delivery.person}"
+    bot_activity_add(
+        person=delivery.person, kind="failed" if error else "sent", text=f"{what}: {error}" if error else what
+    )
+
+
+def bot_collection_packages(*, collection_id: int) -> list[Package]:
+    collection = Collection.objects.filter(pk=collection_id).first()
+    return collection_packages(collection=collection) if collection else []
+
+
+def bot_search(*, words: str) -> list[Package]:
+    """The console's search (packages.selectors), packages in the archive channel only."""
+    return list(package_search(query=words).exclude(dest_message_ids=[]).select_related("collection"))
+
+
+def bot_latest(*, count: int) -> list[Package]:
+    return list(package_search().exclude(dest_message_ids=[]).select_related("collection")[:count])
+
+
+def bot_subscribe(*, person: BotPerson, words: str) -> str:
+    words = " ".join(words.split())[:200]
+    if not words:
+        return "Say what to look out for: /subscribe dragon bust"
+    if person.subscriptions.count() >= SUBSCRIPTIONS_MAX:
+        return f"You have {SUBSCRIPTIONS_MAX} subscriptions, the most there may be; /unsubscribe one first."
+    _, made = BotSubscription.objects.get_or_create(person=person, words=words)
+    if not made:
+        return f"You are already subscribed to “{words}”."
+    bot_activity_add(person=person, kind="subscribed", text=words)
+    return f"Subscribed: I'll tell you when a package matching “{words}” lands."
+
+
+def bot_unsubscribe(*, person: BotPerson, words: str) -> str:
+    words = " ".join(words.split())
+    found = person.subscriptions.filter(Q(words=words) | Q(words__iexact=words))
+    if not words or not found.exists():
+        return "Say which: /unsubscribe followed by the words, as /subscriptions lists them."
+    found.delete()
+    return f"Unsubscribed from “{words}”."
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What one person is told in one message: new packages matching their subscriptions."""
+
+    user_id: int
+    notice_ids: tuple[int, ...]
+    packages: tuple[tuple[int, str, int], ...]  # (id, name, size)
+    words: tuple[str, ...]
+
+
+def bot_notices_due() -> list[Notice]:
+    """New packages in the archive channel matching subscriptions, each subscription told of each package once
+    (a unique row made here, before the message), batched into one message per person."""
+    by_person: dict[int, dict] = {}
+    subscriptions = BotSubscription.objects.select_related("person").filter(person__blocked=False)
+    for subscription in subscriptions:
+        found = (
+            package_search(query=subscription.words)
+            .filter(created_at__gte=subscription.created_at)
+            .exclude(dest_message_ids=[])
+            .exclude(bot_notices__subscription=subscription)[:NOTICE_PACKAGES_MAX]
+        )
+        for package in found:
+            try:
+                with transaction.atomic():
+                    notice = BotNotice.objects.create(subscription=subscription, package=package)
+            except IntegrityError:
+                continue  # told already (another tick made it)
+            batch = by_person.setdefault(subscription.person.user_id, {"ids": [], "packages": {}, "words": []})
+            batch["ids"].append(notice.pk)
+            batch["packages"][package.pk] = (package.pk, package.file_name, package.file_size)
+            if subscription.words not in batch["words"]:
+                batch["words"].append(subscription.words)
+    return [
+        Notice(
+            user_id=user_id,
+            notice_ids=tuple(batch["ids"]),
+            packages=tuple(batch["packages"].values()),
+            words=tuple(batch["words"]),
+        )
+        for user_id, batch in by_person.items()
+    ]
+
+
+def bot_notice_told(*, notice: Notice) -> None:
+    BotNotice.objects.filter(pk__in=notice.notice_ids).update(told_at=timezone.now())
+    person = BotPerson.objects.filter(user_id=notice.user_id).first()
+    bot_activity_add(person=person, kind="notice", text=f"{len(notice.packages)} new for “{', '.join(notice.words)}”")

@@ -1,0 +1,185 @@
+"""The bot's seam to Telegram: the same Telethon client, logged in with a bot token, reading its updates.
+
+    async with open_bot(token=token) as bot:
+        bot.on_message(handle_message)   # async (BotMessage) -> None
+        bot.on_press(handle_press)       # async (BotPress) -> None
+        await bot.run()
+
+A bot logs in anew on each start (auth.importBotAuthorization, as Telethon's `start(bot_token=...)` sends it) and
+keeps its session in memory: the token is the secret, and Telegram sends a bot the updates it missed for a day
+through updates.getDifference. Every method raises only the errors of `telegram.errors`.
+"""
+
+import asyncio
+import io
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Self
+
+from telethon import Button, errors, events, functions
+from telethon.sessions import StringSession
+from telethon.tl import types
+
+from core.leases import SessionBusy
+from telegram.errors import AuthRequired, NotFound, SessionInUse
+from telegram.records import ChatRef
+from telegram.telethon.client import StashcastClient
+from telegram.telethon.errors import mapped_errors
+
+log = logging.getLogger(__name__)
+
+TOKEN_REFUSED = "Telegram refused the bot token; paste the token BotFather gave (or revoked and gave anew)."
+# Inline keyboard rows of (text, callback data ≤ 64 bytes)
+Buttons = Sequence[Sequence[tuple[str, bytes]]]
+
+
+@dataclass(frozen=True)
+class BotMessage:
+    """A person wrote to the bot."""
+
+    user_id: int
+    message_id: int
+    text: str
+    first_name: str
+    username: str
+
+
+@dataclass(frozen=True)
+class BotPress:
+    """A person pressed an inline button of one of the bot's messages."""
+
+    query_id: int
+    user_id: int
+    message_id: int
+    data: bytes
+
+
+def bot_lease_name(token: str) -> str:
+    """The session lease of a bot: by its id (the token's part before ':'), never the secret."""
+    return f"bot:{token.split(':', 1)[0]}"
+
+
+def _markup(buttons: Buttons | None):
+    return [[Button.inline(text, data) for text, data in row] for row in buttons] if buttons else None
+
+
+class TelethonBot:
+    def __init__(self, token: str, api_id: int, api_hash: str, *, client_factory=None, lease=None):
+        self._token = token
+        self._api_id, self._api_hash = int(api_id), api_hash
+        self._client_factory = client_factory or StashcastClient
+        self._lease_factory = lease
+        self._lease_block = None
+        self._client = None
+        self.user_id = 0
+        self.username = ""
+
+    async def __aenter__(self) -> Self:
+        if self._lease_factory is not None:
+            block = self._lease_factory(wait_seconds=0)
+            try:
+                await block.__aenter__()
+            except SessionBusy as exc:
+                raise SessionInUse(f"{exc} Another bot process runs with this token.", rpc="SESSION_IN_USE") from None
+            self._lease_block = block
+        self._client = self._client_factory(
+            StringSession(),
+            self._api_id,
+            self._api_hash,
+            flood_sleep_threshold=0,  # the bot's pacing owns waits: a FloodWait reaches it
+            request_retries=2,
+            raise_last_call_error=True,
+            receive_updates=True,
+        )
+        try:
+            with mapped_errors():
+                try:
+                    await self._client.start(bot_token=self._token)
+                except (errors.AccessTokenInvalidError, errors.AccessTokenExpiredError):
+                    raise AuthRequired(TOKEN_REFUSED, rpc="ACCESS_TOKEN_INVALID") from None
+                me = await self._client.get_me()
+            if me is None or not me.bot:
+                raise AuthRequired(TOKEN_REFUSED)
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        self.user_id, self.username = me.id, me.username or ""
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        try:
+            if self._client is not None:
+                await self._client.disconnect()
+        finally:
+            block, self._lease_block = self._lease_block, None
+            if block is not None:
+                await block.__aexit__(None, None, None)
+
+    def on_message(self, handler: Callable[[BotMessage], Awaitable[None]]) -> None:
+        async def handle(event) -> None:
+            sender = await event.get_sender()
+            await handler(
+                BotMessage(
+                    user_id=event.sender_id,
+                    message_id=event.id,
+                    text=event.raw_text or "",
+                    first_name=getattr(sender, "first_name", "") or "",
+                    username=getattr(sender, "username", "") or "",
+                )
+            )
+
+        self._client.add_event_handler(handle, events.NewMessage(incoming=True, func=lambda e: e.is_private))
+
+    def on_press(self, handler: Callable[[BotPress], Awaitable[None]]) -> None:
+        async def handle(event) -> None:
+            await handler(
+                BotPress(
+                    query_id=event.query.query_id, user_id=event.sender_id, message_id=event.message_id, data=event.data
+                )
+            )
+
+        self._client.add_event_handler(handle, events.CallbackQuery())
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Read updates until disconnected, or until `stop` is set."""
+        disconnected = asyncio.ensure_future(self._client.disconnected)
+        waits = {disconnected} | ({asyncio.ensure_future(stop.wait())} if stop is not None else set())
+        _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+
+    async def send_text(self, user_id: int, text: str, *, buttons: Buttons | None = None) -> int:
+        with mapped_errors():
+            sent = await self._client.send_message(user_id, text, buttons=_markup(buttons), link_preview=False)
+        return sent.id
+
+    async def send_picture(
+        self, user_id: int, picture: bytes, *, caption: str, buttons: Buttons | None = None, name: str = "preview.jpg"
+    ) -> int:
+        """A picture (uploaded by the bot) with a caption and buttons: a package's card with its preview."""
+        upload = io.BytesIO(picture)
+        upload.name = name
+        with mapped_errors():
+            sent = await self._client.send_file(user_id, upload, caption=caption, buttons=_markup(buttons))
+        return sent.id
+
+    async def edit_text(self, user_id: int, message_id: int, text: str, *, buttons: Buttons | None = None) -> None:
+        with mapped_errors():
+            await self._client.edit_message(user_id, message_id, text, buttons=_markup(buttons), link_preview=False)
+
+    async def answer_press(self, query_id: int, text: str = "") -> None:
+        with mapped_errors():
+            await self._client(
+                functions.messages.SetBotCallbackAnswerRequest(query_id=query_id, cache_time=0, message=text or None)
+            )
+
+    async def send_copy(self, user_id: int, chat: ChatRef, message_id: int) -> int:
+        """Send a person the document (and caption) of a message of a channel the bot administers: by the
+        document itself, so the person sees a message from the bot, not a forward."""
+        with mapped_errors():
+            source = await self._client.get_messages(types.PeerChannel(chat.id), ids=message_id)
+            if source is None or source.media is None:
+                raise NotFound(f"Message {message_id} of chat {chat.id} is gone or has no file.")
+            sent = await self._client.send_file(user_id, source.media, caption=source.message or "")
+        return sent.id

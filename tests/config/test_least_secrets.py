@@ -35,6 +35,8 @@ EXPECTED = {
     "worker": {"DATABASE_URL", "DJANGO_SECRET_KEY", "STASHCAST_SESSION_KEYS", "TELEGRAM_API_HASH", "STORAGE_URL"},
     "beat": {"DATABASE_URL", "DJANGO_SECRET_KEY", "STORAGE_URL"},
     "flower": {"FLOWER_BASIC_AUTH"},
+    # The members' bot: its own token and people's records (database, session keys that seal the token).
+    "bot": {"DATABASE_URL", "DJANGO_SECRET_KEY", "STASHCAST_SESSION_KEYS", "TELEGRAM_API_HASH", "STORAGE_URL"},
 }
 COMPOSE_EXPECTED = {
     "web": EXPECTED["web"],
@@ -43,6 +45,7 @@ COMPOSE_EXPECTED = {
     "worker": EXPECTED["worker"],
     "beat": EXPECTED["beat"],
     "flower": EXPECTED["flower"],
+    "bot": EXPECTED["bot"],
 }
 # After Django's settings are loaded: what the process holds then (a file it reads could have put a secret back).
 PROBE = """

@@ -19,14 +19,13 @@ import secrets
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, Count, Q, When
+from django.db.models import Case, When
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts import pace
 from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
 from accounts.sessions import account_gateway, account_refusal_record
-from core import locks, task_names
+from core import task_names
 from core.db_thread import in_db_thread
 from core.engine import BUSY, RunEngine, WorkLost, WorkStopped, run_engine_start
 from core.errors import OperatorError
@@ -34,6 +33,7 @@ from core.models import RunStatus
 from core.notifications import notification_raise
 from core.ratelimit import BucketHalted, BucketUnavailable, Pace
 from core.runs import run_finish, run_hand_back, run_task_send
+from packages import services
 from packages.models import Collection, Package, PackageSend, PackageSendPart
 from telegram.errors import AccountRestricted, AuthRequired, FloodWait, SessionInUse, TelegramError, TransientError
 from telegram.records import (
@@ -156,44 +156,25 @@ def package_send_create(
         )
     captions = package_send_captions(packages=packages, caption=caption)
     package_send_caption_check(captions=captions, account=account)
+    parts = [
+        PackageSendPart(
+            package=package,
+            from_chat_id=package.destination_chat_id,
+            message_id=message_id,
+            name=name,
+            # stored before anything is sent: the one id this part will ever go out with
+            random_id=secrets.randbits(63) or 1,
+        )
+        for package in packages
+        for message_id, name in zip(package.dest_message_ids, package_part_names(package), strict=True)
+    ]
+    for position, (part, part_caption) in enumerate(zip(parts, captions, strict=True)):
+        part.position = position
+        part.caption = part_caption
     with transaction.atomic():
-        locks.advisory_xact_lock(namespace=locks.PACKAGE_SEND, name=f"{chat.pk}")
-        busy = (
-            PackageSend.objects.filter(
-                chat=chat, parts__package__in=packages, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-            )
-            .distinct()
-            .first()
+        send = services.package_send_queue(
+            packages=packages, chat=chat, account=account, topic_id=topic_id, collection=collection, parts=parts
         )
-        if busy is not None:
-            raise OperatorError(f"{busy.title} is already being sent to “{chat.title}” (send #{busy.pk}).")
-        send = PackageSend.objects.create(
-            title=collection.name if collection else packages[0].file_name,
-            package=None if collection else packages[0],
-            collection=collection,
-            account=account,
-            chat=chat,
-            topic_id=topic_id,
-        )
-        parts = [
-            PackageSendPart(
-                send=send,
-                package=package,
-                from_chat_id=package.destination_chat_id,
-                message_id=message_id,
-                name=name,
-                # stored before anything is sent: the one id this part will ever go out with
-                random_id=secrets.randbits(63) or 1,
-            )
-            for package in packages
-            for message_id, name in zip(package.dest_message_ids, package_part_names(package), strict=True)
-        ]
-        for position, (part, part_caption) in enumerate(zip(parts, captions, strict=True)):
-            part.position = position
-            part.caption = part_caption
-        PackageSendPart.objects.bulk_create(parts)
-        send.parts_total = len(parts)
-        send.save(update_fields=["parts_total"])
         transaction.on_commit(lambda: package_send_enqueue(send.pk))
     return send
 
@@ -263,12 +244,7 @@ class _Copier(RunEngine):
         return status
 
     def _counts(self) -> dict[str, int]:
-        counts = self.send.parts.aggregate(
-            parts_sent=Count("pk", filter=Q(sent_at__isnull=False)),
-            parts_failed=Count("pk", filter=Q(sent_at__isnull=True) & ~Q(error="")),
-        )
-        PackageSend.objects.filter(pk=self.send.pk).update(**counts)
-        return counts
+        return services.package_send_counts_record(send=self.send)
 
     def _load(self) -> tuple[list[PackageSendPart], dict[int, ChatRef]]:
         parts = list(self.send.parts.filter(sent_at__isnull=True, error="").select_related("from_chat"))
@@ -284,9 +260,9 @@ class _Copier(RunEngine):
 
     def _part_done(self, part: PackageSendPart, *, message_id: int | None = None, error: str = "") -> None:
         if error:
-            PackageSendPart.objects.filter(pk=part.pk).update(error=error[:2000])
+            services.package_send_part_failed(part=part, error=error)
         else:
-            PackageSendPart.objects.filter(pk=part.pk).update(sent_message_id=message_id, sent_at=timezone.now())
+            services.package_send_part_sent(part=part, message_id=message_id)
             self.progressed()
         self._counts()
 
@@ -361,11 +337,8 @@ def package_send_retry(*, send: PackageSend) -> PackageSend:
     if not send.is_over or send.status == RunStatus.SUCCESS:
         raise OperatorError("Only a send that ended with parts unsent can be tried again.")
     with transaction.atomic():
-        if not PackageSend.objects.filter(pk=send.pk, status=send.status).update(
-            status=RunStatus.QUEUED, error="", finished_at=None
-        ):
+        if not services.package_send_restart(send=send):
             raise OperatorError("This send changed meanwhile; reload the page.")
-        send.parts.filter(sent_at__isnull=True).update(error="")
         transaction.on_commit(lambda: package_send_enqueue(send.pk))
     send.refresh_from_db()
     return send

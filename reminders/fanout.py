@@ -34,8 +34,6 @@ from enum import StrEnum
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import F
-from django.utils import timezone
 
 from accounts import pace
 from accounts.models import AccountChat, PaceEventKind, TelegramAccount
@@ -168,7 +166,7 @@ class Fanout(RunEngine):
             run=self.run, status=status, error=error, error_summary=summary, pause_cause=cause, **progress
         ):
             # canceled while sending: the canceller set the ending; keep the counters true
-            ReminderRun.objects.filter(pk=self.run.pk).update(**progress)
+            services.reminder_run_progress_record(run_id=self.run.pk, progress=progress)
             return None
         logger.info("Reminder run #%s: %s %s", self.run.pk, status, summary)
         services.reminder_run_notify(run=self.run)
@@ -287,8 +285,9 @@ class Fanout(RunEngine):
             return Part(formatted=FormattedText(text=""), media=None)
 
     def _flush(self) -> None:
-        ReminderRun.objects.filter(pk=self.run.pk).update(
-            **services.target_counts(run_id=self.run.pk), messages_sent=self.messages_sent
+        services.reminder_run_progress_record(
+            run_id=self.run.pk,
+            progress={**services.target_counts(run_id=self.run.pk), "messages_sent": self.messages_sent},
         )
         sends, self.tallied = self.messages_sent - self.tallied, self.messages_sent
         pace.account_sends_tally(account=self.account, sends=sends)
@@ -298,20 +297,10 @@ class Fanout(RunEngine):
     def _target_start(self, target: ReminderRunTarget) -> bool:
         """False when the target was canceled meanwhile, or the run is no longer this worker's (the operator
         paused or canceled it): then the worker stops at this group boundary."""
-        started = ReminderRunTarget.objects.filter(
-            pk=target.pk,
-            status__in=[TargetStatus.PENDING, TargetStatus.SENDING],
-            run__status=RunStatus.RUNNING,
-            run__worker_id=self.run.worker_id,
-        ).update(status=TargetStatus.SENDING, attempts=F("attempts") + 1)
-        if (
-            not started
-            and not ReminderRun.objects.filter(
-                pk=self.run.pk, status=RunStatus.RUNNING, worker_id=self.run.worker_id
-            ).exists()
-        ):
+        started = services.run_target_start(target=target, run=self.run)
+        if not started and not services.reminder_run_still_held(run=self.run):
             self.lost_claim = True
-        return bool(started)
+        return started
 
     def _pace_record(self, kind: str, before: float, now: Pace, wait_seconds: int = 0, reason: str = "") -> int:
         """Record what Telegram said; returns the account's FloodWaits in the rest window."""
@@ -338,7 +327,7 @@ class Fanout(RunEngine):
         return ReminderRun.objects.filter(pk=previous.run_id).values_list("parts", flat=True).get()
 
     def _target_step_done(self, target: ReminderRunTarget, step: str) -> None:
-        ReminderRunTarget.objects.filter(pk=target.pk).update(**{step: True})
+        services.run_target_step_done(target=target, step=step)
 
     def _previous_recorded(
         self, target: ReminderRunTarget, post: str, note: str = "", done: bool | None = None
@@ -346,31 +335,19 @@ class Fanout(RunEngine):
         """What Replace does with the previous post, recorded before it is done: a resume or a retry goes on
         the same way (editing at its next part while it edits), never deleting or editing twice."""
         done = post != PreviousPost.EDITED if done is None else done
-        ReminderRunTarget.objects.filter(pk=target.pk).update(
-            previous_post=post, previous_note=note[:300], previous_removed=done
-        )
+        services.run_target_previous_record(target=target, post=post, note=note[:300], done=done)
         target.previous_post, target.previous_note, target.previous_removed = post, note[:300], done
 
     def _rest(self, reason: str) -> None:
         pace.account_rest(account=self.account, reason=reason)  # every run of it pauses (reminders.apps)
 
     def _part_sent(self, target: ReminderRunTarget, index: int) -> None:
-        ReminderRunTarget.objects.filter(pk=target.pk).update(
-            parts_sent=index + 1, message_ids=target.message_ids, album_ids=target.album_ids
-        )
+        services.run_target_part_sent(target=target, parts_sent=index + 1)
         target.parts_sent = index + 1
 
     def _target_end(self, target: ReminderRunTarget, status: str, error: str = "", latency_ms=None) -> None:
-        finished = None if status == TargetStatus.PENDING else timezone.now()
-        sent = {"parts_sent": len(self.parts)} if status == TargetStatus.SENT else {}
-        ReminderRunTarget.objects.filter(pk=target.pk).update(
-            status=status,
-            error=error[:2000],
-            latency_ms=latency_ms,
-            finished_at=finished,
-            message_ids=target.message_ids,
-            album_ids=target.album_ids,
-            **sent,
+        services.run_target_end(
+            target=target, status=status, error=error, latency_ms=latency_ms, parts_total=len(self.parts)
         )
         if status in (TargetStatus.SENT, TargetStatus.FAILED):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
@@ -378,13 +355,9 @@ class Fanout(RunEngine):
     def _target_left(self, target: ReminderRunTarget) -> None:
         """A group stopped part-way goes on at its next part when the run resumes; when the operator canceled the
         run meanwhile, it is skipped as the canceled groups are (its parts already sent are counted)."""
-        status = ReminderRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
-        if self.lost_claim and status not in (RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.QUEUED):
-            ReminderRunTarget.objects.filter(pk=target.pk).update(
-                status=TargetStatus.SKIPPED,
-                error=f"{services.CANCELED} after {target.parts_sent} of {len(self.parts)} parts",
-                finished_at=timezone.now(),
-            )
+        if self.lost_claim and services.run_target_skip_if_canceled(
+            target=target, run_id=self.run.pk, parts_total=len(self.parts)
+        ):
             return
         self._target_end(target, TargetStatus.PENDING)
 

@@ -7,7 +7,8 @@
 - listings: a package's file listing, read, stored, or why it could not be;
 - passwords: archive passwords kept per channel (sealed), and those a listing tries;
 - repack_decisions: "likely the same as" an earlier package, and the operator's answer;
-- editing: creator and tags, one package or many, and a channel's category tag.
+- editing: creator and tags, one package or many, and a channel's category tag;
+- sends: what a send to Telegram records (queued with its parts, each part's outcome, a restart).
 """
 
 from packages.services.editing import (
@@ -61,6 +62,13 @@ from packages.services.search import (
     SEARCH_TEXT_LIMIT,
     package_search_words_update,
 )
+from packages.services.sends import (
+    package_send_counts_record,
+    package_send_part_failed,
+    package_send_part_sent,
+    package_send_queue,
+    package_send_restart,
+)
 from packages.services.splitting import (
     SplitMismatch,
     UploadPart,
@@ -100,6 +108,11 @@ __all__ = [
     "package_reuploaded",
     "package_source_release",
     "package_search_words_update",
+    "package_send_counts_record",
+    "package_send_part_failed",
+    "package_send_part_sent",
+    "package_send_queue",
+    "package_send_restart",
     "package_skipped_copy_of",
     "package_stub_create",
     "packages_bulk_edit",

@@ -2,6 +2,7 @@
 
 - compose: the specs, media, reminders and their beat schedule;
 - runs: firing a run and the operator's actions on it;
+- run_targets: what the fan-out records as it goes (progress, each group's start, steps and ending);
 - summaries: what a stopped run says, and the notification it raises;
 - pausing: the operator's Pause, an account's rest and stop switch pausing its runs, moving pending groups;
 - slots: each schedule slot served by one run, the catch-up each minute, missed slots;
@@ -43,6 +44,16 @@ from reminders.services.pausing import (
     runs_after_rest,
     runs_after_sending_changed,
     runs_pause_for_rest,
+)
+from reminders.services.run_targets import (
+    reminder_run_progress_record,
+    reminder_run_still_held,
+    run_target_end,
+    run_target_part_sent,
+    run_target_previous_record,
+    run_target_skip_if_canceled,
+    run_target_start,
+    run_target_step_done,
 )
 from reminders.services.runs import (
     CANCELED,
@@ -97,6 +108,12 @@ __all__ = [
     "runs_after_rest",
     "runs_after_sending_changed",
     "runs_pause_for_rest",
+    "run_target_end",
+    "run_target_part_sent",
+    "run_target_previous_record",
+    "run_target_skip_if_canceled",
+    "run_target_start",
+    "run_target_step_done",
     "summary_account_resting",
     "summary_too_many_failed",
     "CANCELED",
@@ -123,8 +140,10 @@ __all__ = [
     "reminder_run_enqueue",
     "reminder_run_notification_title",
     "reminder_run_notify",
+    "reminder_run_progress_record",
     "reminder_run_resume",
     "reminder_run_retry_failed",
+    "reminder_run_still_held",
     "reminder_runs_auto_resume",
     "reminder_schedule_sync",
     "reminder_update",

@@ -343,6 +343,7 @@ class ChannelPassword(models.Model):
 
 class BotAudience(models.TextChoices):
     ALLOW_LIST = "allow_list", "People on the allow-list"
+    MEMBERS = "members", "Members of chosen chats"
     EVERYONE = "everyone", "Everyone"
 
 
@@ -354,6 +355,8 @@ class BotSettings(models.Model):
     username = models.CharField(max_length=100, blank=True)  # as Telegram said at the last login
     audience = models.CharField(max_length=12, choices=BotAudience.choices, default=BotAudience.ALLOW_LIST)
     allowed_user_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # "Members of chosen chats": a person in one of these (asked of Telegram by the bot) may use it.
+    member_chats = models.ManyToManyField("accounts.Chat", blank=True, related_name="+")
     sends_per_day = models.PositiveIntegerField(default=20)  # packages one person may receive in 24 hours
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -368,6 +371,9 @@ class BotPerson(models.Model):
     first_name = models.CharField(max_length=255, blank=True)
     username = models.CharField(max_length=100, blank=True)
     blocked = models.BooleanField(default=False)
+    # The last membership check ("Members of chosen chats"): the chat they were found in, "" for none.
+    member_of = models.CharField(max_length=255, blank=True)
+    member_checked_at = models.DateTimeField(null=True, blank=True)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
 

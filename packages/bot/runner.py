@@ -13,6 +13,7 @@ from packages.bot import commands, services
 from packages.bot.commands import Answer, Reply
 from telegram.errors import TelegramError
 from telegram.gateway import open_bot
+from telegram.records import ChatRef
 
 log = logging.getLogger(__name__)
 NOTICE_SHOWN = 10  # packages listed in one notice message
@@ -68,8 +69,26 @@ class BotLoop:
             if error:
                 await self.say(user_id, Reply(f"{delivery.title} could not be sent: {error}"))
 
+    async def _membership(self, person):
+        """Ask Telegram whether the person is in one of the chosen chats (when the last answer is stale)."""
+        due = await in_db_thread(services.bot_membership_due)(person=person)
+        if not due:
+            return person
+        found, answered = None, True
+        for chat in due:
+            try:
+                if await self.bot.is_member(ChatRef(id=chat.telegram_id, type=chat.type), person.user_id):
+                    found = chat
+                    break
+            except TelegramError as exc:
+                answered = False
+                text = f"could not check members of {chat.title} (make the bot an admin of it): {exc}"
+                await in_db_thread(services.bot_activity_add)(person=person, kind="check", text=text)
+        return await in_db_thread(services.bot_membership_record)(person=person, chat=found, answered=answered)
+
     async def _person(self, user_id: int, first_name: str = "", username: str = ""):
         person = await in_db_thread(services.bot_person_seen)(user_id=user_id, first_name=first_name, username=username)
+        person = await self._membership(person)
         refusal = await in_db_thread(services.bot_refusal)(person=person)
         if refusal:
             await in_db_thread(services.bot_activity_add)(person=person, kind="refused", text=refusal)

@@ -37,10 +37,20 @@ def bot_settings_get() -> BotSettings:
 
 
 def bot_settings_update(
-    *, enabled: bool, token: str | None, audience: str, allowed_user_ids: list[int], sends_per_day: int
+    *,
+    enabled: bool,
+    token: str | None,
+    audience: str,
+    allowed_user_ids: list[int],
+    sends_per_day: int,
+    member_chats: list[Chat] | None = None,
 ) -> BotSettings:
-    """Save the Bot page: a blank token keeps the one stored (it is never shown back)."""
+    """Save the Bot page: a blank token keeps the one stored (it is never shown back). Other chosen chats make
+    every person's membership be asked again."""
     bot = bot_settings_get()
+    if member_chats is not None and {c.pk for c in member_chats} != set(bot.member_chats.values_list("pk", flat=True)):
+        bot.member_chats.set(member_chats)
+        BotPerson.objects.update(member_checked_at=None)
     bot.enabled, bot.audience, bot.allowed_user_ids, bot.sends_per_day = (
         enabled,
         audience,
@@ -99,6 +109,33 @@ def bot_make_admin(*, chat_id: int) -> str:
     return f"@{bot.username} is now an admin of {chat.title}, by {link.account.phone}."
 
 
+def bot_member_chat_choices() -> list[Chat]:
+    """Channels and supergroups the accounts are in: the chats whose members may use the bot."""
+    chats = Chat.objects.filter(type__in=("channel", "supergroup"), account_links__isnull=False)
+    return list(chats.distinct().order_by("title"))
+
+
+def bot_membership_due(*, person: BotPerson) -> list[Chat]:
+    """The chosen chats to ask Telegram about this person now; none when the bot is not for members of chosen
+    chats or the last answer is younger than BOT_MEMBERSHIP_SECONDS."""
+    bot = bot_settings_get()
+    if not bot.enabled or person.blocked or bot.audience != BotAudience.MEMBERS:
+        return []
+    fresh_since = timezone.now() - timedelta(seconds=settings.BOT_MEMBERSHIP_SECONDS)
+    if person.member_checked_at is not None and person.member_checked_at > fresh_since:
+        return []
+    return list(bot.member_chats.order_by("title"))
+
+
+def bot_membership_record(*, person: BotPerson, chat: Chat | None, answered: bool) -> BotPerson:
+    """What the check found: the chat they are in (None: in none). Kept for BOT_MEMBERSHIP_SECONDS only when
+    Telegram answered for every chat (`answered`), so a chat the bot could not ask is asked at the next message."""
+    person.member_of = chat.title if chat else ""
+    person.member_checked_at = timezone.now() if chat or answered else None
+    person.save(update_fields=["member_of", "member_checked_at"])
+    return person
+
+
 def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerson:
     person, _ = BotPerson.objects.update_or_create(
         user_id=user_id,
@@ -120,6 +157,9 @@ def bot_refusal(*, person: BotPerson) -> str:
         return "You can't use this bot."
     if bot.audience == BotAudience.ALLOW_LIST and person.user_id not in bot.allowed_user_ids:
         return f"This bot is for the archive's members. Ask an operator to add you (your id is {person.user_id})."
+    if bot.audience == BotAudience.MEMBERS and not person.member_of:
+        titles = ", ".join(bot.member_chats.order_by("title").values_list("title", flat=True)) or "chats not chosen yet"
+        return f"This bot is for members of {titles}. Join one of them, then write again."
     return ""
 
 

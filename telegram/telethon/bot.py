@@ -183,3 +183,17 @@ class TelethonBot:
                 raise NotFound(f"Message {message_id} of chat {chat.id} is gone or has no file.")
             sent = await self._client.send_file(user_id, source.media, caption=source.message or "")
         return sent.id
+
+    async def is_member(self, chat: ChatRef, user_id: int) -> bool:
+        """Whether a person who wrote to the bot is in a channel or supergroup the bot is in (channels.getParticipant:
+        the bot must administer a broadcast channel to see its members). A person who left or was banned is not."""
+        with mapped_errors():
+            try:
+                found = await self._client(
+                    functions.channels.GetParticipantRequest(
+                        channel=types.PeerChannel(chat.id), participant=await self._client.get_input_entity(user_id)
+                    )
+                )
+            except errors.UserNotParticipantError:
+                return False
+        return not isinstance(found.participant, types.ChannelParticipantLeft | types.ChannelParticipantBanned)

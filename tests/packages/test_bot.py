@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.models import Chat
 from core.db_thread import in_db_thread
-from packages.bot.runner import Pacer, bot_run
+from packages.bot.runner import Pacer
 from packages.bot.services import bot_settings_update
 from packages.models import (
     BotDelivery,
@@ -32,6 +32,8 @@ from packages.models import (
 from packages.services.search import package_search_words_update
 from telegram.sandbox import bots
 from telegram.sandbox.content import picture
+from tests.support.bots import until
+from tests.support.bots import with_bot as run_bot
 from tests.support.processes import start_program, wait_for
 
 TOKEN = "7000001:TEST"
@@ -94,31 +96,8 @@ def from_bot(world, user_id: int = DANA) -> list[dict]:
     return [m for m in conversation(world, user_id) if m["from"] == "bot"]
 
 
-async def until(read, *, seconds: float = 15):
-    for _ in range(int(seconds / 0.05)):
-        found = read()
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError("the bot did not answer in time")
-
-
 def with_bot(scenario, token: str = TOKEN):
-    """Run the bot process's loop while `scenario()` plays a person's part; stop it after."""
-
-    async def main():
-        stop, started = asyncio.Event(), asyncio.Event()
-        running = asyncio.create_task(bot_run(token=token, stop=stop, started=started))
-        await asyncio.wait([running, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
-        if running.done():
-            running.result()
-        try:
-            return await scenario()
-        finally:
-            stop.set()
-            await running
-
-    return asyncio.run(main())
+    return run_bot(scenario, token)
 
 
 def say(world, text: str, user_id: int = DANA) -> int:

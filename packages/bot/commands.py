@@ -46,12 +46,15 @@ def _button(package: Package) -> list[tuple[str, bytes]]:
 
 def _search(words: str, page: int, *, edit: int | None = None) -> Reply:
     words = words.encode()[:QUERY_BYTES_MAX].decode(errors="ignore").strip()
-    found = services.bot_search(words=words)
-    if not found:
+    page = max(page, 0)
+    total, shown = services.bot_search(words=words, offset=page * PAGE_SIZE, limit=PAGE_SIZE)
+    pages = (total + PAGE_SIZE - 1) // PAGE_SIZE
+    if total and not shown:  # a page gone (fewer matches since): the last one
+        page = pages - 1
+        total, shown = services.bot_search(words=words, offset=page * PAGE_SIZE, limit=PAGE_SIZE)
+    if not shown:
         return Reply(f"Nothing in the archive matches “{words}”.", edit_message_id=edit)
-    pages = (len(found) + PAGE_SIZE - 1) // PAGE_SIZE
-    page = min(max(page, 0), pages - 1)
-    shown = found[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+    pages = (total + PAGE_SIZE - 1) // PAGE_SIZE
     buttons = [_button(package) for package in shown]
     nav = []
     if page > 0:
@@ -60,7 +63,7 @@ def _search(words: str, page: int, *, edit: int | None = None) -> Reply:
         nav.append(("Next ›", f"s:{page + 1}:{words}".encode()))
     if nav:
         buttons.append(nav)
-    text = f"{len(found)} packages match “{words}” (page {page + 1} of {pages}). Pick one:"
+    text = f"{total} packages match “{words}” (page {page + 1} of {pages}). Pick one:"
     return Reply(text, buttons, edit_message_id=edit)
 
 

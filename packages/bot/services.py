@@ -225,9 +225,11 @@ def bot_collection_packages(*, collection_id: int) -> list[Package]:
     return collection_packages(collection=collection) if collection else []
 
 
-def bot_search(*, words: str) -> list[Package]:
-    """The console's search (packages.selectors), packages in the archive channel only."""
-    return list(package_search(query=words).exclude(dest_message_ids=[]).select_related("collection"))
+def bot_search(*, words: str, offset: int, limit: int) -> tuple[int, list[Package]]:
+    """One page of the console's search (packages.selectors, its ranking), packages in the archive channel only,
+    and how many match: only the page is read, so a word in every package answers as fast as a rare one."""
+    found = package_search(query=words).exclude(dest_message_ids=[])
+    return found.count(), list(found.select_related("collection")[offset : offset + limit])
 
 
 def bot_latest(*, count: int) -> list[Package]:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import Chat
 from core.db_thread import in_db_thread
 from packages.bot.runner import Pacer
-from packages.bot.services import bot_settings_update
+from packages.bot.services import bot_search, bot_settings_update
 from packages.models import (
     BotDelivery,
     BotDeliveryState,
@@ -29,6 +29,7 @@ from packages.models import (
     Package,
     PackagePreview,
 )
+from packages.selectors import package_search
 from packages.services.search import package_search_words_update
 from telegram.sandbox import bots
 from telegram.sandbox.content import picture
@@ -147,6 +148,14 @@ def test_search_answers_with_the_consoles_ranking_paged_by_buttons(archive):
     assert first["buttons"][5] == ["Next ›"]
     assert [row[0].split(" · ")[0] for row in second["buttons"][:2]] == newest[5:]
     assert second["buttons"][2] == ["‹ Previous"], "the same message, edited in place"
+
+
+def test_search_reads_only_the_page_it_shows_in_the_consoles_order(archive, django_assert_max_num_queries):
+    ranked = list(package_search(query="dragon").exclude(dest_message_ids=[]))
+    with django_assert_max_num_queries(3):  # the count, the page, its matched files
+        total, page = bot_search(words="dragon", offset=1, limit=1)
+    assert (total, page) == (len(ranked), ranked[1:2])
+    assert bot_search(words="dragon", offset=9, limit=5) == (len(ranked), [])
 
 
 def test_latest_lists_the_newest_packages(archive):

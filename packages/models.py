@@ -358,6 +358,11 @@ class BotSettings(models.Model):
     # "Members of chosen chats": a person in one of these (asked of Telegram by the bot) may use it.
     member_chats = models.ManyToManyField("accounts.Chat", blank=True, related_name="+")
     sends_per_day = models.PositiveIntegerField(default=20)  # packages one person may receive in 24 hours
+    # The bot's Telegram session (sealed like accounts') and its update state (pts, qts, date, seq) at its last
+    # stop, so a restart asks Telegram for what people wrote meanwhile (updates.getDifference).
+    session_sealed = models.TextField(blank=True)
+    session_bot_id = models.BigIntegerField(null=True, blank=True)
+    update_state = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
@@ -374,6 +379,8 @@ class BotPerson(models.Model):
     # The last membership check ("Members of chosen chats"): the chat they were found in, "" for none.
     member_of = models.CharField(max_length=255, blank=True)
     member_checked_at = models.DateTimeField(null=True, blank=True)
+    # The newest message of theirs the bot took up: one caught up again after a restart is not answered twice.
+    last_message_id = models.BigIntegerField(default=0)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
 

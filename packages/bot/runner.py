@@ -97,6 +97,9 @@ class BotLoop:
     async def on_message(self, message) -> None:
         try:
             person, refusal = await self._person(message.user_id, message.first_name, message.username)
+            claim = in_db_thread(services.bot_message_claim)
+            if not await claim(user_id=message.user_id, message_id=message.message_id):
+                return  # taken up before a crash, caught up again
             if refusal:
                 await self.say(message.user_id, Reply(refusal))
                 return
@@ -135,8 +138,10 @@ class BotLoop:
 
 async def bot_run(*, token: str, stop: asyncio.Event, started: asyncio.Event | None = None) -> None:
     """Run the bot until `stop` is set, or until an operator turns it off (checked with each notice round)."""
-    async with open_bot(token=token) as bot:
+    kept = await in_db_thread(services.bot_session_get)(token=token)
+    async with open_bot(token=token, session=kept.session, update_state=kept.update_state) as bot:
         await in_db_thread(services.bot_username_set)(username=bot.username)
+        await in_db_thread(services.bot_session_keep)(bot_id=bot.user_id, session=bot.session)
         loop = BotLoop(bot)
         bot.on_message(loop.on_message)
         bot.on_press(loop.on_press)
@@ -158,3 +163,7 @@ async def bot_run(*, token: str, stop: asyncio.Event, started: asyncio.Event | N
             await bot.run(stop)
         finally:
             telling.cancel()
+    # Left the block: the client has disconnected and written down where its updates stopped.
+    await in_db_thread(services.bot_session_keep)(
+        bot_id=bot.user_id, session=bot.session, update_state=bot.update_state
+    )

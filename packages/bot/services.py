@@ -59,6 +59,7 @@ def bot_settings_update(
     )
     if token:
         bot.token_sealed, bot.username = seal(token.strip()), ""
+        bot.session_sealed, bot.session_bot_id, bot.update_state = "", None, {}  # another bot: its own session
     bot.updated_at = timezone.now()
     bot.save()
     return bot
@@ -73,6 +74,43 @@ def bot_token() -> str:
         except SealBroken:
             return ""
     return settings.TELEGRAM_BOT_TOKEN
+
+
+@dataclass(frozen=True)
+class BotSession:
+    """What the bot process resumes with: its sealed session, opened, and its update state at its last stop."""
+
+    session: str
+    update_state: dict
+
+
+def bot_session_get(*, token: str) -> BotSession:
+    """The kept session of the bot of `token`; empty (log in with the token) when there is none, it is another
+    bot's, or its seal no longer opens (a key removed: logging in anew loses only what was missed)."""
+    bot = bot_settings_get()
+    if not bot.session_sealed or str(bot.session_bot_id) != token.split(":", 1)[0]:
+        return BotSession(session="", update_state={})
+    try:
+        return BotSession(session=unseal(bot.session_sealed), update_state=bot.update_state)
+    except SealBroken:
+        return BotSession(session="", update_state={})
+
+
+def bot_session_keep(*, bot_id: int, session: str, update_state: dict | None = None) -> None:
+    """Keep the bot's session (at login) and its update state (at its stop)."""
+    fields = {"session_sealed": seal(session), "session_bot_id": bot_id}
+    if update_state is not None:
+        fields["update_state"] = update_state
+    BotSettings.objects.filter(pk=1).update(**fields)
+
+
+def bot_message_claim(*, user_id: int, message_id: int) -> bool:
+    """Take up a person's message once: False when it (or a later one) was taken up already, as a message caught
+    up again after a crash is (its update state was not kept)."""
+    return (
+        BotPerson.objects.filter(user_id=user_id, last_message_id__lt=message_id).update(last_message_id=message_id)
+        == 1
+    )
 
 
 def bot_username_set(*, username: str) -> None:

@@ -143,11 +143,15 @@ def pts(world, bot_id: int) -> int:
     return row[0] or 0
 
 
+def last_seq(world, bot_id: int) -> int:
+    row = world.conn.execute("SELECT max(seq) FROM bot_updates WHERE bot_id = ?", (bot_id,)).fetchone()
+    return row[0] or 0
+
+
 def session_open(world, *, key_id: str, bot_id: int) -> None:
     """A key logs in as the bot: its connections are pushed what people do from now on."""
     with world.transaction() as conn:
-        row = conn.execute("SELECT max(seq) FROM bot_updates WHERE bot_id = ?", (bot_id,)).fetchone()
-        conn.execute("INSERT OR REPLACE INTO bot_sessions VALUES (?, ?, ?)", (key_id, bot_id, row[0] or 0))
+        conn.execute("INSERT OR REPLACE INTO bot_sessions VALUES (?, ?, ?)", (key_id, bot_id, last_seq(world, bot_id)))
 
 
 def session(world, key_id: str) -> dict | None:

@@ -315,6 +315,15 @@ def get_participant(call: Call):
     )
 
 
+def pushes_start(world_: world.World, key_id: str) -> int | None:
+    """Where a new connection's pushes begin: for a key already logged in as a bot, what people do from now on
+    (what they did while it was away comes from updates.getDifference, as on Telegram); None for any other key
+    (a bot's login starts its pushes)."""
+    key = world_.key(key_id)
+    session = bots.session(world_, key_id) if key and key["state"] == "authorized" else None
+    return None if session is None else bots.last_seq(world_, session["bot_id"])
+
+
 def updates_pushed(world_: world.World, key_id: str, *, after_seq: int | None, dc_id: int) -> tuple[list, int | None]:
     """What the server pushes to a bot's connection: an Updates per thing a person did since `after_seq` (None:
     since the key logged in), and the seq to ask from next time. Nothing for a key that is no logged-in bot."""

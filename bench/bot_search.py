@@ -97,7 +97,9 @@ async def measure(args, world) -> None:
     people = [PERSON_BASE + n for n in range(args.people)]
     stop, started = asyncio.Event(), asyncio.Event()
     running = asyncio.create_task(bot_run(token=TOKEN, stop=stop, started=started))
-    await started.wait()
+    await asyncio.wait([running, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
+    if running.done():
+        running.result()  # the bot could not start: say why
     try:
         # One person at a time (each a different person: the pacer spaces one person's messages a second apart).
         print(f"{'/search, one person at a time':<40} {'p50 ms':>8} {'p95 ms':>8} {'matches':>9}")

@@ -5,6 +5,7 @@ must be answered, and no second may hold more of the bot's messages than the Bot
 BOT_SENDS_PER_SECOND overall and one per BOT_PERSON_SECONDS_BETWEEN_SENDS to a person).
 
     .venv/bin/python -m bench.bot_search [--packages 100000] [--files-per-package 10] [--people 200] [--rounds 5]
+                                         [--reuse]
 """
 
 import argparse
@@ -155,19 +156,27 @@ def main() -> None:
     parser.add_argument("--files-per-package", type=int, default=10)
     parser.add_argument("--people", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5, help="Searches of each kind, one person at a time.")
+    parser.add_argument("--reuse", action="store_true", help="Search the catalog a previous run left (no seeding).")
     args = parser.parse_args()
-    bench_django("bot_search")
+    bench_django("bot_search", keep=args.reuse)
     from django.conf import settings
 
     from telegram.sandbox.loader import world_load
     from telegram.sandbox.world import World
 
-    began = time.monotonic()
-    seed(packages=args.packages, files_per_package=args.files_per_package)
-    print(
-        f"{args.packages} packages, {args.packages * args.files_per_package} files seeded in "
-        f"{time.monotonic() - began:.0f} s"
-    )
+    from packages.models import BotPerson, BotSettings, Package, PackageFile
+
+    if args.reuse:  # a new sandbox world: the people and the bot's session of the last run are not in it
+        BotPerson.objects.all().delete()
+        BotSettings.objects.update(session_sealed="", session_bot_id=None, update_state={})
+        print(f"{Package.objects.count()} packages, {PackageFile.objects.count()} files (reused)")
+    else:
+        began = time.monotonic()
+        seed(packages=args.packages, files_per_package=args.files_per_package)
+        print(
+            f"{args.packages} packages, {args.packages * args.files_per_package} files seeded in "
+            f"{time.monotonic() - began:.0f} s"
+        )
     world_load(
         settings.SANDBOX_PATH,
         {

@@ -30,6 +30,7 @@ from telegram.records import ChatRef
 
 SUBSCRIPTIONS_MAX = 20  # per person
 NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
+SEARCH_COUNTED = 1000  # matches a search counts; past it the bot says "more than 1000"
 
 
 def bot_settings_get() -> BotSettings:
@@ -263,11 +264,24 @@ def bot_collection_packages(*, collection_id: int) -> list[Package]:
     return collection_packages(collection=collection) if collection else []
 
 
-def bot_search(*, words: str, offset: int, limit: int) -> tuple[int, list[Package]]:
-    """One page of the console's search (packages.selectors, its ranking), packages in the archive channel only,
-    and how many match: only the page is read, so a word in every package answers as fast as a rare one."""
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a search: its packages, whether more follow, and how many match (counted up to
+    SEARCH_COUNTED; `total` above it means "more than that")."""
+
+    packages: list[Package]
+    more: bool
+    total: int
+
+
+def bot_search(*, words: str, offset: int, limit: int) -> SearchPage:
+    """One page of the console's search (packages.selectors, its ranking), packages in the archive channel only.
+    Only the page (and one more, for "Next") is read, and matches are counted up to SEARCH_COUNTED: an exact count
+    of a word in every package reads every package (0.2–1 s at 100,000), the page alone a few."""
     found = package_search(query=words).exclude(dest_message_ids=[])
-    return found.count(), list(found.select_related("collection")[offset : offset + limit])
+    shown = list(found.select_related("collection")[offset : offset + limit + 1])
+    total = found.order_by().values("pk")[: SEARCH_COUNTED + 1].count()
+    return SearchPage(packages=shown[:limit], more=len(shown) > limit, total=total)
 
 
 def bot_latest(*, count: int) -> list[Package]:

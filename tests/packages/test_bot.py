@@ -152,10 +152,22 @@ def test_search_answers_with_the_consoles_ranking_paged_by_buttons(archive):
 
 def test_search_reads_only_the_page_it_shows_in_the_consoles_order(archive, django_assert_max_num_queries):
     ranked = list(package_search(query="dragon").exclude(dest_message_ids=[]))
-    with django_assert_max_num_queries(3):  # the count, the page, its matched files
-        total, page = bot_search(words="dragon", offset=1, limit=1)
-    assert (total, page) == (len(ranked), ranked[1:2])
-    assert bot_search(words="dragon", offset=9, limit=5) == (len(ranked), [])
+    with django_assert_max_num_queries(3):  # the page (and one more), its matched files, the count
+        found = bot_search(words="dragon", offset=1, limit=1)
+    assert (found.packages, found.more, found.total) == (ranked[1:2], len(ranked) > 2, len(ranked))
+    assert bot_search(words="dragon", offset=9, limit=5).packages == []
+
+
+def test_search_past_the_counted_matches_says_more_than(archive, monkeypatch):
+    monkeypatch.setattr("packages.bot.services.SEARCH_COUNTED", 1)  # two dragons in the archive channel
+
+    async def scenario():
+        say(archive, "/search dragon")
+        return await until(lambda: from_bot(archive))
+
+    (answer,) = with_bot(scenario)
+    assert answer["text"] == "More than 1 packages match “dragon” (page 1). Pick one:"
+    assert [row[0].split(" · ")[0] for row in answer["buttons"]] == ["dragon-bust.zip", "dragon.zip"]
 
 
 def test_latest_lists_the_newest_packages(archive):

@@ -114,7 +114,7 @@ async def measure(args, world) -> None:
                 ).values()
                 timings.append((answered_at - asked_at) * 1000)
             every += timings
-            matches = said.split(" ", 1)[0] if said[:1].isdigit() else "0"
+            matches = said.split(" ", 1)[0] if said[:1].isdigit() else ("1000+" if said.startswith("More") else "0")
             p50, p95 = statistics.median(timings), percentile(timings, 0.95)
             print(f"{label + f' ({words})':<40} {p50:>8.1f} {p95:>8.1f} {matches:>9}")
         print(f"{'all of them':<40} {statistics.median(every):>8.1f} {percentile(every, 0.95):>8.1f} (goal p95 ≤ 300)")
@@ -161,10 +161,9 @@ def main() -> None:
     bench_django("bot_search", keep=args.reuse)
     from django.conf import settings
 
+    from packages.models import BotPerson, BotSettings, Package, PackageFile
     from telegram.sandbox.loader import world_load
     from telegram.sandbox.world import World
-
-    from packages.models import BotPerson, BotSettings, Package, PackageFile
 
     if args.reuse:  # a new sandbox world: the people and the bot's session of the last run are not in it
         BotPerson.objects.all().delete()

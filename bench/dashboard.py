@@ -10,14 +10,13 @@ import argparse
 import statistics
 import time
 
-from bench.harness import bench_django
+from bench.harness import bench_django, catalog_seed
 
 PACKAGES = 100_000
 FILES_PER_PACKAGE = 10
 SKIPPED = 10_000
 RUNS = 100
 GROUPS = 1_000  # RUNS × GROUPS run targets
-TAGS = ["minis", "terrain", "busts", "vehicles", "scenery"]
 
 
 def seed() -> None:
@@ -27,7 +26,6 @@ def seed() -> None:
     from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
     from ingestion.models import AccountChannelMap, Channel, IngestionRun, SkippedPackage
     from ingestion.services import channels_for_known_chats
-    from packages.models import Package
     from reminders.models import Reminder, ReminderRun
 
     now = timezone.now()
@@ -43,41 +41,8 @@ def seed() -> None:
     channels_for_known_chats()  # what a chat refresh does: a row for every other chat too
     AccountChannelMap.objects.bulk_create(AccountChannelMap(account=account, channel=channel) for channel in channels)
     IngestionRun.objects.bulk_create(IngestionRun(account=account, status="success") for _ in range(500))
-    for start in range(0, PACKAGES, 10_000):
-        Package.objects.bulk_create(
-            Package(
-                content_hash=f"{n:064x}",
-                file_name=f"creator-{n % 700}/model {n}.zip",
-                file_size=n * 1000,
-                archive_type="zip",
-                source_chat=channels[n % 20].chat,
-                source_message_id=n,
-                dest_message_ids=[n],
-                file_count=FILES_PER_PACKAGE,
-                metadata_status="complete",
-                creator=f"creator-{n % 700}",
-                tags=[TAGS[n % len(TAGS)], *(["sale"] if n % 50 == 0 else [])],
-                created_at=now - timezone.timedelta(minutes=n),
-            )
-            for n in range(start, start + 10_000)
-        )
-    words = ["dragon", "tower", "goblin", "tile", "bust", "wing", "base", "sword", "shield", "tree"]
+    catalog_seed(packages=PACKAGES, files_per_package=FILES_PER_PACKAGE, chats=[c.chat for c in channels], now=now)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32, encrypted) "
-            "SELECT p.id, 'creator-' || (p.id %% 700) || '/' || (%s::text[])[1 + (p.id + g) %% 10] || '-' || p.id "
-            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g, false "
-            "FROM packages_package p CROSS JOIN generate_series(1, %s) g",
-            [words, FILES_PER_PACKAGE],
-        )
-        # What package_search_words_update does for each package, in one statement.
-        cursor.execute(
-            "UPDATE packages_package p SET search_words = to_tsvector('simple', regexp_replace("
-            "f.text, '[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(f.text), search_text = lower(f.text) "
-            "FROM (SELECT package_id, min(pp.file_name) || ' ' || string_agg(path, ' ') AS text "
-            "FROM packages_packagefile JOIN packages_package pp ON pp.id = package_id GROUP BY package_id) f "
-            "WHERE f.package_id = p.id"
-        )
         # A preview for every package: half the photo posted with it, half an image inside, as ingestion sets.
         cursor.execute(
             "INSERT INTO packages_packagepreview (package_id, source, path, source_message_id, image, width, "

@@ -50,6 +50,58 @@ def _recreate_database(admin_url: str, database: str, *, keep: bool = False) -> 
         conn.execute(f'CREATE DATABASE "{database}"')
 
 
+# -- a catalog at scale (dashboard, bot_search) -------------------------------------------------------------------
+
+TAGS = ["minis", "terrain", "busts", "vehicles", "scenery"]
+PATH_WORDS = ["dragon", "tower", "goblin", "tile", "bust", "wing", "base", "sword", "shield", "tree"]
+
+
+def catalog_seed(*, packages: int, files_per_package: int, chats: list, now, destination=None) -> None:
+    """`packages` packages (names `creator-<n % 700>/model <n>.zip`, from `chats` in turn, newest first, in the
+    archive channel `destination` when given) with `files_per_package` listed files each (a path word of
+    PATH_WORDS in every one), their search words as package_search_words_update makes them, in bulk SQL."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from packages.models import Package
+
+    for start in range(0, packages, 10_000):
+        Package.objects.bulk_create(
+            Package(
+                content_hash=f"{n:064x}",
+                file_name=f"creator-{n % 700}/model {n}.zip",
+                file_size=n * 1000,
+                archive_type="zip",
+                source_chat=chats[n % len(chats)],
+                source_message_id=n,
+                destination_chat=destination,
+                dest_message_ids=[n],
+                file_count=files_per_package,
+                metadata_status="complete",
+                creator=f"creator-{n % 700}",
+                tags=[TAGS[n % len(TAGS)], *(["sale"] if n % 50 == 0 else [])],
+                created_at=now - timezone.timedelta(minutes=n),
+            )
+            for n in range(start, min(start + 10_000, packages))
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO packages_packagefile (package_id, path, size, compressed_size, crc32, encrypted) "
+            "SELECT p.id, 'creator-' || (p.id %% 700) || '/' || (%s::text[])[1 + (p.id + g) %% 10] || '-' || p.id "
+            "|| '/part_' || g || '.stl', g * 1000, g * 900, p.id + g, false "
+            "FROM packages_package p CROSS JOIN generate_series(1, %s) g",
+            [PATH_WORDS, files_per_package],
+        )
+        # What package_search_words_update does for each package, in one statement.
+        cursor.execute(
+            "UPDATE packages_package p SET search_words = to_tsvector('simple', regexp_replace("
+            "f.text, '[^[:alnum:]]+', ' ', 'g')), name_grams = text_trigrams(f.text), search_text = lower(f.text) "
+            "FROM (SELECT package_id, min(pp.file_name) || ' ' || string_agg(path, ' ') AS text "
+            "FROM packages_packagefile JOIN packages_package pp ON pp.id = package_id GROUP BY package_id) f "
+            "WHERE f.package_id = p.id"
+        )
+
+
 # -- one ingestion through the sandbox server (transfer, bandwidth, ingest_datapath) ------------------------------
 
 MB = 1_000_000

@@ -343,6 +343,7 @@ class ChannelPassword(models.Model):
 
 class BotAudience(models.TextChoices):
     ALLOW_LIST = "allow_list", "People on the allow-list"
+    MEMBERS = "members", "Members of chosen chats"
     EVERYONE = "everyone", "Everyone"
 
 
@@ -354,7 +355,14 @@ class BotSettings(models.Model):
     username = models.CharField(max_length=100, blank=True)  # as Telegram said at the last login
     audience = models.CharField(max_length=12, choices=BotAudience.choices, default=BotAudience.ALLOW_LIST)
     allowed_user_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # "Members of chosen chats": a person in one of these (asked of Telegram by the bot) may use it.
+    member_chats = models.ManyToManyField("accounts.Chat", blank=True, related_name="+")
     sends_per_day = models.PositiveIntegerField(default=20)  # packages one person may receive in 24 hours
+    # The bot's Telegram session (sealed like accounts') and its update state (pts, qts, date, seq) at its last
+    # stop, so a restart asks Telegram for what people wrote meanwhile (updates.getDifference).
+    session_sealed = models.TextField(blank=True)
+    session_bot_id = models.BigIntegerField(null=True, blank=True)
+    update_state = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
@@ -368,6 +376,11 @@ class BotPerson(models.Model):
     first_name = models.CharField(max_length=255, blank=True)
     username = models.CharField(max_length=100, blank=True)
     blocked = models.BooleanField(default=False)
+    # The last membership check ("Members of chosen chats"): the chat they were found in, "" for none.
+    member_of = models.CharField(max_length=255, blank=True)
+    member_checked_at = models.DateTimeField(null=True, blank=True)
+    # The newest message of theirs the bot took up: one caught up again after a restart is not answered twice.
+    last_message_id = models.BigIntegerField(default=0)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
 

@@ -263,13 +263,28 @@ def open_gateway(
     )
 
 
-def open_bot(*, token: str):
+def open_bot(*, token: str, session: str = "", update_state: dict | None = None):
     """The bot of `token` (telegram/telethon/bot.py), on Telegram or on the sandbox server. Entering it takes the
     bot's session lease (without waiting: SessionInUse when another process runs this bot) and logs in."""
     lease = functools.partial(session_lease, bot_lease_name(token))
     if settings.TELEGRAM_BACKEND == "telethon":
-        return TelethonBot(token, settings.TELEGRAM_API_ID, settings.TELEGRAM_API_HASH, lease=lease)
+        return TelethonBot(
+            token,
+            settings.TELEGRAM_API_ID,
+            settings.TELEGRAM_API_HASH,
+            lease=lease,
+            session=session,
+            update_state=update_state,
+        )
     from telegram.sandbox.sender import SandboxClient
 
     factory = functools.partial(SandboxClient, world_path=settings.SANDBOX_PATH, phone=bot_lease_name(token))
-    return TelethonBot(token, SANDBOX_API_ID, SANDBOX_API_HASH, client_factory=factory, lease=lease)
+    return TelethonBot(
+        token,
+        SANDBOX_API_ID,
+        SANDBOX_API_HASH,
+        client_factory=factory,
+        lease=lease,
+        session=session,
+        update_state=update_state,
+    )

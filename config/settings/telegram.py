@@ -34,3 +34,5 @@ TELEGRAM_BOT_TOKEN = envstr("TELEGRAM_BOT_TOKEN", "")
 BOT_SENDS_PER_SECOND = envint("BOT_SENDS_PER_SECOND", 25, minimum=1)
 BOT_PERSON_SECONDS_BETWEEN_SENDS = envint("BOT_PERSON_SECONDS_BETWEEN_SENDS", 1, minimum=0)
 BOT_NOTICE_SECONDS = envint("BOT_NOTICE_SECONDS", 30, minimum=1)
+# How long the bot trusts a membership check ("Members of chosen chats") before asking Telegram again.
+BOT_MEMBERSHIP_SECONDS = envint("BOT_MEMBERSHIP_SECONDS", 600, minimum=0)

@@ -46,21 +46,26 @@ def _button(package: Package) -> list[tuple[str, bytes]]:
 
 def _search(words: str, page: int, *, edit: int | None = None) -> Reply:
     words = words.encode()[:QUERY_BYTES_MAX].decode(errors="ignore").strip()
-    found = services.bot_search(words=words)
-    if not found:
+    page = max(page, 0)
+    found = services.bot_search(words=words, offset=page * PAGE_SIZE, limit=PAGE_SIZE)
+    if found.total and not found.packages:  # a page gone (fewer matches since): the last one
+        page = (min(found.total, services.SEARCH_COUNTED) - 1) // PAGE_SIZE
+        found = services.bot_search(words=words, offset=page * PAGE_SIZE, limit=PAGE_SIZE)
+    if not found.packages:
         return Reply(f"Nothing in the archive matches “{words}”.", edit_message_id=edit)
-    pages = (len(found) + PAGE_SIZE - 1) // PAGE_SIZE
-    page = min(max(page, 0), pages - 1)
-    shown = found[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
-    buttons = [_button(package) for package in shown]
+    buttons = [_button(package) for package in found.packages]
     nav = []
     if page > 0:
         nav.append(("‹ Previous", f"s:{page - 1}:{words}".encode()))
-    if page < pages - 1:
+    if found.more:
         nav.append(("Next ›", f"s:{page + 1}:{words}".encode()))
     if nav:
         buttons.append(nav)
-    text = f"{len(found)} packages match “{words}” (page {page + 1} of {pages}). Pick one:"
+    if found.total > services.SEARCH_COUNTED:
+        text = f"More than {services.SEARCH_COUNTED} packages match “{words}” (page {page + 1}). Pick one:"
+    else:
+        pages = (found.total + PAGE_SIZE - 1) // PAGE_SIZE
+        text = f"{found.total} packages match “{words}” (page {page + 1} of {pages}). Pick one:"
     return Reply(text, buttons, edit_message_id=edit)
 
 

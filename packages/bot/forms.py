@@ -1,5 +1,7 @@
 from django import forms
 
+from accounts.models import Chat
+from packages.bot import services
 from packages.models import BotAudience
 
 
@@ -28,7 +30,26 @@ class BotSettingsForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Telegram user ids, separated by spaces or commas (the bot tells a stranger their id).",
     )
+    member_chats = forms.ModelMultipleChoiceField(
+        queryset=Chat.objects.none(),
+        required=False,
+        label="Chats whose members may use it",
+        help_text="Channels and supergroups of the accounts. The bot asks Telegram whether a person is in one, so "
+        "it must be in each (an admin of a channel).",
+    )
     sends_per_day = forms.IntegerField(min_value=0, max_value=1000, label="Packages per person per day")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member_chats"].queryset = Chat.objects.filter(
+            pk__in=[chat.pk for chat in services.bot_member_chat_choices()]
+        ).order_by("title")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("audience") == BotAudience.MEMBERS and not data.get("member_chats"):
+            self.add_error("member_chats", "Choose at least one chat whose members may use the bot.")
+        return data
 
     def clean_token(self) -> str:
         token = self.cleaned_data["token"]

@@ -13,6 +13,7 @@ from packages.bot import commands, services
 from packages.bot.commands import Answer, Reply
 from telegram.errors import TelegramError
 from telegram.gateway import open_bot
+from telegram.records import ChatRef
 
 log = logging.getLogger(__name__)
 NOTICE_SHOWN = 10  # packages listed in one notice message
@@ -68,8 +69,26 @@ class BotLoop:
             if error:
                 await self.say(user_id, Reply(f"{delivery.title} could not be sent: {error}"))
 
+    async def _membership(self, person):
+        """Ask Telegram whether the person is in one of the chosen chats (when the last answer is stale)."""
+        due = await in_db_thread(services.bot_membership_due)(person=person)
+        if not due:
+            return person
+        found, answered = None, True
+        for chat in due:
+            try:
+                if await self.bot.is_member(ChatRef(id=chat.telegram_id, type=chat.type), person.user_id):
+                    found = chat
+                    break
+            except TelegramError as exc:
+                answered = False
+                text = f"could not check members of {chat.title} (make the bot an admin of it): {exc}"
+                await in_db_thread(services.bot_activity_add)(person=person, kind="check", text=text)
+        return await in_db_thread(services.bot_membership_record)(person=person, chat=found, answered=answered)
+
     async def _person(self, user_id: int, first_name: str = "", username: str = ""):
         person = await in_db_thread(services.bot_person_seen)(user_id=user_id, first_name=first_name, username=username)
+        person = await self._membership(person)
         refusal = await in_db_thread(services.bot_refusal)(person=person)
         if refusal:
             await in_db_thread(services.bot_activity_add)(person=person, kind="refused", text=refusal)
@@ -78,6 +97,9 @@ class BotLoop:
     async def on_message(self, message) -> None:
         try:
             person, refusal = await self._person(message.user_id, message.first_name, message.username)
+            claim = in_db_thread(services.bot_message_claim)
+            if not await claim(user_id=message.user_id, message_id=message.message_id):
+                return  # taken up before a crash, caught up again
             if refusal:
                 await self.say(message.user_id, Reply(refusal))
                 return
@@ -116,8 +138,10 @@ class BotLoop:
 
 async def bot_run(*, token: str, stop: asyncio.Event, started: asyncio.Event | None = None) -> None:
     """Run the bot until `stop` is set, or until an operator turns it off (checked with each notice round)."""
-    async with open_bot(token=token) as bot:
+    kept = await in_db_thread(services.bot_session_get)(token=token)
+    async with open_bot(token=token, session=kept.session, update_state=kept.update_state) as bot:
         await in_db_thread(services.bot_username_set)(username=bot.username)
+        await in_db_thread(services.bot_session_keep)(bot_id=bot.user_id, session=bot.session)
         loop = BotLoop(bot)
         bot.on_message(loop.on_message)
         bot.on_press(loop.on_press)
@@ -139,3 +163,7 @@ async def bot_run(*, token: str, stop: asyncio.Event, started: asyncio.Event | N
             await bot.run(stop)
         finally:
             telling.cancel()
+    # Left the block: the client has disconnected and written down where its updates stopped.
+    await in_db_thread(services.bot_session_keep)(
+        bot_id=bot.user_id, session=bot.session, update_state=bot.update_state
+    )

@@ -30,6 +30,7 @@ from telegram.records import ChatRef
 
 SUBSCRIPTIONS_MAX = 20  # per person
 NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
+SEARCH_COUNTED = 1000  # matches a search counts; past it the bot says "more than 1000"
 
 
 def bot_settings_get() -> BotSettings:
@@ -37,10 +38,20 @@ def bot_settings_get() -> BotSettings:
 
 
 def bot_settings_update(
-    *, enabled: bool, token: str | None, audience: str, allowed_user_ids: list[int], sends_per_day: int
+    *,
+    enabled: bool,
+    token: str | None,
+    audience: str,
+    allowed_user_ids: list[int],
+    sends_per_day: int,
+    member_chats: list[Chat] | None = None,
 ) -> BotSettings:
-    """Save the Bot page: a blank token keeps the one stored (it is never shown back)."""
+    """Save the Bot page: a blank token keeps the one stored (it is never shown back). Other chosen chats make
+    every person's membership be asked again."""
     bot = bot_settings_get()
+    if member_chats is not None and {c.pk for c in member_chats} != set(bot.member_chats.values_list("pk", flat=True)):
+        bot.member_chats.set(member_chats)
+        BotPerson.objects.update(member_checked_at=None)
     bot.enabled, bot.audience, bot.allowed_user_ids, bot.sends_per_day = (
         enabled,
         audience,
@@ -49,6 +60,7 @@ def bot_settings_update(
     )
     if token:
         bot.token_sealed, bot.username = seal(token.strip()), ""
+        bot.session_sealed, bot.session_bot_id, bot.update_state = "", None, {}  # another bot: its own session
     bot.updated_at = timezone.now()
     bot.save()
     return bot
@@ -63,6 +75,43 @@ def bot_token() -> str:
         except SealBroken:
             return ""
     return settings.TELEGRAM_BOT_TOKEN
+
+
+@dataclass(frozen=True)
+class BotSession:
+    """What the bot process resumes with: its sealed session, opened, and its update state at its last stop."""
+
+    session: str
+    update_state: dict
+
+
+def bot_session_get(*, token: str) -> BotSession:
+    """The kept session of the bot of `token`; empty (log in with the token) when there is none, it is another
+    bot's, or its seal no longer opens (a key removed: logging in anew loses only what was missed)."""
+    bot = bot_settings_get()
+    if not bot.session_sealed or str(bot.session_bot_id) != token.split(":", 1)[0]:
+        return BotSession(session="", update_state={})
+    try:
+        return BotSession(session=unseal(bot.session_sealed), update_state=bot.update_state)
+    except SealBroken:
+        return BotSession(session="", update_state={})
+
+
+def bot_session_keep(*, bot_id: int, session: str, update_state: dict | None = None) -> None:
+    """Keep the bot's session (at login) and its update state (at its stop)."""
+    fields = {"session_sealed": seal(session), "session_bot_id": bot_id}
+    if update_state is not None:
+        fields["update_state"] = update_state
+    BotSettings.objects.filter(pk=1).update(**fields)
+
+
+def bot_message_claim(*, user_id: int, message_id: int) -> bool:
+    """Take up a person's message once: False when it (or a later one) was taken up already, as a message caught
+    up again after a crash is (its update state was not kept)."""
+    return (
+        BotPerson.objects.filter(user_id=user_id, last_message_id__lt=message_id).update(last_message_id=message_id)
+        == 1
+    )
 
 
 def bot_username_set(*, username: str) -> None:
@@ -99,6 +148,33 @@ def bot_make_admin(*, chat_id: int) -> str:
     return f"@{bot.username} is now an admin of {chat.title}, by {link.account.phone}."
 
 
+def bot_member_chat_choices() -> list[Chat]:
+    """Channels and supergroups the accounts are in: the chats whose members may use the bot."""
+    chats = Chat.objects.filter(type__in=("channel", "supergroup"), account_links__isnull=False)
+    return list(chats.distinct().order_by("title"))
+
+
+def bot_membership_due(*, person: BotPerson) -> list[Chat]:
+    """The chosen chats to ask Telegram about this person now; none when the bot is not for members of chosen
+    chats or the last answer is younger than BOT_MEMBERSHIP_SECONDS."""
+    bot = bot_settings_get()
+    if not bot.enabled or person.blocked or bot.audience != BotAudience.MEMBERS:
+        return []
+    fresh_since = timezone.now() - timedelta(seconds=settings.BOT_MEMBERSHIP_SECONDS)
+    if person.member_checked_at is not None and person.member_checked_at > fresh_since:
+        return []
+    return list(bot.member_chats.order_by("title"))
+
+
+def bot_membership_record(*, person: BotPerson, chat: Chat | None, answered: bool) -> BotPerson:
+    """What the check found: the chat they are in (None: in none). Kept for BOT_MEMBERSHIP_SECONDS only when
+    Telegram answered for every chat (`answered`), so a chat the bot could not ask is asked at the next message."""
+    person.member_of = chat.title if chat else ""
+    person.member_checked_at = timezone.now() if chat or answered else None
+    person.save(update_fields=["member_of", "member_checked_at"])
+    return person
+
+
 def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerson:
     person, _ = BotPerson.objects.update_or_create(
         user_id=user_id,
@@ -120,6 +196,9 @@ def bot_refusal(*, person: BotPerson) -> str:
         return "You can't use this bot."
     if bot.audience == BotAudience.ALLOW_LIST and person.user_id not in bot.allowed_user_ids:
         return f"This bot is for the archive's members. Ask an operator to add you (your id is {person.user_id})."
+    if bot.audience == BotAudience.MEMBERS and not person.member_of:
+        titles = ", ".join(bot.member_chats.order_by("title").values_list("title", flat=True)) or "chats not chosen yet"
+        return f"This bot is for members of {titles}. Join one of them, then write again."
     return ""
 
 
@@ -185,9 +264,24 @@ def bot_collection_packages(*, collection_id: int) -> list[Package]:
     return collection_packages(collection=collection) if collection else []
 
 
-def bot_search(*, words: str) -> list[Package]:
-    """The console's search (packages.selectors), packages in the archive channel only."""
-    return list(package_search(query=words).exclude(dest_message_ids=[]).select_related("collection"))
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a search: its packages, whether more follow, and how many match (counted up to
+    SEARCH_COUNTED; `total` above it means "more than that")."""
+
+    packages: list[Package]
+    more: bool
+    total: int
+
+
+def bot_search(*, words: str, offset: int, limit: int) -> SearchPage:
+    """One page of the console's search (packages.selectors, its ranking), packages in the archive channel only.
+    Only the page (and one more, for "Next") is read, and matches are counted up to SEARCH_COUNTED: an exact count
+    of a word in every package reads every package (0.2–1 s at 100,000), the page alone a few."""
+    found = package_search(query=words).exclude(dest_message_ids=[])
+    shown = list(found.select_related("collection")[offset : offset + limit + 1])
+    total = found.order_by().values("pk")[: SEARCH_COUNTED + 1].count()
+    return SearchPage(packages=shown[:limit], more=len(shown) > limit, total=total)
 
 
 def bot_latest(*, count: int) -> list[Package]:

@@ -20,6 +20,7 @@ def _context(form: BotSettingsForm | None = None, *, admin_notice: str = "") -> 
                 "audience": bot.audience,
                 "allowed": " ".join(str(i) for i in bot.allowed_user_ids),
                 "sends_per_day": bot.sends_per_day,
+                "member_chats": list(bot.member_chats.values_list("pk", flat=True)),
             }
         )
     return {
@@ -53,6 +54,7 @@ def bot_settings(request):
         audience=data["audience"],
         allowed_user_ids=data["allowed"],
         sends_per_day=data["sends_per_day"],
+        member_chats=list(data["member_chats"]),
     )
     return redirect("bot:page")
 

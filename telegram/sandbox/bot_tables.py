@@ -17,5 +17,8 @@ SCHEMA = (
         data BLOB NOT NULL, answered INTEGER NOT NULL DEFAULT 0, answer TEXT)""",
     # Where each logged-in key's pushes begin: what people did after the login.
     "CREATE TABLE bot_sessions (key_id TEXT PRIMARY KEY, bot_id INTEGER NOT NULL, after_seq INTEGER NOT NULL)",
+    # People (chats of type user) in channels and supergroups (a chat's `people`): what channels.getParticipant reads.
+    """CREATE TABLE chat_people (
+        chat_id INTEGER NOT NULL, user_id INTEGER NOT NULL, date REAL NOT NULL, PRIMARY KEY (chat_id, user_id))""",
 )
-TABLES = ("bots", "bot_messages", "bot_updates", "bot_callbacks", "bot_sessions")
+TABLES = ("bots", "bot_messages", "bot_updates", "bot_callbacks", "bot_sessions", "chat_people")

@@ -73,6 +73,45 @@ def bot_specs(data: dict, chat_ids: set[int]) -> list[dict]:
     return specs
 
 
+def people_specs(data: dict) -> list[tuple[int, int]]:
+    """The world file's chats' `people`: (chat id, person id) for each person in a channel or supergroup."""
+    chats = [spec for spec in data.get("chats") or [] if isinstance(spec, dict)]
+    person_ids = {spec.get("id") for spec in chats if spec.get("type") == USER}
+    found = []
+    for spec in chats:
+        people = spec.get("people") or []
+        if people and spec.get("type", "channel") not in ("channel", "supergroup"):
+            raise store.WorldError(f"chat {spec.get('id')}: 'people' are for channels and supergroups")
+        for user_id in people:
+            if user_id not in person_ids:
+                where = f"chat {spec.get('id')}"
+                raise store.WorldError(f"{where}: 'people' must name chats of type 'user', got {user_id!r}")
+            found.append((spec["id"], user_id))
+    return found
+
+
+def people_insert(conn, people: list[tuple[int, int]], date: float) -> None:
+    conn.executemany("INSERT OR IGNORE INTO chat_people VALUES (?, ?, ?)", [(*row, date) for row in people])
+
+
+def person_in(world, chat_id: int, user_id: int) -> dict | None:
+    row = world.conn.execute(
+        "SELECT * FROM chat_people WHERE chat_id = ? AND user_id = ?", (chat_id, user_id)
+    ).fetchone()
+    return None if row is None else dict(row)
+
+
+def person_joins(world, *, chat_id: int, user_id: int) -> None:
+    _person(world, user_id)
+    with world.transaction() as conn:
+        conn.execute("INSERT OR IGNORE INTO chat_people VALUES (?, ?, ?)", (chat_id, user_id, store.clock()))
+
+
+def person_leaves(world, *, chat_id: int, user_id: int) -> None:
+    with world.transaction() as conn:
+        conn.execute("DELETE FROM chat_people WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
+
+
 def bot(world, *, bot_id: int | None = None, username: str | None = None, token: str | None = None) -> dict | None:
     if bot_id is not None:
         row = world.conn.execute("SELECT * FROM bots WHERE id = ?", (bot_id,)).fetchone()
@@ -104,11 +143,15 @@ def pts(world, bot_id: int) -> int:
     return row[0] or 0
 
 
+def last_seq(world, bot_id: int) -> int:
+    row = world.conn.execute("SELECT max(seq) FROM bot_updates WHERE bot_id = ?", (bot_id,)).fetchone()
+    return row[0] or 0
+
+
 def session_open(world, *, key_id: str, bot_id: int) -> None:
     """A key logs in as the bot: its connections are pushed what people do from now on."""
     with world.transaction() as conn:
-        row = conn.execute("SELECT max(seq) FROM bot_updates WHERE bot_id = ?", (bot_id,)).fetchone()
-        conn.execute("INSERT OR REPLACE INTO bot_sessions VALUES (?, ?, ?)", (key_id, bot_id, row[0] or 0))
+        conn.execute("INSERT OR REPLACE INTO bot_sessions VALUES (?, ?, ?)", (key_id, bot_id, last_seq(world, bot_id)))
 
 
 def session(world, key_id: str) -> dict | None:

@@ -16,7 +16,7 @@ from telegram.records import (
     USER,
 )
 from telegram.sandbox import world as store
-from telegram.sandbox.bots import bot_specs, bots_insert
+from telegram.sandbox.bots import bot_specs, bots_insert, people_insert, people_specs
 from telegram.sandbox.faults import FaultError, fault_parse
 from telegram.sandbox.world import (
     BASE_DATE,
@@ -293,6 +293,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
     if len(set(invite_hashes)) != len(invite_hashes):
         raise WorldError("an invite 'hash' is used by two invites; each link is one chat's")
     bots = bot_specs(data, {chat["id"] for chat in chats})
+    people = people_specs(data)
     meta["channels_max"] = _int(limits.get("channels_max", CHANNELS_MAX), "limits.channels_max", minimum=1)
     meta["invites_refused_by"] = [
         spec["phone"] for spec in data.get("accounts") or [] if spec.get("invites_allowed", True) is False
@@ -370,6 +371,7 @@ def world_load(path: str | os.PathLike, data: dict) -> None:
                         ),
                     )
             bots_insert(conn, bots)
+            people_insert(conn, people, loaded_at)
             conn.executemany(
                 "INSERT INTO faults (op, error, account, chat, message, seconds, times, after)"
                 " VALUES (:op, :error, :account, :chat, :message, :seconds, :times, :after)",

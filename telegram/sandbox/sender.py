@@ -21,7 +21,7 @@ from telethon.tl import types
 
 from telegram.errors import TransientError
 from telegram.sandbox.faults import RpcAnswer
-from telegram.sandbox.methods.bots import updates_pushed
+from telegram.sandbox.methods.bots import pushes_start, updates_pushed
 from telegram.sandbox.server import SandboxServer, unwrap
 from telegram.sandbox.world import World, WorldMissing
 from telegram.telethon.client import StashcastClient
@@ -92,13 +92,13 @@ class SandboxSender:
         self._rtt = self._world.meta("rtt_ms") / 1000
         self._rate = self._world.meta("connection_bytes_per_s")
         if self._updates_queue is not None:
-            self._push_task = asyncio.create_task(self._push_loop())
+            # Where pushes begin is decided now, at the connection: a login on it comes after.
+            self._push_task = asyncio.create_task(self._push_loop(pushes_start(self._world, self.key_id)))
         return True
 
-    async def _push_loop(self) -> None:
+    async def _push_loop(self, after_seq: int | None) -> None:
         """Telegram pushes updates down a live connection: what people did, from the moment the key is a bot's.
         Updates sent before that come from updates.getDifference, as on Telegram."""
-        after_seq = None
         while self._world is not None:
             found, after_seq = updates_pushed(self._world, self.key_id, after_seq=after_seq, dc_id=self._dc_id)
             for updates in found:

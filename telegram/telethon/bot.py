@@ -5,9 +5,11 @@
         bot.on_press(handle_press)       # async (BotPress) -> None
         await bot.run()
 
-A bot logs in anew on each start (auth.importBotAuthorization, as Telethon's `start(bot_token=...)` sends it) and
-keeps its session in memory: the token is the secret, and Telegram sends a bot the updates it missed for a day
-through updates.getDifference. Every method raises only the errors of `telegram.errors`.
+A bot resumes the session it was given (`session`, a Telethon string session) or logs in with its token
+(auth.importBotAuthorization, as Telethon's `start(bot_token=...)` sends it); given the update state of its last
+stop (`update_state`: pts, qts, date, seq), it asks Telegram for what it missed (updates.getDifference) before
+anything new. After the block, `bot.session` and `bot.update_state` are what to keep for the next start. Every
+method raises only the errors of `telegram.errors`.
 """
 
 import asyncio
@@ -15,6 +17,7 @@ import io
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Self
 
 from telethon import Button, errors, events, functions
@@ -60,13 +63,40 @@ def bot_lease_name(token: str) -> str:
     return f"bot:{token.split(':', 1)[0]}"
 
 
+def _state(kept: dict) -> types.updates.State:
+    return types.updates.State(
+        pts=kept["pts"],
+        qts=kept["qts"],
+        date=datetime.fromtimestamp(kept["date"], tz=UTC),
+        seq=kept["seq"],
+        unread_count=0,
+    )
+
+
 def _markup(buttons: Buttons | None):
     return [[Button.inline(text, data) for text, data in row] for row in buttons] if buttons else None
 
 
 class TelethonBot:
-    def __init__(self, token: str, api_id: int, api_hash: str, *, client_factory=None, lease=None):
+    def __init__(
+        self,
+        token: str,
+        api_id: int,
+        api_hash: str,
+        *,
+        client_factory=None,
+        lease=None,
+        session: str = "",
+        update_state: dict | None = None,
+    ):
         self._token = token
+        self._session = session
+        self._update_state = update_state or {}
+        self.session = ""
+        self.update_state: dict = {}
+        self._message_handler: Callable[[BotMessage], Awaitable[None]] | None = None
+        self._press_handler: Callable[[BotPress], Awaitable[None]] | None = None
+        self._message_handler_set, self._press_handler_set = asyncio.Event(), asyncio.Event()
         self._api_id, self._api_hash = int(api_id), api_hash
         self._client_factory = client_factory or StashcastClient
         self._lease_factory = lease
@@ -83,15 +113,24 @@ class TelethonBot:
             except SessionBusy as exc:
                 raise SessionInUse(f"{exc} Another bot process runs with this token.", rpc="SESSION_IN_USE") from None
             self._lease_block = block
+        session = StringSession(self._session)
+        if self._session and self._update_state:
+            session.set_update_state(0, _state(self._update_state))
         self._client = self._client_factory(
-            StringSession(),
+            session,
             self._api_id,
             self._api_hash,
             flood_sleep_threshold=0,  # the bot's pacing owns waits: a FloodWait reaches it
             request_retries=2,
             raise_last_call_error=True,
             receive_updates=True,
+            catch_up=bool(self._update_state),  # what people wrote while the bot was down, before anything new
         )
+        # Listening before the login: what the catch-up brings in waits until on_message / on_press are called.
+        self._client.add_event_handler(
+            self._handled_message, events.NewMessage(incoming=True, func=lambda e: e.is_private)
+        )
+        self._client.add_event_handler(self._handled_press, events.CallbackQuery())
         try:
             with mapped_errors():
                 try:
@@ -105,41 +144,54 @@ class TelethonBot:
             await self.__aexit__(None, None, None)
             raise
         self.user_id, self.username = me.id, me.username or ""
+        self.session = StringSession.save(self._client.session)
         return self
 
     async def __aexit__(self, *exc_info) -> None:
         try:
             if self._client is not None:
-                await self._client.disconnect()
+                await self._client.disconnect()  # writes the update state into the session
+                state = self._client.session.get_update_state(0)
+                if state is not None:
+                    self.update_state = {
+                        "pts": state.pts,
+                        "qts": state.qts,
+                        "date": int(state.date.timestamp()),
+                        "seq": state.seq,
+                    }
         finally:
             block, self._lease_block = self._lease_block, None
             if block is not None:
                 await block.__aexit__(None, None, None)
 
     def on_message(self, handler: Callable[[BotMessage], Awaitable[None]]) -> None:
-        async def handle(event) -> None:
-            sender = await event.get_sender()
-            await handler(
-                BotMessage(
-                    user_id=event.sender_id,
-                    message_id=event.id,
-                    text=event.raw_text or "",
-                    first_name=getattr(sender, "first_name", "") or "",
-                    username=getattr(sender, "username", "") or "",
-                )
-            )
-
-        self._client.add_event_handler(handle, events.NewMessage(incoming=True, func=lambda e: e.is_private))
+        self._message_handler = handler
+        self._message_handler_set.set()
 
     def on_press(self, handler: Callable[[BotPress], Awaitable[None]]) -> None:
-        async def handle(event) -> None:
-            await handler(
-                BotPress(
-                    query_id=event.query.query_id, user_id=event.sender_id, message_id=event.message_id, data=event.data
-                )
-            )
+        self._press_handler = handler
+        self._press_handler_set.set()
 
-        self._client.add_event_handler(handle, events.CallbackQuery())
+    async def _handled_message(self, event) -> None:
+        await self._message_handler_set.wait()
+        sender = await event.get_sender()
+        await self._message_handler(
+            BotMessage(
+                user_id=event.sender_id,
+                message_id=event.id,
+                text=event.raw_text or "",
+                first_name=getattr(sender, "first_name", "") or "",
+                username=getattr(sender, "username", "") or "",
+            )
+        )
+
+    async def _handled_press(self, event) -> None:
+        await self._press_handler_set.wait()
+        await self._press_handler(
+            BotPress(
+                query_id=event.query.query_id, user_id=event.sender_id, message_id=event.message_id, data=event.data
+            )
+        )
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Read updates until disconnected, or until `stop` is set."""
@@ -183,3 +235,17 @@ class TelethonBot:
                 raise NotFound(f"Message {message_id} of chat {chat.id} is gone or has no file.")
             sent = await self._client.send_file(user_id, source.media, caption=source.message or "")
         return sent.id
+
+    async def is_member(self, chat: ChatRef, user_id: int) -> bool:
+        """Whether a person who wrote to the bot is in a channel or supergroup the bot is in (channels.getParticipant:
+        the bot must administer a broadcast channel to see its members). A person who left or was banned is not."""
+        with mapped_errors():
+            try:
+                found = await self._client(
+                    functions.channels.GetParticipantRequest(
+                        channel=types.PeerChannel(chat.id), participant=await self._client.get_input_entity(user_id)
+                    )
+                )
+            except errors.UserNotParticipantError:
+                return False
+        return not isinstance(found.participant, types.ChannelParticipantLeft | types.ChannelParticipantBanned)

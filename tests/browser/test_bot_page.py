@@ -5,8 +5,10 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
+from accounts.models import AccountChat, Chat
 from core.roles import OPERATORS_GROUP
 from packages.models import BotActivity, BotPerson, BotSubscription
+from tests.support import factories
 from tests.support.browser import off_the_page_thread, top
 
 pytestmark = pytest.mark.browser
@@ -22,6 +24,10 @@ def _people(django_user_model):
     dana = BotPerson.objects.create(user_id=7001, first_name="Dana", username="dana_prints")
     BotSubscription.objects.create(person=dana, words="dragon bust")
     BotActivity.objects.create(person=dana, kind="command", text="/search dragon")
+    reader = factories.account()
+    for n, title in enumerate(("Print Club", "Resin Painters Lounge")):
+        chat = Chat.objects.create(telegram_id=3101 + n, title=title, type="channel")
+        AccountChat.objects.create(account=reader, chat=chat)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -50,9 +56,14 @@ def test_the_bot_page_fits_and_an_operator_turns_the_bot_on(
     if role == "vera":
         page.get_by_label("Bot token").fill("7000001:AAEsecret")
         page.get_by_label("The bot answers").check()
+        page.get_by_label("Who may use it").select_option("members")
+        page.get_by_label("Chats whose members may use it").select_option(label="Print Club")
         page.get_by_role("button", name="Save").click()
         expect(page.get_by_role("status").filter(has_text="On")).to_be_visible()
         expect(page.get_by_label("Bot token")).to_have_attribute("placeholder", "Set (from the console)")
+        expect(page.get_by_label("Chats whose members may use it")).to_have_values(
+            [page.get_by_role("option", name="Print Club").get_attribute("value")]
+        )
     else:
         expect(page.get_by_role("button", name="Save")).to_have_count(0)
         expect(page.get_by_role("button", name="Block")).to_have_count(0)

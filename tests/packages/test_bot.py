@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from accounts.models import Chat
 from core.db_thread import in_db_thread
-from packages.bot.runner import Pacer, bot_run
-from packages.bot.services import bot_settings_update
+from packages.bot.runner import Pacer
+from packages.bot.services import bot_search, bot_settings_update
 from packages.models import (
     BotDelivery,
     BotDeliveryState,
@@ -29,9 +29,12 @@ from packages.models import (
     Package,
     PackagePreview,
 )
+from packages.selectors import package_search
 from packages.services.search import package_search_words_update
 from telegram.sandbox import bots
 from telegram.sandbox.content import picture
+from tests.support.bots import until
+from tests.support.bots import with_bot as run_bot
 from tests.support.processes import start_program, wait_for
 
 TOKEN = "7000001:TEST"
@@ -94,31 +97,8 @@ def from_bot(world, user_id: int = DANA) -> list[dict]:
     return [m for m in conversation(world, user_id) if m["from"] == "bot"]
 
 
-async def until(read, *, seconds: float = 15):
-    for _ in range(int(seconds / 0.05)):
-        found = read()
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError("the bot did not answer in time")
-
-
 def with_bot(scenario, token: str = TOKEN):
-    """Run the bot process's loop while `scenario()` plays a person's part; stop it after."""
-
-    async def main():
-        stop, started = asyncio.Event(), asyncio.Event()
-        running = asyncio.create_task(bot_run(token=token, stop=stop, started=started))
-        await asyncio.wait([running, asyncio.create_task(started.wait())], return_when=asyncio.FIRST_COMPLETED)
-        if running.done():
-            running.result()
-        try:
-            return await scenario()
-        finally:
-            stop.set()
-            await running
-
-    return asyncio.run(main())
+    return run_bot(scenario, token)
 
 
 def say(world, text: str, user_id: int = DANA) -> int:
@@ -168,6 +148,26 @@ def test_search_answers_with_the_consoles_ranking_paged_by_buttons(archive):
     assert first["buttons"][5] == ["Next ›"]
     assert [row[0].split(" · ")[0] for row in second["buttons"][:2]] == newest[5:]
     assert second["buttons"][2] == ["‹ Previous"], "the same message, edited in place"
+
+
+def test_search_reads_only_the_page_it_shows_in_the_consoles_order(archive, django_assert_max_num_queries):
+    ranked = list(package_search(query="dragon").exclude(dest_message_ids=[]))
+    with django_assert_max_num_queries(3):  # the page (and one more), its matched files, the count
+        found = bot_search(words="dragon", offset=1, limit=1)
+    assert (found.packages, found.more, found.total) == (ranked[1:2], len(ranked) > 2, len(ranked))
+    assert bot_search(words="dragon", offset=9, limit=5).packages == []
+
+
+def test_search_past_the_counted_matches_says_more_than(archive, monkeypatch):
+    monkeypatch.setattr("packages.bot.services.SEARCH_COUNTED", 1)  # two dragons in the archive channel
+
+    async def scenario():
+        say(archive, "/search dragon")
+        return await until(lambda: from_bot(archive))
+
+    (answer,) = with_bot(scenario)
+    assert answer["text"] == "More than 1 packages match “dragon” (page 1). Pick one:"
+    assert [row[0].split(" · ")[0] for row in answer["buttons"]] == ["dragon-bust.zip", "dragon.zip"]
 
 
 def test_latest_lists_the_newest_packages(archive):

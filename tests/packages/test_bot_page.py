@@ -45,6 +45,7 @@ def test_an_operator_turns_the_bot_on_with_a_token_kept_sealed(operator):
         ("token", "not-a-token", "A bot token looks like"),
         ("allowed", "7001 dana", "“dana” is no Telegram user id"),
         ("sends_per_day", "-1", "greater than or equal to 0"),
+        ("audience", "members", "Choose at least one chat whose members may use the bot."),
     ],
 )
 def test_bad_settings_are_answered_on_the_page(operator, field, value, message):
@@ -52,6 +53,21 @@ def test_bad_settings_are_answered_on_the_page(operator, field, value, message):
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not BotSettings.objects.filter(enabled=True).exists()
+
+
+def test_an_operator_opens_the_bot_to_members_of_the_accounts_chats(operator):
+    account = TelegramAccount.objects.create(phone="+15550000001", auth_state=AuthState.AUTHENTICATED)
+    club = Chat.objects.create(telegram_id=3101, title="Print Club", type="channel")
+    Chat.objects.create(telegram_id=3102, title="Nobody's", type="channel")  # no account in it: not offered
+    AccountChat.objects.create(account=account, chat=club)
+    page = operator.get(reverse("bot:page")).content.decode()
+    assert "Print Club" in page and "Nobody's" not in page
+
+    response = operator.post(reverse("bot:settings"), settings_form(audience="members", member_chats=[club.pk]))
+    assert response.status_code == 302
+    bot = BotSettings.objects.get()
+    assert (bot.audience, list(bot.member_chats.all())) == ("members", [club])
+    assert "selected>Print Club</option>" in operator.get(reverse("bot:page")).content.decode()
 
 
 def test_the_page_lists_people_subscriptions_sends_and_activity_and_blocks(operator):

@@ -190,3 +190,59 @@ def test_the_commands_say_press_and_dump(sandbox):
     assert [(c["bot"], [(m["from"], m["text"], m["buttons"]) for m in c["messages"]]) for c in conversation] == [
         ("@stash_bot", [("person", "/search dragon", []), ("bot", "dragon.zip", [["Send me"]])])
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_get_participant_answers_a_bot_as_telegram_does(sandbox):
+    """channels.getParticipant: a person in a channel the bot administers or a supergroup it is in; someone not
+    (or no longer) in it; CHAT_ADMIN_REQUIRED in a broadcast channel it only reads; CHANNEL_PRIVATE outside."""
+    world = sandbox(
+        {
+            **WORLD,
+            "chats": [
+                {**WORLD["chats"][0], "people": [DANA]},
+                {**WORLD["chats"][1], "people": [DANA]},
+                {"id": 3003, "title": "Lounge", "type": "supergroup", "admins": ["+15550000001"], "people": [EVAN]},
+                *WORLD["chats"][2:],
+            ],
+        }
+    )
+    with world.transaction() as conn:  # the bot reads Elsewhere (not an admin) and is in the Lounge
+        conn.executemany("INSERT INTO chat_members VALUES (?, 'bot:7000001', 0)", [(3002,), (3003,)])
+
+    async def scenario(bot):
+        for person in (DANA, EVAN):
+            bots.person_says(world, user_id=person, username="stash_bot", text="hello")
+        await wait_for(lambda: bot._client.session.get_entity_rows_by_id(EVAN))
+        found = {
+            "dana in archive": await bot.is_member(ChatRef(id=3001), DANA),
+            "evan in archive": await bot.is_member(ChatRef(id=3001), EVAN),
+            "evan in lounge": await bot.is_member(ChatRef(id=3003, type="supergroup"), EVAN),
+        }
+        bots.person_leaves(world, chat_id=3001, user_id=DANA)
+        found["dana after leaving"] = await bot.is_member(ChatRef(id=3001), DANA)
+        with pytest.raises(TargetForbidden) as not_admin:
+            await bot.is_member(ChatRef(id=3002), DANA)
+        found["elsewhere"] = not_admin.value.rpc
+        world.conn.execute("DELETE FROM chat_members WHERE chat_id = 3003 AND phone = 'bot:7000001'")
+        world.conn.commit()
+        with pytest.raises(TargetForbidden) as outside:
+            await bot.is_member(ChatRef(id=3003, type="supergroup"), EVAN)
+        found["lounge, the bot gone"] = outside.value.rpc
+        return found
+
+    assert run_bot(world, scenario) == {
+        "dana in archive": True,
+        "evan in archive": False,
+        "evan in lounge": True,
+        "dana after leaving": False,
+        "elsewhere": "CHAT_ADMIN_REQUIRED",
+        "lounge, the bot gone": "CHANNEL_PRIVATE",
+    }
+
+
+def test_the_world_file_checks_chat_people(tmp_path):
+    with pytest.raises(WorldError, match="'people' must name chats of type 'user'"):
+        world_load(tmp_path, {**WORLD, "chats": [{**WORLD["chats"][0], "people": [12345]}, *WORLD["chats"][1:]]})
+    with pytest.raises(WorldError, match="'people' are for channels and supergroups"):
+        world_load(tmp_path, {**WORLD, "chats": [*WORLD["chats"][:2], {**WORLD["chats"][2], "people": [EVAN]}]})

@@ -10,7 +10,7 @@ import json
 
 from telethon.tl import functions, types
 
-from telegram.records import USER
+from telegram.records import CHANNEL, USER
 from telegram.sandbox import bots, tl, world
 from telegram.sandbox.faults import RpcAnswer
 from telegram.sandbox.methods import writing
@@ -286,6 +286,44 @@ def get_channels(call: Call):
     return types.messages.Chats(chats=[tl.chat_entity(row, phone=phone, admin=True) for row in rows])
 
 
+def get_participant(call: Call):
+    """channels.getParticipant for a bot: is this person in a channel or supergroup the bot is in? As Telegram:
+    CHANNEL_PRIVATE where the bot is not in, CHAT_ADMIN_REQUIRED in a broadcast channel the bot does not
+    administer (only admins see its members), USER_NOT_PARTICIPANT for someone not (or no longer) in it."""
+    _me(call)
+    row, admin = chat(call, call.request.channel)
+    if row["type"] == CHANNEL and not admin:
+        raise RpcAnswer(403, "CHAT_ADMIN_REQUIRED")
+    peer = call.request.participant
+    user_id = peer_chat_id(peer)
+    person = call.world.chat(user_id) if user_id else None
+    if (
+        not isinstance(peer, types.InputPeerUser)
+        or person is None
+        or person["type"] != USER
+        or peer.access_hash != tl.access_hash("user", call.key["phone"], user_id)
+    ):
+        raise RpcAnswer(400, "PARTICIPANT_ID_INVALID")
+    joined = bots.person_in(call.world, row["id"], user_id)
+    if joined is None:
+        raise RpcAnswer(400, "USER_NOT_PARTICIPANT")
+    phone = call.key["phone"]
+    return types.channels.ChannelParticipant(
+        participant=types.ChannelParticipant(user_id=user_id, date=tl.date(joined["date"])),
+        chats=[tl.chat_entity(row, phone=phone, admin=admin)],
+        users=[tl.person(person, phone=phone)],
+    )
+
+
+def pushes_start(world_: world.World, key_id: str) -> int | None:
+    """Where a new connection's pushes begin: for a key already logged in as a bot, what people do from now on
+    (what they did while it was away comes from updates.getDifference, as on Telegram); None for any other key
+    (a bot's login starts its pushes)."""
+    key = world_.key(key_id)
+    session = bots.session(world_, key_id) if key and key["state"] == "authorized" else None
+    return None if session is None else bots.last_seq(world_, session["bot_id"])
+
+
 def updates_pushed(world_: world.World, key_id: str, *, after_seq: int | None, dc_id: int) -> tuple[list, int | None]:
     """What the server pushes to a bot's connection: an Updates per thing a person did since `after_seq` (None:
     since the key logged in), and the seq to ask from next time. Nothing for a key that is no logged-in bot."""
@@ -336,6 +374,7 @@ BOT_HANDLERS = {
     functions.updates.GetStateRequest: get_state,
     functions.updates.GetDifferenceRequest: get_difference,
     functions.channels.GetChannelsRequest: get_channels,
+    functions.channels.GetParticipantRequest: get_participant,
     functions.messages.SendMessageRequest: send_message,
     functions.messages.SendMediaRequest: send_media,
 }

@@ -150,15 +150,11 @@ def _fresh_cache():
 
 @pytest.fixture
 def ingest_world(sandbox):
-    """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
-    from operations.sandbox import sandbox_authorize
+    """Load a world into this test's sandbox folder, log its accounts in and apply the chat roles:
+    `sandbox_load --authorize`."""
+    from tests.support.ingestion import world_authorize_load
 
-    def load(data):
-        loaded = sandbox(data)
-        sandbox_authorize()
-        return loaded
-
-    return load
+    return world_authorize_load
 
 
 @pytest.fixture

@@ -7,16 +7,18 @@ from django.urls import reverse
 from packages.grouping import base_name
 from packages.models import Collection, GroupingRule, Package
 from telegram.sandbox.world import World
-from tests.support.ingestion import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world, world_authorize_load
+from tests.support.once import built_copy_use, built_once
 
 pytestmark = pytest.mark.django_db
 
 HOUR = 3600
+WINDOW_SECONDS = 6 * HOUR
 
 
 @pytest.fixture(autouse=True)
 def storage(storage, settings):
-    settings.PACKAGE_COLLECTION_WINDOW_SECONDS = 6 * HOUR
+    settings.PACKAGE_COLLECTION_WINDOW_SECONDS = WINDOW_SECONDS
 
 
 def zip_of(name: str) -> dict:
@@ -49,9 +51,8 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def grouped(ingest_world):
-    ingest_world(
+def _ingest() -> None:
+    world_authorize_load(
         world(
             messages=MESSAGES,
             forum=True,
@@ -59,6 +60,22 @@ def grouped(ingest_world):
         )
     )
     assert run_cycle().ingested == 15
+
+
+@pytest.fixture(scope="module")
+def grouped_once(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The world ingested once for the module's tests (a fifteen-package cycle); each test changes its own copy."""
+    yield from built_once(
+        blocker=django_db_blocker,
+        folder=tmp_path_factory.mktemp("grouped"),
+        build=_ingest,
+        PACKAGE_COLLECTION_WINDOW_SECONDS=WINDOW_SECONDS,
+    )
+
+
+@pytest.fixture
+def grouped(grouped_once, db, settings, tmp_path):
+    built_copy_use(grouped_once, target=tmp_path / "grouped", settings=settings)
     return {package.file_name: package for package in Package.objects.select_related("collection")}
 
 

@@ -1,9 +1,8 @@
 import json
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from telegram.sandbox.world import World, WorldError
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -14,14 +13,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the dump as JSON")
 
     def handle(self, *args, chat_id: int, as_json: bool, **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                dump = world.chat_dump(chat_id)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            dump = world.chat_dump(chat_id)
         if as_json:
             self.stdout.write(json.dumps(dump, indent=2))
             return

@@ -22,7 +22,6 @@ from tests.support.ingestion import (
     world,
     world_authorize_load,
 )
-from tests.support.once import built_copy_use, built_once
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +62,7 @@ MESSAGES = [
 LISTED = {"dragon.zip", "big.7z.001", "bust.stl", "subdirs.rar", "vols.part1.rar"}
 
 
-def _ingest() -> dict:
+def build_once() -> dict:
     world_authorize_load(world(messages=MESSAGES, forum=True, topics=TOPICS, limits={"upload_max_bytes": 100_000}))
     Channel.objects.filter(chat__telegram_id=SOURCE).update(category="Minis")
     run = run_cycle()
@@ -71,17 +70,10 @@ def _ingest() -> dict:
     return {package.content_hash: _fields(package) for package in Package.objects.all()}
 
 
-@pytest.fixture(scope="module")
-def ingested_once(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The destination filled once for the module's tests; each test changes its own copy."""
-    yield from built_once(blocker=django_db_blocker, folder=tmp_path_factory.mktemp("ingested"), build=_ingest)
-
-
 @pytest.fixture
-def ingested(ingested_once, db, settings, tmp_path):
-    """The packages' catalog fields by content hash, as ingestion wrote them."""
-    built_copy_use(ingested_once, target=tmp_path / "ingested", settings=settings)
-    return ingested_once.value
+def ingested(built_copy):
+    """The packages' catalog fields by content hash, as ingestion wrote them (once for the module)."""
+    return built_copy
 
 
 def _fields(package: Package) -> dict:

@@ -2,13 +2,13 @@
 in one topic), and edited by operators through the API and the pages (create, rename, merge, dissolve)."""
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from packages.grouping import base_name
 from packages.models import Collection, GroupingRule, Package
 from telegram.sandbox.world import World
 from tests.support.ingestion import SOURCE, run_cycle, world, world_authorize_load
-from tests.support.once import built_copy_use, built_once
 
 pytestmark = pytest.mark.django_db
 
@@ -51,31 +51,21 @@ MESSAGES = [
 ]
 
 
-def _ingest() -> None:
-    world_authorize_load(
-        world(
-            messages=MESSAGES,
-            forum=True,
-            topics=[{"id": 42, "title": "Fantasy"}, {"id": 43, "title": "Knights"}],
+def build_once() -> None:
+    with override_settings(PACKAGE_COLLECTION_WINDOW_SECONDS=WINDOW_SECONDS):
+        world_authorize_load(
+            world(
+                messages=MESSAGES,
+                forum=True,
+                topics=[{"id": 42, "title": "Fantasy"}, {"id": 43, "title": "Knights"}],
+            )
         )
-    )
-    assert run_cycle().ingested == 15
-
-
-@pytest.fixture(scope="module")
-def grouped_once(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The world ingested once for the module's tests (a fifteen-package cycle); each test changes its own copy."""
-    yield from built_once(
-        blocker=django_db_blocker,
-        folder=tmp_path_factory.mktemp("grouped"),
-        build=_ingest,
-        PACKAGE_COLLECTION_WINDOW_SECONDS=WINDOW_SECONDS,
-    )
+        assert run_cycle().ingested == 15
 
 
 @pytest.fixture
-def grouped(grouped_once, db, settings, tmp_path):
-    built_copy_use(grouped_once, target=tmp_path / "grouped", settings=settings)
+def grouped(built_copy):
+    """The fifteen packages by file name, grouped (the world is ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.select_related("collection")}
 
 

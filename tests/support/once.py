@@ -10,16 +10,8 @@ Once built, the data is in the database of every later test of the module, wheth
 this only in a module whose database tests all start from what was built (a test that needs another world goes
 in a module of its own).
 
-Usage, in a test module:
-
-    @pytest.fixture(scope="module")
-    def ingested_once(django_db_setup, django_db_blocker, tmp_path_factory):
-        yield from built_once(blocker=django_db_blocker, folder=tmp_path_factory.mktemp("ingested"), build=...)
-
-    @pytest.fixture
-    def ingested(ingested_once, db, settings, tmp_path):
-        built_copy_use(ingested_once, target=tmp_path / "built", settings=settings)
-        return ingested_once.value
+Usage: a test module defines `build_once()` and its tests take the `built_copy` fixture (tests/conftest.py),
+which is what `build_once()` returned; the files are this test's own copy.
 """
 
 import shutil
@@ -46,11 +38,11 @@ def _folders(folder: Path) -> dict[str, Path]:
     }
 
 
-def built_once(*, blocker, folder: Path, build: Callable[[], Any], **overrides) -> Iterator[Built]:
-    """Run `build()` with the sandbox and files in `folder` (and the settings `overrides`) in a transaction
-    that stays open until the generator is closed, then is rolled back. Database access is allowed only while
-    building and rolling back: the tests themselves ask for it as usual."""
-    with override_settings(**_folders(folder), **overrides):
+def built_once(*, blocker, folder: Path, build: Callable[[], Any]) -> Iterator[Built]:
+    """Run `build()` with the sandbox and files in `folder` in a transaction that stays open until the
+    generator is closed, then is rolled back. Database access is allowed only while building and rolling back:
+    the tests themselves ask for it as usual."""
+    with override_settings(**_folders(folder)):
         with blocker.unblock():
             block = transaction.atomic()
             block.__enter__()

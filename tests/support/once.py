@@ -7,8 +7,9 @@ database goes with it, as with Django's `setUpTestData`. The files (the sandbox 
 are built in one folder, and every test works on its own copy of it (`built_copy_use`).
 
 Once built, the data is in the database of every later test of the module, whether it asks for it or not: use
-this only in a module whose database tests all start from what was built (a test that needs another world goes
-in a module of its own).
+this only in a module whose database tests can all start from what was built (a test that needs another world goes
+in a module of its own). Not for a module with transactional tests or tests that restart PostgreSQL: the open
+transaction would not survive them.
 
 Usage: a test module defines `build_once()` and its tests take the `built_copy` fixture (tests/conftest.py),
 which is what `build_once()` returned; the files are this test's own copy.

@@ -413,6 +413,12 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         filters.is_valid(raise_exception=True)
         return selectors.package_search(filters=filters.filters())
 
+    def _detail(self, package: Package) -> Response:
+        """The package as it is now, with its listing and previews."""
+        return Response(
+            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
+        )
+
     def partial_update(self, request, *args, **kwargs):
         package = self.get_object()
         data = PackageEditSerializer(data=request.data)
@@ -420,9 +426,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         services.package_edit(
             package=package, creator=data.validated_data.get("creator"), tags=data.validated_data.get("tags")
         )
-        return Response(
-            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
-        )
+        return self._detail(package)
 
     @extend_schema(
         summary="Set the creator of, or add and remove tags on, many packages",
@@ -453,9 +457,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = RepackDecisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.package_repack_decide(package=package, decision=data.validated_data["decision"])
-        return Response(
-            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
-        )
+        return self._detail(package)
 
     @extend_schema(
         summary="Make another of the package's images its preview",
@@ -468,9 +470,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = PreviewChoiceSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         previews.package_preview_choose(package=package, preview_id=data.validated_data["preview"])
-        return Response(
-            PackageDetailSerializer(self.get_queryset().get(pk=package.pk), context=self.get_serializer_context()).data
-        )
+        return self._detail(package)
 
     @idempotent
     @extend_schema(
@@ -481,19 +481,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=True, methods=["post"])
     def send(self, request, pk=None):
-        data = PackageSendInSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        send = sending.package_send_create(
-            packages=[self.get_object()],
-            chat=values["chat"],
-            account=values.get("account"),
-            topic_id=values.get("topic_id"),
-            caption=values.get("caption"),
-        )
-        return Response(
-            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
-        )
+        return _send_start(request, packages=[self.get_object()])
 
     @extend_schema(
         summary="Make signed download links to the package's raw file or volumes",
@@ -636,20 +624,31 @@ class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"])
     def send(self, request, pk=None):
         collection = self.get_object()
-        data = PackageSendInSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        send = sending.package_send_create(
-            packages=selectors.collection_packages(collection=collection),
-            chat=values["chat"],
-            account=values.get("account"),
-            topic_id=values.get("topic_id"),
-            collection=collection,
-            caption=values.get("caption"),
-        )
-        return Response(
-            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
-        )
+        packages = selectors.collection_packages(collection=collection)
+        return _send_start(request, packages=packages, collection=collection)
+
+
+def _send_start(request, *, packages, collection: Collection | None = None) -> Response:
+    """Queue a send of `packages` (a collection's, when it is given) to the chat the request names."""
+    data = PackageSendInSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    values = data.validated_data
+    send = sending.package_send_create(
+        packages=packages,
+        chat=values["chat"],
+        account=values.get("account"),
+        topic_id=values.get("topic_id"),
+        collection=collection,
+        caption=values.get("caption"),
+    )
+    return _send_answer(request, send)
+
+
+def _send_answer(request, send: PackageSend) -> Response:
+    """202: the send, queued, as its poll will show it."""
+    return Response(
+        PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
+    )
 
 
 @extend_schema_view(
@@ -670,7 +669,4 @@ class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
-        send = sending.package_send_retry(send=self.get_object())
-        return Response(
-            PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
-        )
+        return _send_answer(request, sending.package_send_retry(send=self.get_object()))

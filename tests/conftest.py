@@ -150,15 +150,11 @@ def _fresh_cache():
 
 @pytest.fixture
 def ingest_world(sandbox):
-    """Load a world, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
-    from operations.sandbox import sandbox_authorize
+    """Load a world into this test's sandbox folder, log its accounts in and apply the chat roles:
+    `sandbox_load --authorize`."""
+    from tests.support.ingestion import world_authorize_load
 
-    def load(data):
-        loaded = sandbox(data)
-        sandbox_authorize()
-        return loaded
-
-    return load
+    return world_authorize_load
 
 
 @pytest.fixture
@@ -277,3 +273,23 @@ def enqueued(monkeypatch) -> list[int]:
     queued = []
     monkeypatch.setattr(run_services, "reminder_run_enqueue", queued.append)
     return queued
+
+
+@pytest.fixture(scope="module")
+def built(request, django_db_setup, django_db_blocker, tmp_path_factory):
+    """What the test module's `build_once()` made (an ingested world), built once for all its tests; see
+    tests/support/once.py."""
+    from tests.support.once import built_once
+
+    yield from built_once(
+        blocker=django_db_blocker, folder=tmp_path_factory.mktemp("built"), build=request.module.build_once
+    )
+
+
+@pytest.fixture
+def built_copy(built, db, settings, tmp_path):
+    """What the module's `build_once()` returned, with this test on its own copy of the built files."""
+    from tests.support.once import built_copy_use
+
+    built_copy_use(built, target=tmp_path / "built", settings=settings)
+    return built.value

@@ -104,6 +104,13 @@ class HistoryCountSerializer(serializers.Serializer):
 # The channel viewset's rules actions: /api/channels/{id}/rules-preview/ and history-count/.
 # (A comment, not a docstring: the schema would take a docstring as every channel operation's description.)
 class ChannelRulesActions:
+    def _rules_tried(self, request):
+        """The channel, and its rules as they would be with the request's values (not saved)."""
+        channel = self.get_object()
+        data = RulesSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return channel, services.channel_rules_try(channel=channel, **data.validated_data)
+
     @extend_schema(
         summary="What the rules would take of the channel's last 100 documents (read from Telegram, nothing "
         "downloaded); rules given here are tried, not saved",
@@ -112,10 +119,7 @@ class ChannelRulesActions:
     )
     @action(detail=True, methods=["post"], url_path="rules-preview")
     def rules_preview(self, request, pk=None):
-        channel = self.get_object()
-        data = RulesSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        rules = services.channel_rules_try(channel=channel, **data.validated_data)
+        channel, rules = self._rules_tried(request)
         preview = services.channel_rules_preview(channel=channel, rules=rules)
         sets = [{**vars(row), "taken": not row.left_out} for row in preview.rows]
         return Response({"account": preview.account, "taken": preview.taken, "sets": sets})
@@ -128,8 +132,5 @@ class ChannelRulesActions:
     )
     @action(detail=True, methods=["post"], url_path="history-count")
     def history_count(self, request, pk=None):
-        channel = self.get_object()
-        data = RulesSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        rules = services.channel_rules_try(channel=channel, **data.validated_data)
+        channel, rules = self._rules_tried(request)
         return Response(vars(services.channel_history_count(channel=channel, rules=rules)))

@@ -1,12 +1,13 @@
-"""Which reader lists a set: by format, staged on disk or read in place. Runs in the listing child."""
+"""Which reader lists a set: by format, staged on disk or read in place. Runs in the listing child.
+
+The 7z and RAR readers are imported where a set of their format is read: py7zr and rarfile take the child
+about 70 ms to import, which every zip listed (a new process each) would pay for nothing."""
 
 import io
 from pathlib import Path
 
 from packages.archives.entries import Entry, Limits, RemoteVolume
 from packages.archives.ranged import RANGE_BYTES, RangedReader
-from packages.archives.rar_format import rar_list, rar_set_list_remote, rar_volume_named
-from packages.archives.sevenzip_format import sevenzip_list
 from packages.archives.streams import JoinedVolumes, split_zip_order
 from packages.archives.zip_format import zip_entries, zip_list
 from packages.detection import SEVEN_ZIP, ZIP
@@ -25,7 +26,11 @@ def entries_list(
     if archive_type == ZIP:
         return zip_list(volumes, limits)
     if archive_type == SEVEN_ZIP:
+        from packages.archives.sevenzip_format import sevenzip_list
+
         return sevenzip_list(volumes, limits, password)
+    from packages.archives.rar_format import rar_list
+
     return rar_list(volumes, limits, password)
 
 
@@ -43,7 +48,11 @@ def _remote_entries_list(
         if archive_type == ZIP:
             return zip_entries(stream, limits)
         if archive_type == SEVEN_ZIP:
+            from packages.archives.sevenzip_format import sevenzip_list
+
             return sevenzip_list(stream, limits, password)
+        from packages.archives.rar_format import rar_list, rar_set_list_remote, rar_volume_named
+
         if len(volumes) > 1 and all(rar_volume_named(volume) for volume in volumes):
             return rar_set_list_remote(volumes, limits, range_bytes, password)
         return rar_list([stream], limits, password)

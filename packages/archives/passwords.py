@@ -6,9 +6,6 @@ decrypt, and zip AES (method 99) a library the project does not carry: those are
 import zipfile
 from pathlib import Path
 
-from py7zr.io import BytesIOFactory
-
-from packages.archives.sevenzip_format import encrypted_names, sevenzip_open
 from packages.archives.zip_format import ENCRYPTED_FLAG, zip_volumes_open
 from packages.detection import SEVEN_ZIP, ZIP
 
@@ -51,6 +48,10 @@ def _zip_password(volumes: list[Path], passwords: list[str]) -> int | None:
 
 
 def _sevenzip_password(volumes: list[Path], passwords: list[str]) -> int | None:
+    from py7zr.io import BytesIOFactory  # imported here: see packages/archives/listing.py
+
+    from packages.archives.sevenzip_format import encrypted_names, sevenzip_open
+
     with sevenzip_open(volumes) as archive:
         sizes = {info.filename: info.uncompressed for info in archive.list() if not info.is_directory}
         encrypted = [

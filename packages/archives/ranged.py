@@ -1,6 +1,5 @@
 """A volume kept in an object store, read in place by HTTP range requests to its signed link."""
 
-import http.client
 from urllib.parse import urlsplit
 
 from packages.archives.entries import ListingError, RemoteVolume
@@ -13,6 +12,8 @@ class RangedReader(SeekableReader):
     """One object read by HTTP range requests on one kept-alive connection; `fetched` counts the bytes."""
 
     def __init__(self, volume: RemoteVolume):
+        import http.client  # here, not at the top: a staged set's listing child need not pay its ~17 ms
+
         parts = urlsplit(volume.url)
         connection = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         self.connection = connection(parts.hostname, parts.port, timeout=30)

@@ -7,11 +7,7 @@ import warnings
 import zipfile
 from pathlib import Path
 
-import rarfile
-from py7zr.io import BytesIOFactory
-
 from packages.archives.entries import Entry, safe_path
-from packages.archives.sevenzip_format import sevenzip_open
 from packages.archives.zip_format import zip_name, zip_volumes_open
 from packages.detection import SEVEN_ZIP, ZIP
 
@@ -96,6 +92,10 @@ def _images_read(archive_type: str, volumes: list[Path], chosen: set[str]):
                     with archive.open(info) as member:
                         yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
     elif archive_type == SEVEN_ZIP:
+        from py7zr.io import BytesIOFactory  # imported here: see packages/archives/listing.py
+
+        from packages.archives.sevenzip_format import sevenzip_open
+
         with sevenzip_open(volumes) as archive:
             names = [info.filename for info in archive.list() if safe_path(info.filename)[0] in chosen]
             factory = BytesIOFactory(THUMBNAIL_SOURCE_MAX_BYTES)
@@ -106,6 +106,8 @@ def _images_read(archive_type: str, volumes: list[Path], chosen: set[str]):
                     product.seek(0)
                     yield safe_path(name)[0], product.read()
     else:
+        import rarfile
+
         with rarfile.RarFile(volumes[0]) as archive:
             for info in archive.infolist():
                 path = safe_path(info.filename)[0]

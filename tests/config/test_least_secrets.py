@@ -100,6 +100,7 @@ def _probe(line: str, env: dict[str, str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.processes  # a Python process per Procfile line
 def test_make_run_gives_each_process_only_the_secrets_it_uses(make_run_env):
     processes = procfile()
     assert set(EXPECTED) <= set(processes), processes
@@ -166,6 +167,7 @@ LEFT_OUT_IN_PRODUCTION = {
 }
 
 
+@pytest.mark.processes  # beat or Flower started in a process of its own
 @pytest.mark.parametrize("process", LEFT_OUT_IN_PRODUCTION)
 def test_beat_and_flower_start_in_production_without_what_they_are_not_given(tmp_path, process):
     env = {key: value for key, value in os.environ.items() if key not in LEFT_OUT_IN_PRODUCTION[process]}

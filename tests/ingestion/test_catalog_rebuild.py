@@ -1,8 +1,6 @@
 """The destination describes itself: every upload carries the catalog line, and the catalog comes back from
-the destination channel alone."""
-
-import io
-from pathlib import Path
+the destination channel alone. One ingestion serves every test here (built once: see tests/support/once.py);
+a catalog that needs another world is in test_catalog_rebuild_in_full.py."""
 
 import pytest
 from django.core.management import call_command
@@ -12,7 +10,18 @@ from ingestion.models import Channel
 from packages.catalog import catalog_line
 from packages.destination_reads import RANGE_BYTES
 from packages.models import Package
-from tests.support.ingestion import DESTINATION, SOURCE, dump, run_cycle, uploads, world
+from tests.support.archives import RAR_FIXTURES
+from tests.support.ingestion import (
+    DESTINATION,
+    SOURCE,
+    catalog_rebuild,
+    dump,
+    package_listing,
+    run_cycle,
+    uploads,
+    world,
+    world_authorize_load,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +45,6 @@ FIELDS = [
     "tags",
 ]
 TOPICS = [{"id": 1, "title": "General"}, {"id": 42, "title": "Dragons"}]
-RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 MESSAGES = [
     {"id": 11, "topic": 42, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 2000}]}},
     {
@@ -54,29 +62,22 @@ MESSAGES = [
 LISTED = {"dragon.zip", "big.7z.001", "bust.stl", "subdirs.rar", "vols.part1.rar"}
 
 
-@pytest.fixture
-def ingested(ingest_world):
-    data = world(messages=MESSAGES, forum=True, topics=TOPICS, limits={"upload_max_bytes": 100_000})
-    ingest_world(data)
+def build_once() -> dict:
+    world_authorize_load(world(messages=MESSAGES, forum=True, topics=TOPICS, limits={"upload_max_bytes": 100_000}))
     Channel.objects.filter(chat__telegram_id=SOURCE).update(category="Minis")
     run = run_cycle()
     assert run.ingested == 6, run.error
     return {package.content_hash: _fields(package) for package in Package.objects.all()}
 
 
+@pytest.fixture
+def ingested(built_copy):
+    """The packages' catalog fields by content hash, as ingestion wrote them (once for the module)."""
+    return built_copy
+
+
 def _fields(package: Package) -> dict:
     return {name: getattr(package, name) for name in FIELDS}
-
-
-def _listing(package: Package) -> tuple:
-    files = sorted(package.files.values_list("path", "size", "compressed_size", "crc32", "encrypted"))
-    return package.metadata_status, package.metadata_error, package.file_count, package.listing_fingerprint, files
-
-
-def _rebuild() -> str:
-    out = io.StringIO()
-    call_command("catalog_rebuild", stdout=out)
-    return out.getvalue()
 
 
 def test_every_upload_carries_the_catalog_line(ingested):
@@ -98,15 +99,15 @@ def test_every_upload_carries_the_catalog_line(ingested):
 
 
 def test_a_wiped_catalog_is_rebuilt_from_the_destination_alone_with_its_listings(ingested):
-    listings = {package.file_name: _listing(package) for package in Package.objects.all()}
+    listings = {package.file_name: package_listing(package) for package in Package.objects.all()}
     assert {name for name, listing in listings.items() if listing[2]} == LISTED
     Package.objects.all().delete()
 
-    out = _rebuild()
+    out = catalog_rebuild()
 
     rebuilt = {package.content_hash: _fields(package) for package in Package.objects.all()}
     assert rebuilt == ingested
-    assert {package.file_name: _listing(package) for package in Package.objects.all()} == listings
+    assert {package.file_name: package_listing(package) for package in Package.objects.all()} == listings
     assert "6 packages added" in out
     assert "6 listings read in place" in out and "read in full" not in out
     assert "vols.part1.rar: 2 files (" in out, "a RAR set walked in place, volume by volume"
@@ -118,7 +119,7 @@ def test_a_rebuild_reads_listings_in_place_not_whole_files(ingested):
     big_size = Package.objects.get(file_name="big.7z.001").file_size
     Package.objects.all().delete()
 
-    out = _rebuild()
+    out = catalog_rebuild()
 
     read_in_place = {
         line.split("] ", 1)[1].split(": ")[0]: int(line.rsplit("(", 1)[1].split(" bytes")[0].replace(",", ""))
@@ -138,10 +139,10 @@ def test_a_rebuild_repairs_moved_messages_and_a_second_one_changes_nothing(inges
     right = list(dragon.dest_message_ids)
     Package.objects.filter(pk=dragon.pk).update(dest_message_ids=[999_999], reupload_needed=True)
 
-    assert "1 repaired, 5 already right" in _rebuild()
+    assert "1 repaired, 5 already right" in catalog_rebuild()
     dragon.refresh_from_db()
     assert (dragon.dest_message_ids, dragon.reupload_needed) == (right, False)
-    assert "0 packages added, 0 repaired, 6 already right" in _rebuild()
+    assert "0 packages added, 0 repaired, 6 already right" in catalog_rebuild()
     assert Package.objects.count() == 6
 
 
@@ -151,7 +152,7 @@ def test_documents_without_a_line_and_missing_parts_are_reported_not_invented(in
     call_command("sandbox_delete", str(DESTINATION), str(huge.dest_message_ids[1]))
     Package.objects.all().delete()
 
-    out = _rebuild()
+    out = catalog_rebuild()
 
     assert "5 packages added" in out and "1 with parts missing" in out and "1 documents carry no catalog line" in out
     assert f"{huge.content_hash[:12]}…: part 2 of 3 missing" in out
@@ -170,39 +171,15 @@ def test_a_listing_telegram_will_not_give_is_reported_and_read_by_the_next_rebui
         {"op": "download", "error": "network", "chat": DESTINATION, "message": dragon.dest_message_ids[0]}
     )
 
-    first = _rebuild()
+    first = catalog_rebuild()
 
     dragon = Package.objects.get(file_name="dragon.zip")
     assert "1 listings not read" in first and "dragon.zip: listing not read (" in first
     assert dragon.file_count == 0 and dragon.metadata_error.startswith("Rebuilt from the destination channel")
     assert "Telegram could not be reached" in dragon.metadata_error, "the taxonomy's words"
 
-    second = _rebuild()
+    second = catalog_rebuild()
 
     dragon.refresh_from_db()
     assert "1 listings read in place" in second and "listings not read" not in second
     assert sorted(dragon.files.values_list("path", flat=True)) == listed
-
-
-def test_a_rar_set_that_cannot_be_walked_in_place_is_read_in_full_last(ingest_world):
-    # RAR 5 volumes posted under old-style names: rarfile cannot name the volume after the first one.
-    renamed = [("rar", "rar5-vols.part1.rar"), ("r00", "rar5-vols.part2.rar"), ("r01", "rar5-vols.part3.rar")]
-    messages = [
-        {"id": 10 + number, "document": {"name": f"oldnames.{suffix}", "file": str(RAR_FIXTURES / name)}}
-        for number, (suffix, name) in enumerate(renamed)
-    ]
-    messages.append({"id": 20, "document": {"name": "dragon.zip", "archive": [{"path": "dragon/body.stl", "size": 9}]}})
-    ingest_world(world(messages=messages))
-    assert run_cycle().ingested == 2
-    listings = {package.file_name: _listing(package) for package in Package.objects.all()}
-    Package.objects.all().delete()
-
-    out = _rebuild()
-
-    assert "1 listings read in place" in out and "1 read in full (oldnames.rar)" in out
-    assert out.index("dragon.zip: 1 files") < out.index("[2/2] oldnames.rar: unreadable archive:"), "queued, last"
-    # The same listing (and the same verdict on it) as ingestion's, whose message names its own folder.
-    rebuilt = {package.file_name: _listing(package) for package in Package.objects.all()}
-    assert {name: (listing[0], *listing[2:]) for name, listing in rebuilt.items()} == {
-        name: (listing[0], *listing[2:]) for name, listing in listings.items()
-    }

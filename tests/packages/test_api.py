@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from accounts.models import Chat
 from ingestion.models import Channel
 from packages.models import MetadataStatus, Package
-from tests.support.ingestion import DESTINATION, SOURCE, run_cycle, world
+from tests.support.ingestion import DESTINATION, SOURCE, run_cycle, world, world_authorize_load
 
 pytestmark = pytest.mark.django_db
 
@@ -68,12 +68,16 @@ LIST_FIELDS = {
 }
 
 
-@pytest.fixture
-def ingested(ingest_world, storage) -> dict[str, Package]:
+def build_once() -> None:
     # A chat that is no channel first, so that chat ids and channel ids differ.
     Chat.objects.create(telegram_id=1, title="Friends", type="group")
-    ingest_world(world(messages=MESSAGES))
+    world_authorize_load(world(messages=MESSAGES))
     assert run_cycle().ingested == 2
+
+
+@pytest.fixture
+def ingested(built_copy, storage) -> dict[str, Package]:
+    """The two packages by file name (ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.all()}
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from packages.models import Package, RepackDecision, SkippedFingerprint
-from tests.support.ingestion import run_cycle, world
+from tests.support.ingestion import run_cycle, world, world_authorize_load
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage")]
 
@@ -26,10 +26,14 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def ingested(ingest_world) -> dict[str, Package]:
-    ingest_world(world(messages=MESSAGES))
+def build_once() -> None:
+    world_authorize_load(world(messages=MESSAGES))
     assert run_cycle().ingested == 3
+
+
+@pytest.fixture
+def ingested(built_copy) -> dict[str, Package]:
+    """The three packages by file name (ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.all()}
 
 

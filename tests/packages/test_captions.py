@@ -10,7 +10,7 @@ from core.crypto import seal
 from packages.models import Package, PasswordSource
 from packages.selectors import PackageFilters, package_search
 from packages.services import package_search_words_update
-from tests.support.ingestion import run_cycle, world
+from tests.support.ingestion import run_cycle, world, world_authorize_load
 
 pytestmark = pytest.mark.django_db
 
@@ -34,10 +34,14 @@ CAPTIONED = [
 ]
 
 
-@pytest.fixture
-def ingested(ingest_world, storage) -> dict[str, Package]:
-    ingest_world(world(messages=CAPTIONED))
+def build_once() -> None:
+    world_authorize_load(world(messages=CAPTIONED))
     assert run_cycle().ingested == 3
+
+
+@pytest.fixture
+def ingested(built_copy, storage) -> dict[str, Package]:
+    """The three packages by file name (ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.all()}
 
 

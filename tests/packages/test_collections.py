@@ -2,21 +2,23 @@
 in one topic), and edited by operators through the API and the pages (create, rename, merge, dissolve)."""
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from packages.grouping import base_name
 from packages.models import Collection, GroupingRule, Package
 from telegram.sandbox.world import World
-from tests.support.ingestion import SOURCE, run_cycle, world
+from tests.support.ingestion import SOURCE, run_cycle, world, world_authorize_load
 
 pytestmark = pytest.mark.django_db
 
 HOUR = 3600
+WINDOW_SECONDS = 6 * HOUR
 
 
 @pytest.fixture(autouse=True)
 def storage(storage, settings):
-    settings.PACKAGE_COLLECTION_WINDOW_SECONDS = 6 * HOUR
+    settings.PACKAGE_COLLECTION_WINDOW_SECONDS = WINDOW_SECONDS
 
 
 def zip_of(name: str) -> dict:
@@ -49,16 +51,21 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def grouped(ingest_world):
-    ingest_world(
-        world(
-            messages=MESSAGES,
-            forum=True,
-            topics=[{"id": 42, "title": "Fantasy"}, {"id": 43, "title": "Knights"}],
+def build_once() -> None:
+    with override_settings(PACKAGE_COLLECTION_WINDOW_SECONDS=WINDOW_SECONDS):
+        world_authorize_load(
+            world(
+                messages=MESSAGES,
+                forum=True,
+                topics=[{"id": 42, "title": "Fantasy"}, {"id": 43, "title": "Knights"}],
+            )
         )
-    )
-    assert run_cycle().ingested == 15
+        assert run_cycle().ingested == 15
+
+
+@pytest.fixture
+def grouped(built_copy):
+    """The fifteen packages by file name, grouped (the world is ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.select_related("collection")}
 
 

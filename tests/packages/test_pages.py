@@ -1,4 +1,5 @@
-"""The Packages page (search over names and archive listings) and a package's detail, on ingested packages."""
+"""The Packages page (search over names and archive listings) and a package's detail, on ingested packages (one
+world for the module; pages of packages made by hand are in test_pages_made_by_hand.py)."""
 
 import pytest
 from django.urls import reverse
@@ -6,11 +7,12 @@ from django.urls import reverse
 from ingestion.models import Channel, IngestionRun
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.services import package_search_words_update
-from tests.support.ingestion import run_cycle, world
+from tests.support.ingestion import run_cycle, world, world_authorize_load
+from tests.support.pages import HTMX
+from tests.support.pages import package_search_results as results
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 MESSAGES = [
     {
         "id": 11,
@@ -35,17 +37,15 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def ingested(ingest_world, storage) -> dict[str, Package]:
-    ingest_world(world(messages=MESSAGES))
+def build_once() -> None:
+    world_authorize_load(world(messages=MESSAGES))
     assert run_cycle().ingested == 2
+
+
+@pytest.fixture
+def ingested(built_copy, storage) -> dict[str, Package]:
+    """The two packages by file name (ingested once for the module)."""
     return {package.file_name: package for package in Package.objects.all()}
-
-
-def results(client, query: str) -> str:
-    response = client.get(reverse("packages:list"), {"q": query}, **HTMX)
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 def test_pages_need_a_login(client, ingested):
@@ -166,25 +166,6 @@ def test_package_detail_shows_why_a_listing_is_unavailable(admin_client, ingeste
     assert "No listing yet." in html
 
 
-def test_an_unknown_package_is_404(admin_client):
-    assert admin_client.get(reverse("packages:detail", args=[999999])).status_code == 404
-
-
-def test_a_complete_listing_with_unsafe_entries_warns_on_its_page(admin_client):
-    package = Package.objects.create(
-        content_hash="c" * 64,
-        file_name="sneaky.zip",
-        file_size=1,
-        archive_type="zip",
-        metadata_status=MetadataStatus.COMPLETE,
-        metadata_error="1 of 2 entries point outside the archive (../, an absolute path or a link).",
-    )
-
-    html = admin_client.get(reverse("packages:detail", args=[package.pk])).content.decode()
-
-    assert "Careful:" in html and "point outside the archive" in html
-
-
 def test_the_admin_shows_a_package_and_its_run_read_only(admin_client, ingested):
     dragon = ingested["dragon.zip"]
     run = IngestionRun.objects.get()
@@ -194,25 +175,6 @@ def test_the_admin_shows_a_package_and_its_run_read_only(admin_client, ingested)
 
     assert package_page.status_code == 200 and "Models A" in package_page.content.decode()
     assert "dragon.zip" in run_page and 'name="packages"' not in run_page
-
-
-def test_a_search_matching_more_than_the_cap_says_so_and_still_pages(admin_client, monkeypatch):
-    from packages import views
-
-    monkeypatch.setattr(views, "SEARCH_COUNT_CAP", 3)
-    monkeypatch.setattr(views, "PER_PAGE", 2)
-    for number in range(5):
-        package = Package.objects.create(
-            content_hash=f"{number:064x}", file_name=f"dragon {number}.zip", file_size=1, archive_type="zip"
-        )
-        package_search_words_update(package=package)
-
-    html = results(admin_client, "dragon")
-    assert "More than 1,000" not in html and "More than 3 packages match “dragon”; add a word" in html
-    assert "dragon 4.zip" in html and "dragon 3.zip" in html
-    second = admin_client.get(reverse("packages:list"), {"q": "dragon", "page": 2}, **HTMX).content.decode()
-    assert "dragon 2.zip" in second and "dragon 1.zip" in second
-    assert "1 package matches “dragon 2”" in results(admin_client, "dragon 2")
 
 
 def test_a_viewer_sees_packages_without_edit_tick_or_send_controls(client, django_user_model, ingested):
@@ -235,10 +197,3 @@ def test_an_operator_sees_the_edit_tick_and_send_controls(admin_client, ingested
 
     assert 'id="package-bulk"' in listing and 'name="packages"' in listing and ">Edit</button>" in listing
     assert ">Edit</button>" in detail and "Operators send" not in detail
-
-
-def test_raw_files_cannot_be_added_by_hand_in_the_admin(admin_client):
-    """A raw file is what ingestion kept of a download: the admin offers no form for one (an empty one was a 500)."""
-    assert admin_client.get("/admin/packages/rawfile/add/").status_code == 403
-    assert admin_client.post("/admin/packages/rawfile/add/", {}).status_code == 403
-    assert admin_client.get("/admin/packages/rawfile/").status_code == 200

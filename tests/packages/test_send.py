@@ -19,8 +19,18 @@ from core.runs import run_claim
 from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package, PackageSend
+from telegram.sandbox.world import World
 from tests.support.factories import work_queued
-from tests.support.ingestion import DESTINATION, READER, SOURCE, WRITER, documents, run_cycle, world
+from tests.support.ingestion import (
+    DESTINATION,
+    READER,
+    SOURCE,
+    WRITER,
+    documents,
+    run_cycle,
+    world,
+    world_authorize_load,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")]
 
@@ -38,11 +48,15 @@ FRIENDS_CHAT = {
 }
 
 
-@pytest.fixture
-def ingested(ingest_world):
-    loaded = ingest_world(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
+def build_once() -> None:
+    world_authorize_load(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
     assert run_cycle().ingested == 2
-    return loaded
+
+
+@pytest.fixture
+def ingested(built_copy, settings) -> World:
+    """The two packages ingested (once for the module); this test's copy of the world."""
+    return World(settings.SANDBOX_PATH)
 
 
 def _execute(send: PackageSend) -> str | None:
@@ -147,7 +161,7 @@ def test_a_send_waits_for_the_accounts_session_and_stays_queued(ingested, settin
     assert len(documents(FRIENDS)) == 1
 
 
-def test_a_deleted_destination_message_fails_its_part_only(ingested, sandbox):
+def test_a_deleted_destination_message_fails_its_part_only(ingested):
     from django.core.management import call_command
 
     huge = Package.objects.get(file_name="huge.zip")
@@ -298,12 +312,8 @@ def test_a_collection_is_sent_as_one_send_in_posting_order(ingested, api, admin_
     assert "Sending 4 parts to Friends." in again.content.decode()
 
 
-def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_world):
-    faults = [{"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 1}]
-    ingest_world(
-        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
-    )
-    run_cycle()
+def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingested):
+    ingested.fault_add({"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 1})
     send = sending.package_send_create(
         packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
     )
@@ -315,12 +325,8 @@ def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingest_wor
     assert len(documents(FRIENDS)) == 3
 
 
-def test_peer_flood_rests_the_account_and_stops_the_send(ingest_world):
-    faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "after": 1, "times": 100}]
-    ingest_world(
-        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
-    )
-    run_cycle()
+def test_peer_flood_rests_the_account_and_stops_the_send(ingested):
+    ingested.fault_add({"op": "send", "chat": FRIENDS, "error": "peer_flood", "after": 1, "times": 100})
     send = sending.package_send_create(
         packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
     )
@@ -334,12 +340,8 @@ def test_peer_flood_rests_the_account_and_stops_the_send(ingest_world):
     assert writer.auth_state == "authenticated", "a rest is not a ban: the login stays"
 
 
-def test_a_send_stopped_before_its_first_part_did_nothing_and_says_why(ingest_world, admin_client, api):
-    faults = [{"op": "send", "chat": FRIENDS, "error": "peer_flood", "times": 100}]
-    ingest_world(
-        world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}, faults=faults)
-    )
-    run_cycle()
+def test_a_send_stopped_before_its_first_part_did_nothing_and_says_why(ingested, admin_client, api):
+    ingested.fault_add({"op": "send", "chat": FRIENDS, "error": "peer_flood", "times": 100})
     huge = Package.objects.get(file_name="huge.zip")
     send = sending.package_send_create(packages=[huge], chat=Chat.objects.get(telegram_id=FRIENDS))
 

@@ -10,7 +10,8 @@ from packages import sending
 from packages.grouping import collection_create
 from packages.models import Package
 from telegram.errors import TelegramError
-from tests.support.ingestion import DESTINATION, READER, WRITER, documents, run_cycle, world
+from telegram.sandbox.world import World
+from tests.support.ingestion import DESTINATION, READER, WRITER, documents, run_cycle, world, world_authorize_load
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("storage", "fast_pace", "fresh_buckets")]
 
@@ -27,11 +28,15 @@ MESSAGES = [
 FRIENDS_CHAT = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [READER, WRITER], "messages": []}
 
 
-@pytest.fixture
-def ingested(ingest_world):
-    loaded = ingest_world(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
+def build_once() -> None:
+    world_authorize_load(world(messages=MESSAGES, more_chats=[FRIENDS_CHAT], limits={"upload_max_bytes": 100_000}))
     assert run_cycle().ingested == 2
-    return loaded
+
+
+@pytest.fixture
+def ingested(built_copy, settings) -> World:
+    """The two packages ingested (once for the module); this test's copy of the world."""
+    return World(settings.SANDBOX_PATH)
 
 
 def _friends() -> Chat:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 PASSWORD = "S3cret-pass"
+RAR_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rar"
 
 
 def tool(name: str) -> str:

@@ -5,6 +5,7 @@ import io
 import json
 import time
 
+from django.conf import settings
 from django.core.management import call_command
 
 from accounts.models import TelegramAccount
@@ -12,6 +13,10 @@ from core.models import RunStatus
 from core.runs import run_claim
 from ingestion.models import IngestionRun
 from ingestion.pipeline import ingestion_run_execute
+from operations.sandbox import sandbox_authorize
+from packages.models import Package
+from telegram.sandbox.loader import world_load
+from telegram.sandbox.world import World
 
 READER = "+15550000001"
 READER_B = "+15550000002"
@@ -59,6 +64,13 @@ def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, for
     if limits:
         data["limits"] = limits
     return data
+
+
+def world_authorize_load(data: dict) -> World:
+    """Load a world into SANDBOX_PATH, log its accounts in and apply the chat roles: `sandbox_load --authorize`."""
+    world_load(settings.SANDBOX_PATH, data)
+    sandbox_authorize()
+    return World(settings.SANDBOX_PATH)
 
 
 def run_cycle(phone: str = READER) -> IngestionRun:
@@ -116,3 +128,16 @@ def wait_until_over(run_ids, timeout=180):
 
 def uploaded_names() -> list[str]:
     return [message["document"]["name"] for message in uploads()]
+
+
+def catalog_rebuild() -> str:
+    """Run `catalog_rebuild`; what it printed."""
+    out = io.StringIO()
+    call_command("catalog_rebuild", stdout=out)
+    return out.getvalue()
+
+
+def package_listing(package: Package) -> tuple:
+    """What a package's listing says: its status, error, count, fingerprint and files."""
+    files = sorted(package.files.values_list("path", "size", "compressed_size", "crc32", "encrypted"))
+    return package.metadata_status, package.metadata_error, package.file_count, package.listing_fingerprint, files

@@ -1,6 +1,9 @@
-"""The reminders pages and API in tests: an API body, the compose form, HTMX posts and the wizard step shown."""
+"""Pages and API in tests: the reminders' API body, compose form, HTMX posts and wizard step shown; the Packages
+page's search results."""
 
 import re
+
+from django.urls import reverse
 
 from accounts.models import Chat
 from tests.support.reminders import (
@@ -61,3 +64,10 @@ def current_step(html: str) -> str:
 def chat_pks(count: int | None = None) -> list[int]:
     pks = list(Chat.objects.filter(account_links__account=account()).order_by("title").values_list("pk", flat=True))
     return pks[:count] if count is not None else pks
+
+
+def package_search_results(client, query: str) -> str:
+    """The Packages page's results for `query`, as its search box gets them (htmx)."""
+    response = client.get(reverse("packages:list"), {"q": query}, **HTMX)
+    assert response.status_code == 200
+    return response.content.decode()

@@ -4,9 +4,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 
+@pytest.mark.processes  # a fresh Python process, to see what one import loads
 def test_importing_the_gateway_does_not_load_the_sandbox():
     code = (
         "import django, sys; django.setup(); import telegram.gateway; "

@@ -1,7 +1,6 @@
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from telegram.sandbox.world import World, WorldError
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -12,12 +11,6 @@ class Command(BaseCommand):
         parser.add_argument("message_id", type=int)
 
     def handle(self, *args, chat_id: int, message_id: int, **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                world.message_delete(chat_id, message_id)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            world.message_delete(chat_id, message_id)
         self.stdout.write(f"Deleted message {message_id} of chat {chat_id}.")

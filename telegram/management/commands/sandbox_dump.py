@@ -1,10 +1,9 @@
 import json
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from telegram.management.world import sandbox_world_open
 from telegram.sandbox.bots import conversations
-from telegram.sandbox.world import World, WorldError
 
 
 class Command(BaseCommand):
@@ -15,16 +14,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the dump as JSON")
 
     def handle(self, *args, chat_id: int, as_json: bool, **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                dump = world.chat_dump(chat_id)
-                if dump["chat"]["type"] == "user":  # a person: their private chats with the bots too
-                    dump["bots"] = conversations(world, chat_id)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            dump = world.chat_dump(chat_id)
+            if dump["chat"]["type"] == "user":  # a person: their private chats with the bots too
+                dump["bots"] = conversations(world, chat_id)
         if as_json:
             self.stdout.write(json.dumps(dump, indent=2))
             return

@@ -1,7 +1,6 @@
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from telegram.sandbox.world import World, WorldError
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -12,12 +11,6 @@ class Command(BaseCommand):
         parser.add_argument("supergroup_id", type=int, help="a supergroup of the world: the group's new home")
 
     def handle(self, *args, group_id: int, supergroup_id: int, **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                world.chat_migrate(group_id, supergroup_id)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            world.chat_migrate(group_id, supergroup_id)
         self.stdout.write(f"Group {group_id} migrated to supergroup {supergroup_id}.")

@@ -1,10 +1,9 @@
 import json
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from telegram.sandbox.world import World, WorldError
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -71,15 +70,9 @@ class Command(BaseCommand):
             raise CommandError("Give --text, --document, --file, --photo or --archive-json.")
         if isinstance(spec, dict) and volume_size is not None:
             spec["volume_size"] = volume_size
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                ids = world.message_post(
-                    chat_id, text=text, document=spec, photo=photo, topic=topic, album=album, reply_to=reply_to
-                )
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            ids = world.message_post(
+                chat_id, text=text, document=spec, photo=photo, topic=topic, album=album, reply_to=reply_to
+            )
         for message_id in ids:
             self.stdout.write(str(message_id))

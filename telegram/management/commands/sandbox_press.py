@@ -1,11 +1,10 @@
 import json
 import time
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from telegram.management.world import sandbox_world_open
 from telegram.sandbox.bots import callback, person_presses
-from telegram.sandbox.world import World, WorldError
 
 ANSWER_WAIT_SECONDS = 5  # how long the command waits for the bot's answer to the press, as a phone shows it
 
@@ -20,19 +19,13 @@ class Command(BaseCommand):
         parser.add_argument("button", nargs="+", help="the button's text")
 
     def handle(self, *args, user_id: int, bot: str, message_id: int, button: list[str], **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                query_id = person_presses(
-                    world, user_id=user_id, username=bot, message_id=message_id, button=" ".join(button)
-                )
-                deadline = time.monotonic() + ANSWER_WAIT_SECONDS
-                while not (query := callback(world, query_id))["answered"] and time.monotonic() < deadline:
-                    time.sleep(0.05)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            query_id = person_presses(
+                world, user_id=user_id, username=bot, message_id=message_id, button=" ".join(button)
+            )
+            deadline = time.monotonic() + ANSWER_WAIT_SECONDS
+            while not (query := callback(world, query_id))["answered"] and time.monotonic() < deadline:
+                time.sleep(0.05)
         self.stdout.write(
             json.dumps({"query_id": query_id, "answered": bool(query["answered"]), "answer": query["answer"]})
         )

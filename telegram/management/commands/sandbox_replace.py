@@ -1,9 +1,8 @@
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from telegram.sandbox.world import World, WorldError
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -24,12 +23,6 @@ class Command(BaseCommand):
             document = None if document_json is None else json.loads(document_json)
         except json.JSONDecodeError as exc:
             raise CommandError(f"--document-json is not JSON: {exc}") from None
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                document_id = world.message_replace(chat_id, message_id, document)
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            document_id = world.message_replace(chat_id, message_id, document)
         self.stdout.write(f"Message {message_id} of chat {chat_id} now holds file {document_id}.")

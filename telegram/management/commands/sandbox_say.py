@@ -1,10 +1,9 @@
 import json
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from telegram.management.world import sandbox_world_open
 from telegram.sandbox.bots import person_says
-from telegram.sandbox.world import World, WorldError
 
 
 class Command(BaseCommand):
@@ -16,12 +15,6 @@ class Command(BaseCommand):
         parser.add_argument("text", nargs="+")
 
     def handle(self, *args, user_id: int, bot: str, text: list[str], **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-            try:
-                message_id = person_says(world, user_id=user_id, username=bot, text=" ".join(text))
-            finally:
-                world.close()
-        except WorldError as exc:
-            raise CommandError(str(exc)) from None
+        with sandbox_world_open() as world:
+            message_id = person_says(world, user_id=user_id, username=bot, text=" ".join(text))
         self.stdout.write(json.dumps({"message_id": message_id}))

@@ -1,9 +1,8 @@
 import json
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from telegram.sandbox.world import World, WorldMissing
+from telegram.management.world import sandbox_world_open
 
 
 class Command(BaseCommand):
@@ -20,16 +19,10 @@ class Command(BaseCommand):
         parser.add_argument("--reset", action="store_true", help="start counting from zero after printing")
 
     def handle(self, *args, as_json: bool, reset: bool, **options):
-        try:
-            world = World(settings.SANDBOX_PATH)
-        except WorldMissing as exc:
-            raise CommandError(str(exc)) from None
-        try:
+        with sandbox_world_open() as world:
             stats = world.stats()
             if reset:
                 world.stats_reset()
-        finally:
-            world.close()
         if as_json:
             self.stdout.write(json.dumps(stats, indent=2, sort_keys=True))
             return

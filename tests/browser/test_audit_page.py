@@ -47,6 +47,7 @@ def test_the_audit_page_fits_and_filters(
     page.get_by_label("Username").fill(role)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
+    page.locator(".team-menu > summary").click()
     page.get_by_role("link", name="Audit").first.click()
     expect(page.get_by_role("heading", name="Audit")).to_be_visible()
     table = page.locator("#audit-table")

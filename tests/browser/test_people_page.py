@@ -63,6 +63,7 @@ def test_an_operator_invites_someone_who_joins(
     context.set_default_timeout(10_000)
     page, problems = _watched(context)
     _log_in(page, live_server.url, "vera")
+    page.locator(".team-menu > summary").click()
     page.get_by_role("link", name="People").click()
     expect(page.get_by_role("heading", name="People", exact=True)).to_be_visible()
     expect(page.locator(".people-table")).to_contain_text("victor")
@@ -88,6 +89,7 @@ def test_an_operator_invites_someone_who_joins(
     joining.get_by_label("Password again").fill(CHOSEN)
     joining.get_by_role("button", name="Create my login").click()
     expect(joining.get_by_text("Welcome, xavier. Your password is set.")).to_be_visible()
+    joining.locator(".team-menu > summary").click()
     expect(joining.get_by_role("link", name="People")).to_be_visible()
 
     joining.goto(link)

@@ -50,7 +50,9 @@ def test_two_processes_on_one_account_send_one_after_the_other_at_one_shared_pac
     assert one[-1] < two[0] or two[-1] < one[0], "the account never sent for two runs at once"
     both = sorted(one + two)
     assert_paced(both, rate=PER_MINUTE / 60, capacity=BURST, slack=0.75)
-    assert both[-1] - both[0] >= (len(both) - BURST) / (PER_MINUTE / 60) - 0.1, (
+    # A budget of its own would let the second run start BURST tokens early; the first send arriving late by less
+    # than one token's interval (a loaded machine) is not one.
+    assert both[-1] - both[0] >= (len(both) - BURST - 1) / (PER_MINUTE / 60), (
         "the second run did not get a budget of its own"
     )
 

@@ -4,6 +4,7 @@ recorded, subscriptions told once. Plain ORM functions; the bot process (runner.
 from dataclasses import dataclass
 from datetime import timedelta
 
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -11,7 +12,7 @@ from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat
 from accounts.services import account_gateway_call
-from core.crypto import SealBroken, seal, unseal
+from core.crypto import SealBroken, reseal, seal, unseal
 from core.errors import OperatorError
 from packages.models import (
     BotActivity,
@@ -64,6 +65,26 @@ def bot_settings_update(
     bot.updated_at = timezone.now()
     bot.save()
     return bot
+
+
+def bot_secrets_reseal() -> int:
+    """Re-encrypt the bot's token and session with the newest key (key rotation); returns how many. Refuses,
+    changing nothing, when one opens with no key (the caller's transaction keeps it all or nothing)."""
+    bot = BotSettings.objects.select_for_update().filter(pk=1).first()
+    if bot is None:
+        return 0
+    fields = [name for name in ("token_sealed", "session_sealed") if getattr(bot, name)]
+    for name in fields:
+        try:
+            setattr(bot, name, reseal(getattr(bot, name)))
+        except (SealBroken, InvalidToken):
+            raise SealBroken(
+                f"The bot's {name.removesuffix('_sealed')} opens with none of the keys in STASHCAST_SESSION_KEYS. "
+                "Nothing was re-encrypted. Put back the key that sealed it (anywhere after the newest), or set the "
+                "bot's token again on the Bot page, then run this again."
+            ) from None
+    bot.save(update_fields=fields)
+    return len(fields)
 
 
 def bot_token() -> str:

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from accounts.models import Chat
 from core.crypto import seal, unseal
-from packages.models import ChannelPassword, Package, PasswordSource
+from packages.models import BotSettings, ChannelPassword, Package, PasswordSource
 from packages.services import channel_password_add
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +60,28 @@ def test_a_password_no_key_opens_stops_the_rotation_and_changes_nothing(settings
         _rotate()
 
     assert sorted(ChannelPassword.objects.values_list("password_sealed", flat=True)) == before
+
+
+def test_the_bots_token_and_session_open_with_the_newest_key_alone_after_a_rotation(settings):
+    settings.SESSION_ENCRYPTION_KEYS = [KEY_A]
+    BotSettings.objects.create(pk=1, token_sealed=seal("7000001:TOKEN"), session_sealed=seal("1Bsession"))
+    settings.SESSION_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+
+    said = _rotate()
+
+    assert "Re-encrypted 2 of the bot's secrets" in said
+    settings.SESSION_ENCRYPTION_KEYS = [KEY_B]
+    bot = BotSettings.objects.get()
+    assert (unseal(bot.token_sealed), unseal(bot.session_sealed)) == ("7000001:TOKEN", "1Bsession")
+
+
+def test_a_bot_token_no_key_opens_stops_the_rotation_and_changes_nothing(settings, sealed_with_a):
+    settings.SESSION_ENCRYPTION_KEYS = [KEY_C]
+    BotSettings.objects.create(pk=1, token_sealed=seal("7000001:TOKEN"))
+    settings.SESSION_ENCRYPTION_KEYS = [KEY_B, KEY_A]
+    before = ChannelPassword.objects.get().password_sealed
+
+    with pytest.raises(CommandError, match="The bot's token opens with none of the keys"):
+        _rotate()
+
+    assert ChannelPassword.objects.get().password_sealed == before, "the passwords were left as they were"

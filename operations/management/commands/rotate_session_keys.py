@@ -5,6 +5,7 @@ from django.db import transaction
 
 from accounts.services import account_sessions_reseal
 from core.crypto import SealBroken
+from packages.bot.services import bot_secrets_reseal
 from packages.services import archive_passwords_reseal
 
 
@@ -19,6 +20,7 @@ class Command(BaseCommand):
             with transaction.atomic():  # sessions and passwords alike, or nothing
                 report = account_sessions_reseal()
                 passwords = archive_passwords_reseal()
+                bot = bot_secrets_reseal()
         except (SealBroken, ImproperlyConfigured) as exc:
             raise CommandError(str(exc)) from None
         keys = len(settings.SESSION_ENCRYPTION_KEYS)
@@ -26,6 +28,7 @@ class Command(BaseCommand):
             f"Re-encrypted {report.resealed} session(s) with the newest key "
             f"({report.were_older} had been sealed with an older one); "
             f"{report.without_session} account(s) have no session. Re-encrypted {passwords} archive password(s)."
+            f" Re-encrypted {bot} of the bot's secrets (its token and session)."
         )
         if keys > 1:
             self.stdout.write(

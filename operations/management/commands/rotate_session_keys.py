@@ -33,5 +33,5 @@ class Command(BaseCommand):
         if keys > 1:
             self.stdout.write(
                 f"Every session and password now opens with the newest key: the {keys - 1} older key(s) can be "
-                "removed from STASHCAST_SESSION_KEYS (restart web, workers and beat after changing it)."
+                "removed from STASHCAST_SESSION_KEYS (restart web, the workers and the bot after changing it)."
             )

@@ -306,7 +306,7 @@ def reminder_eta(request):
     """The ETA panel for the form as it is now."""
     form = _posted_form(request)
     context = {"form": form, **eta_context(form.spec(), draft_parts=len(form.part_rows))}
-    return render(request, f"{FORM}#eta-panel", context)
+    return render(request, f"{FORM}#eta-panel-body", context)
 
 
 @login_required

@@ -31,9 +31,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m config.devstack test $(ARGS)
 
-# The loop of one change: the suite without the browser, worker-process and bench-sized tests (CI runs all).
+# The loop of one change: the suite without the browser, worker-process, bench-sized tests and those that restart
+# the shared PostgreSQL (they run alone, after the others). CI runs all.
 test-fast: $(STAMP)
-	$(PY) -m config.devstack test -m "not browser and not processes and not large" $(ARGS)
+	$(PY) -m config.devstack test -m "not browser and not processes and not large" --tests-alone=skip $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

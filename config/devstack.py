@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,16 +249,25 @@ class EmbeddedPostgres:
             self.as_user = PG_OS_USER
         try:
             self._run([str(_pg_bin() / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
-        except subprocess.CalledProcessError:
-            # Ctrl-C reaches the postmaster too (one process group): it may have shut down before pg_ctl looked.
-            if self._postmaster_alive():
-                raise
+        except subprocess.CalledProcessError as exc:
+            # pg_ctl may have looked while a shutdown was ending, or lost its way to the data (a parent folder
+            # made private again): ask the postmaster itself for the same fast shutdown (SIGINT).
+            pid = self._postmaster_pid()
+            if pid is not None:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGINT)
+            deadline = time.monotonic() + 60
+            while self._postmaster_pid() is not None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if self._postmaster_pid() is not None:
+                raise StackError(f"PostgreSQL in {self.data_dir} did not stop: {exc.stderr.strip()}") from exc
 
-    def _postmaster_alive(self) -> bool:
+    def _postmaster_pid(self) -> int | None:
         try:
-            return _pid_alive(int((self.data_dir / "postmaster.pid").read_text().splitlines()[0]))
+            pid = int((self.data_dir / "postmaster.pid").read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
-            return False
+            return None
+        return pid if _pid_alive(pid) else None
 
 
 class EmbeddedRedis:
@@ -604,6 +613,8 @@ def command_run(stack: Stack) -> int:
                 _manage(["demo_bot"], env)
             else:
                 print(f"  No demo world at {DEMO_WORLD.relative_to(ROOT)}: the sandbox starts empty.")
+        # Asked before the banner: once it says Ctrl-C stops everything, Ctrl-C reaches the processes at once.
+        bot = _bot_token_set(env)
 
         print(f"\n  Dashboard: http://127.0.0.1:{stack.web_port}/")
         print(f"  Flower:    http://127.0.0.1:{stack.web_port}/flower/ (operators, through the dashboard's login)")
@@ -615,7 +626,7 @@ def command_run(stack: Stack) -> int:
 
         honcho = shutil.which("honcho", path=str(Path(sys.executable).parent)) or "honcho"
         args = [honcho, "start", "-f", str(ROOT / "Procfile"), "-d", str(ROOT), "-e", os.devnull]
-        if not _bot_token_set(env):
+        if not bot:
             print("  The members' bot is not started: it has no token (the Bot page, or TELEGRAM_BOT_TOKEN).")
             args += [name for name in procfile_names(ROOT / "Procfile") if name != "bot"]
         # honcho gets a session of its own, so Ctrl-C reaches it once, from us.
@@ -645,7 +656,8 @@ def pytest_runs(args: list[str], *, workers: int) -> list[list[str]]:
 
     The whole suite, or a folder of it: every test but those that must run alone (they restart the shared
     PostgreSQL) on `workers` processes, then those alone. One file (or tests of one file), -x or a debugger: one
-    process, which starts sooner than several. An -n of the caller's own is taken as it is.
+    process, which starts sooner than several. An -n of the caller's own is taken as it is; so is a
+    --tests-alone of its own (`make test-fast` leaves those tests out: no second run to start).
     """
     words = [word.split("=", 1)[0] for word in args]
     if any(word in _XDIST_OPTIONS or word.startswith("-n") and word[2:].isdigit() for word in words):
@@ -653,6 +665,8 @@ def pytest_runs(args: list[str], *, workers: int) -> list[list[str]]:
     files = {word.split("::")[0] for word in args if word.endswith(".py") or "::" in word}
     if workers < 2 or len(files) == 1 or any(word in _SERIAL_OPTIONS for word in words):
         return [args]
+    if "--tests-alone" in words:
+        return [["-n", str(workers), "--dist", "worksteal", *args]]
     return [
         ["-n", str(workers), "--dist", "worksteal", "--tests-alone=skip", *args],
         ["-p", "no:xdist", "--tests-alone=only", *args],

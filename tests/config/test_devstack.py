@@ -337,6 +337,12 @@ def test_make_test_runs_the_suite_on_several_processes_then_the_tests_that_must_
     ]
 
 
+def test_a_choice_of_the_tests_that_run_alone_is_one_run_on_several_processes():
+    runs = devstack.pytest_runs(["-m", "not browser", "--tests-alone=skip"], workers=4)
+
+    assert runs == [["-n", "4", "--dist", "worksteal", "-m", "not browser", "--tests-alone=skip"]]
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -160,6 +160,20 @@ def test_an_edit_whose_media_keeps_expiring_fails_that_group_only(fanout_world):
     assert [m["text"] for m in posts(world, group_id(0))] == ["Poster 1"]
 
 
+def test_a_text_edit_answered_with_an_expired_file_fails_that_group_only(fanout_world):
+    world = fanout_world(groups_world(groups=2))
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")])
+    execute(reminder_fire(reminder=reminder))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "file_reference_expired"})
+
+    run = week_two(reminder, [PartSpec(text="Week 2")])
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.PARTIAL, 1, 1), run.error_summary
+    failed = run.targets.get(status=TargetStatus.FAILED)
+    assert failed.chat.telegram_id == group_id(0) and "keeps expiring" in failed.error
+    assert [m["text"] for n in range(2) for m in posts(world, group_id(n))] == ["Week 1", "Week 2"]
+
+
 def test_a_flood_wait_on_an_edit_is_waited_out_and_the_same_part_edited(fanout_world):
     world = fanout_world(groups_world(groups=1))
     reminder = make_reminder(parts=[PartSpec(text="Week 1")])

@@ -17,8 +17,11 @@ the account: its bucket halts, so every worker of it stops at its next message, 
 whose recent groups fail above REMINDER_ERROR_SHARE_PERCENT pauses itself; an operator's Pause stops it at its next
 group. No part goes out after the window's end: a token due after it (a FloodWait holding the account) pauses the
 run before that part. A basic group Telegram upgraded to a supergroup is followed there (services.moved_groups).
+Every Telegram request of a run (a part sent or edited, a post deleted or pinned, a media uploaded) goes through one
+set of retry rules, `Fanout._request`; each caller says only what a refusal means for it.
 
-Why this size: one paced send loop and its stop rules (window, pause, FloodWait, rest, errors, cancel), read together.
+Why this size: one paced send loop, its retry rules and its stop rules (window, pause, FloodWait, rest, errors,
+cancel), read together.
 """
 
 import asyncio
@@ -28,10 +31,12 @@ import shutil
 import tempfile
 import time
 from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -62,6 +67,7 @@ from telegram.records import GROUP, ChatRef, MediaHandle, SentMessage
 from telegram.retry import TransientRetries
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SLOWMODE_WAIT = "SLOWMODE_WAIT"
 PEER_FLOOD = "PEER_FLOOD"
@@ -95,6 +101,11 @@ class Part:
     formatted: FormattedText  # the text, or the caption of the media, as Telegram takes it
     media: MediaFile | None
     album: tuple[MediaFile, ...] = ()  # sent as one album (one request) instead of `media`
+
+    @property
+    def files(self) -> tuple[MediaFile, ...]:
+        """What the part uploads: its media, then its album's (a part has one or the other)."""
+        return (self.media, *self.album) if self.media else self.album
 
 
 def reminder_run_execute(*, run_id: int) -> str | None:
@@ -497,37 +508,24 @@ class Fanout(RunEngine):
     async def _edit(self, target: ReminderRunTarget, ref: ChatRef, index: int, part: Part, message_id: int) -> bool:
         """Edit the previous post's message of this part into it; False when Telegram refuses (the message is
         gone, or too old to edit). The same content again (a retried edit) is no error."""
-        reuploaded = False
-        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
-        while True:
-            await self._paced()
-            media = await self._media(part.media) if part.media else None
-            try:
-                await self.gateway.edit_message(
-                    self.moved.get(ref.id, ref),
-                    message_id,
-                    text=part.formatted.text,
-                    entities=part.formatted.entities,
-                    media=media,
-                    link_preview=self.options.get("link_preview", True),
-                )
-            except FileReferenceExpired as exc:
-                if reuploaded:
-                    raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
-                reuploaded = True
-                await self._media_forget(part.media, media)
-            except FloodWait as exc:
-                await self._flood(exc)
-            except TransientError as exc:
-                await self._transient(exc, retries)
-            except (AccountRestricted, AuthRequired) as exc:
-                await self._account_trouble(exc)
-            except TelegramError as exc:
-                self.edit_refusal = exc.rpc or str(exc)
-                return False
-            else:
-                self.messages_sent += 1
-                return True
+
+        async def edit(handles: list[MediaHandle]) -> None:
+            await self.gateway.edit_message(
+                self.moved.get(ref.id, ref),
+                message_id,
+                text=part.formatted.text,
+                entities=part.formatted.entities,
+                media=handles[0] if handles else None,
+                link_preview=self.options.get("link_preview", True),
+            )
+
+        try:
+            await self._request(edit, media=part.files)
+        except TelegramError as exc:
+            self.edit_refusal = exc.rpc or str(exc)
+            return False
+        self.messages_sent += 1
+        return True
 
     async def _edit_refused(self, target: ReminderRunTarget, ref: ChatRef, index: int, editing: list[int]) -> None:
         """Telegram refused to edit a part: the previous post's messages from it on are deleted and the parts
@@ -557,21 +555,10 @@ class Fanout(RunEngine):
     async def _telegram_step(self, call) -> None:
         """A request beside the sends (delete, pin), paced like them; what Telegram refuses for this group
         (the post already gone, no right to pin) is logged, not a failed group: the parts went out."""
-        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
-        while True:
-            await self._paced()
-            try:
-                await call()
-                return
-            except FloodWait as exc:
-                await self._flood(exc)
-            except TransientError as exc:
-                await self._transient(exc, retries)
-            except (AccountRestricted, AuthRequired) as exc:
-                await self._account_trouble(exc)
-            except TelegramError as exc:
-                logger.info("Reminder run #%s: %s", self.run.pk, exc)
-                return
+        try:
+            await self._request(lambda _: call())
+        except TelegramError as exc:
+            logger.info("Reminder run #%s: %s", self.run.pk, exc)
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:
         """Parts of one group in order, a human-looking pause apart, and never faster than its slow mode."""
@@ -637,48 +624,78 @@ class Fanout(RunEngine):
             raise _LeavePending
 
     async def _send(self, target: ReminderRunTarget, ref: ChatRef, index: int, part: Part) -> float:
-        """Send one part (retrying what Telegram says to retry); returns when it went out (loop time)."""
-        reuploaded = False
+        """Send one part; returns when it went out (loop time)."""
+
+        async def send(handles: list[MediaHandle]) -> SentMessage:
+            media, album = (handles[0], handles[1:]) if part.media else (None, handles)
+            return await part_send(
+                self.gateway,
+                self.moved.get(ref.id, ref),
+                part,
+                random_id=target.random_ids[index],
+                media=media,
+                album=album,
+                topic_id=target.topic_id,
+                options=self.options,
+            )
+
+        async def migrated(refused: TelegramError) -> bool:
+            now = self.moved.get(ref.id, ref)
+            if now.type == GROUP and refused.rpc in GROUP_GONE:
+                await self._follow_migration(target, now, refused)
+                return True
+            return False
+
+        try:
+            sent = await self._request(send, media=part.files, mend=migrated)
+        except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
+            raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
+        self.messages_sent += 1
+        target.message_ids[index] = sent.id
+        target.album_ids += sent.album_ids
+        return asyncio.get_running_loop().time()
+
+    async def _request(
+        self,
+        call: Callable[[list[MediaHandle]], Awaitable[T]],
+        *,
+        media: Sequence[MediaFile] | None = None,
+        paced: bool = True,
+        mend: Callable[[TelegramError], Awaitable[bool]] | None = None,
+    ) -> T:
+        """One Telegram request of the run, under its retry rules; returns the call's answer. Before each try a
+        token (`paced`; an upload takes none and only waits out the account's FloodWait). A FloodWait is waited
+        out or stops the run (_flood); transient trouble is tried again, then this group fails; a restriction or
+        a session gone stops the run (_account_trouble). A part's request (`media`, whose handles the call gets)
+        whose handle expired uploads it once more, then this group fails. Any other refusal is raised as it is,
+        for the caller to say what it means, unless `mend` mends it (a migrated group) and it is tried again."""
         retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
+        reuploaded = False
         while True:
-            await self._paced()
-            media = await self._media(part.media) if part.media else None
-            album = [await self._media(item) for item in part.album]
-            ref = self.moved.get(ref.id, ref)
+            await (self._paced() if paced else self._serve_pause())
+            handles = [await self._media(item) for item in media or ()]
             try:
-                sent = await part_send(
-                    self.gateway,
-                    ref,
-                    part,
-                    random_id=target.random_ids[index],
-                    media=media,
-                    album=album,
-                    topic_id=target.topic_id,
-                    options=self.options,
-                )
+                return await call(handles)
             except FileReferenceExpired as exc:
-                if (media is None and not album) or reuploaded:
+                if media is None:
+                    raise
+                if not handles or reuploaded:
                     raise _TargetFailed(f"The media keeps expiring ({exc.rpc}); not sent.") from exc
                 reuploaded = True
-                for item, handle in [(part.media, media), *zip(part.album, album, strict=True)]:
-                    if handle is not None:
-                        await self._media_forget(item, handle)
+                for item, handle in zip(media, handles, strict=True):
+                    await self._media_forget(item, handle)
             except FloodWait as exc:
                 await self._flood(exc)
             except TransientError as exc:
-                await self._transient(exc, retries)
+                try:
+                    await retries.after(exc)
+                except TransientError:
+                    raise _TargetFailed(f"{exc} (after {retries.attempts} tries)") from exc
             except (AccountRestricted, AuthRequired) as exc:
                 await self._account_trouble(exc)
-            except TelegramError as exc:  # TargetForbidden, NotFound and the like: this group only
-                if ref.type == GROUP and exc.rpc in GROUP_GONE:
-                    await self._follow_migration(target, ref, exc)
-                    continue
-                raise _TargetFailed(f"{exc.rpc}: {exc}" if exc.rpc else str(exc)) from exc
-            else:
-                self.messages_sent += 1
-                target.message_ids[index] = sent.id
-                target.album_ids += sent.album_ids
-                return asyncio.get_running_loop().time()
+            except TelegramError as exc:
+                if mend is None or not await mend(exc):
+                    raise
 
     async def _lower(self, kind: str, *, pause_seconds: float, reason: str) -> int:
         """Lower the account's shared pace and record why; returns its FloodWaits in the rest window."""
@@ -762,12 +779,6 @@ class Fanout(RunEngine):
         await in_db_thread(services.chat_migration_follow)(account=self.account, chat=target.chat, to=supergroup)
         self.moved[ref.id] = supergroup.ref
 
-    async def _transient(self, exc: TransientError, retries: TransientRetries) -> None:
-        try:
-            await retries.after(exc)
-        except TransientError:
-            raise _TargetFailed(f"{exc} (after {retries.attempts} tries)") from exc
-
     # Media: uploaded once per run and reused for every group ------------------------------------------------
     async def _media(self, media: MediaFile) -> MediaHandle:
         async with self.upload_locks.setdefault(media.sha256, asyncio.Lock()):
@@ -784,24 +795,16 @@ class Fanout(RunEngine):
         if self.temp_dir is None:
             self.temp_dir = Path(tempfile.mkdtemp(prefix=f"reminder-run-{self.run.pk}-"))
         path = await asyncio.to_thread(self._local_path, media)
-        retries = TransientRetries(settings.REMINDER_TRANSIENT_RETRIES)
-        while True:
-            await self._serve_pause()
-            try:
-                return await self.gateway.upload_media(path=path, file_name=media.name, mime_type=media.mime_type)
-            except FloodWait as exc:
-                await self._flood(exc)
-            except TransientError as exc:
-                await self._transient(exc, retries)
-            except FileTooLarge as exc:
-                self._stop(
-                    StopReason.MEDIA_UNUSABLE, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}")
-                )
-                raise _LeavePending from exc
-            except (AccountRestricted, AuthRequired) as exc:
-                await self._account_trouble(exc)
-            except TelegramError as exc:
-                raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
+        try:
+            return await self._request(
+                lambda _: self.gateway.upload_media(path=path, file_name=media.name, mime_type=media.mime_type),
+                paced=False,
+            )
+        except FileTooLarge as exc:
+            self._stop(StopReason.MEDIA_UNUSABLE, ValueError(f"{media.name} cannot be sent by {self.account}: {exc}"))
+            raise _LeavePending from exc
+        except TelegramError as exc:
+            raise _TargetFailed(f"Uploading {media.name} failed: {exc}") from exc
 
     def _local_path(self, media: MediaFile) -> str:
         return media_local_path(media=media, temp_dir=self.temp_dir)

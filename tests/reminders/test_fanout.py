@@ -466,6 +466,26 @@ def test_a_flood_wait_pauses_the_account_then_the_same_part_is_sent(fanout_world
     assert max(gaps) >= 0.95, "every group waited out the FloodWait of the account"
 
 
+def test_transient_trouble_is_retried_then_fails_that_group_only_saying_how_often(fanout_world, settings):
+    settings.REMINDER_TRANSIENT_RETRIES = 2
+    world = fanout_world(
+        groups_world(
+            groups=3,
+            faults=[
+                {"op": "send", "chat": group_id(0), "error": "network", "times": 2},
+                {"op": "send", "chat": group_id(1), "error": "network", "times": 3},
+            ],
+        )
+    )
+
+    run = execute(reminder_fire(reminder=make_reminder()))
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.PARTIAL, 2, 1)
+    failed = run.targets.get(status=TargetStatus.FAILED)
+    assert failed.chat.telegram_id == group_id(1) and failed.error.endswith("(after 3 tries)")
+    assert [len(posts(world, group_id(n))) for n in range(3)] == [1, 0, 1]
+
+
 def test_slow_mode_spaces_the_parts_of_a_group(fanout_world):
     world = fanout_world(groups_world(groups=2, slow_mode=1))
     reminder = make_reminder(parts=[PartSpec(text="a"), PartSpec(text="b")])

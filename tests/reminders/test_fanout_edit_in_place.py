@@ -8,12 +8,13 @@ from dataclasses import replace
 import pytest
 from django.urls import reverse
 
+from accounts.models import AccountPaceEvent, PaceEventKind
 from core.models import RunStatus
-from reminders.models import PreviousPost, Reminder, TargetStatus
+from reminders.models import PauseCause, PreviousPost, Reminder, TargetStatus
 from reminders.selectors import reminder_run_report, reminder_spec
 from reminders.services import PartSpec, reminder_fire, reminder_update
 from tests.support.pages import body, compose, htmx_post
-from tests.support.reminders import SENDER, execute, group_id, groups_world, image, make_reminder, posts
+from tests.support.reminders import SENDER, account, execute, group_id, groups_world, image, make_reminder, posts
 
 pytestmark = pytest.mark.django_db
 
@@ -121,6 +122,86 @@ def test_an_edit_telegram_refuses_falls_back_to_delete_and_send(fanout_world, mo
         group_id(0): (PreviousPost.DELETED, "Telegram refused the edit (MESSAGE_ID_INVALID)"),
         group_id(1): (PreviousPost.DELETED, "Telegram refused the edit (MESSAGE_EDIT_TIME_EXPIRED)"),
     }
+
+
+def test_an_edit_whose_media_expired_uploads_it_again_once_and_edits_again(fanout_world):
+    world = fanout_world(groups_world(groups=2))
+    reminder = make_reminder(parts=[PartSpec(text="Week 1"), PartSpec(media=image(1), caption="Poster 1")])
+    execute(reminder_fire(reminder=reminder))
+    week_one = [m["id"] for m in posts(world, group_id(0))]
+    # the second request to the group is the poster's edit
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "file_reference_expired", "after": 1})
+    world.stats_reset()
+
+    run = week_two(reminder, [PartSpec(text="Week 2"), PartSpec(media=image(2), caption="Poster 2")])
+
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    text, poster = posts(world, group_id(0))
+    assert [text["id"], poster["id"]] == week_one and (poster["text"], poster["edit_date"] is not None) == (
+        "Poster 2",
+        True,
+    )
+    made = calls(world)
+    assert (made["messages.editMessage"], made["messages.uploadMedia"]) == (5, 2)
+    assert "messages.sendMessage" not in made and "messages.sendMedia" not in made
+
+
+def test_an_edit_whose_media_keeps_expiring_fails_that_group_only(fanout_world):
+    world = fanout_world(groups_world(groups=2))
+    reminder = make_reminder(parts=[PartSpec(media=image(1), caption="Poster 1")])
+    execute(reminder_fire(reminder=reminder))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "file_reference_expired", "times": 2})
+
+    run = week_two(reminder, [PartSpec(media=image(2), caption="Poster 2")])
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.PARTIAL, 1, 1)
+    failed = run.targets.get(status=TargetStatus.FAILED)
+    assert failed.chat.telegram_id == group_id(0) and "keeps expiring" in failed.error
+    assert [m["text"] for m in posts(world, group_id(0))] == ["Poster 1"]
+
+
+def test_a_text_edit_answered_with_an_expired_file_fails_that_group_only(fanout_world):
+    world = fanout_world(groups_world(groups=2))
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")])
+    execute(reminder_fire(reminder=reminder))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "file_reference_expired"})
+
+    run = week_two(reminder, [PartSpec(text="Week 2")])
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.PARTIAL, 1, 1), run.error_summary
+    failed = run.targets.get(status=TargetStatus.FAILED)
+    assert failed.chat.telegram_id == group_id(0) and "keeps expiring" in failed.error
+    assert [m["text"] for n in range(2) for m in posts(world, group_id(n))] == ["Week 1", "Week 2"]
+
+
+def test_a_flood_wait_on_an_edit_is_waited_out_and_the_same_part_edited(fanout_world):
+    world = fanout_world(groups_world(groups=1))
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")])
+    execute(reminder_fire(reminder=reminder))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "flood_wait", "seconds": 1})
+    world.stats_reset()
+
+    run = week_two(reminder, [PartSpec(text="Week 2")])
+
+    assert run.status == RunStatus.SUCCESS, run.error_summary
+    [post] = posts(world, group_id(0))
+    assert (post["text"], post["edit_date"] is not None) == ("Week 2", True)
+    made = calls(world)
+    assert made["messages.editMessage"] == 2 and "messages.sendMessage" not in made
+    assert AccountPaceEvent.objects.filter(account=account(), kind=PaceEventKind.FLOOD_WAIT).count() == 1
+
+
+def test_peer_flood_on_an_edit_rests_the_account_and_pauses_the_run(fanout_world):
+    world = fanout_world(groups_world(groups=1))
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")])
+    execute(reminder_fire(reminder=reminder))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "peer_flood", "times": 100})
+
+    run = week_two(reminder, [PartSpec(text="Week 2")])
+
+    assert (run.status, run.pause_cause, run.sent, run.pending) == (RunStatus.PAUSED, PauseCause.ACCOUNT_REST, 0, 1)
+    assert account().is_resting and "PEER_FLOOD" in account().rests.get().reason
+    assert [(m["text"], m["edit_date"]) for m in posts(world, group_id(0))] == [("Week 1", None)]
 
 
 def test_edit_in_place_is_chosen_on_the_compose_page_and_in_the_api(operator, api, fanout_world):

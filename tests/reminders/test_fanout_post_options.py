@@ -105,3 +105,16 @@ def test_pinning_the_new_post_unpins_the_previous_one_it_keeps(fanout_world):
 
     assert run.status == RunStatus.SUCCESS, run.error_summary
     assert [(m["text"], m["pinned"]) for m in posts(world, group_id(0))] == [("Week 1", False), ("Week 2", True)]
+
+
+def test_a_pin_telegram_refuses_leaves_the_group_sent_and_is_not_tried_again(fanout_world):
+    world = fanout_world(groups_world(groups=2))
+    # the second request to group 0 is the pin
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "write_forbidden", "after": 1})
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")], pin=True)
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert (run.status, run.sent) == (RunStatus.SUCCESS, 2), run.error_summary
+    assert [[m["pinned"] for m in posts(world, group_id(n))] for n in range(2)] == [[False], [True]]
+    assert all(target.pinned for target in run.targets.all())

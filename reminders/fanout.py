@@ -554,10 +554,11 @@ class Fanout(RunEngine):
 
     async def _telegram_step(self, call) -> None:
         """A request beside the sends (delete, pin), paced like them; what Telegram refuses for this group
-        (the post already gone, no right to pin) is logged, not a failed group: the parts went out."""
+        (the post already gone, no right to pin), or trouble that outlasts the retries, is logged, not a failed
+        group: the parts went out (or go out next), and a failed group would be offered for a second send."""
         try:
             await self._request(lambda _: call())
-        except TelegramError as exc:
+        except (TelegramError, _TargetFailed) as exc:
             logger.info("Reminder run #%s: %s", self.run.pk, exc)
 
     async def _between_parts(self, target: ReminderRunTarget, last_sent: float) -> None:

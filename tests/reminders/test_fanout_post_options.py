@@ -118,3 +118,15 @@ def test_a_pin_telegram_refuses_leaves_the_group_sent_and_is_not_tried_again(fan
     assert (run.status, run.sent) == (RunStatus.SUCCESS, 2), run.error_summary
     assert [[m["pinned"] for m in posts(world, group_id(n))] for n in range(2)] == [[False], [True]]
     assert all(target.pinned for target in run.targets.all())
+
+
+def test_a_pin_that_network_trouble_outlasts_leaves_the_group_sent(fanout_world, settings):
+    settings.REMINDER_TRANSIENT_RETRIES = 1
+    world = fanout_world(groups_world(groups=2))
+    world.fault_add({"op": "any", "chat": group_id(0), "error": "network", "after": 1, "times": 5})
+    reminder = make_reminder(parts=[PartSpec(text="Week 1")], pin=True)
+
+    run = execute(reminder_fire(reminder=reminder))
+
+    assert (run.status, run.sent, run.failed) == (RunStatus.SUCCESS, 2, 0), run.error_summary
+    assert [[m["pinned"] for m in posts(world, group_id(n))] for n in range(2)] == [[False], [True]]

@@ -17,6 +17,7 @@ from ingestion.api import (
 )
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
+from packages.bot.api import BotSettingsView
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 from reminders.audiences_api import AudienceViewSet
 
@@ -47,5 +48,6 @@ urlpatterns = [
     path("destination/", DestinationView.as_view(), name="api-destination"),
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
     path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
+    path("bot/", BotSettingsView.as_view(), name="api-bot"),
     *router.urls,
 ]

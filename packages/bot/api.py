@@ -1,0 +1,163 @@
+"""API for the bot's settings, what the Bot page changes: on or off, its token (set, never read back), who may use
+it (an allow-list, members of chosen chats, everyone) and how many packages one person may get a day."""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import Chat
+from core.api import ErrorSerializer
+from packages.bot import services
+from packages.models import BotAudience, BotSettings
+
+ID_MAX = 2**63 - 1  # Telegram ids are bigints here: a larger number is refused as input, not by the database
+TOKEN_EMPTY = (
+    "An empty token does not remove the stored one (nothing does: only a new token replaces it); leave `token` out "
+    "to keep it."
+)
+
+
+class MemberChatSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Chat
+        fields = ["telegram_id", "title", "type"]
+        read_only_fields = fields
+
+
+class ChatIdsField(serializers.ListField):
+    """The chosen chats, read and written as their Telegram ids (as /api/packages/{id}/send/ names chats)."""
+
+    def get_attribute(self, bot: BotSettings) -> list[int]:
+        return sorted(bot.member_chats.values_list("telegram_id", flat=True))
+
+
+class BotSettingsSerializer(serializers.ModelSerializer):
+    token = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        help_text="A new bot token from BotFather (123456789:AAE…), kept sealed. Never returned: `token_set` says "
+        "whether there is one. Leave it out to keep the stored one; a new one makes the bot log in anew.",
+    )
+    token_set = serializers.SerializerMethodField(help_text="Whether the bot has a token to log in with.")
+    token_from = serializers.SerializerMethodField(
+        help_text='Where the token comes from: "the console" (set here or on the Bot page), "TELEGRAM_BOT_TOKEN" '
+        '(the environment, used when the console has none) or "" (none).'
+    )
+    username = serializers.CharField(
+        read_only=True, help_text="The bot's @username (without @) as Telegram said at its last login; '' before."
+    )
+    audience = serializers.ChoiceField(
+        choices=BotAudience.choices,
+        required=False,
+        help_text="Who may use the bot: `allow_list` (the ids in `allowed_user_ids`), `members` (people in one of "
+        "`member_chats`, asked of Telegram by the bot) or `everyone`.",
+    )
+    allowed_user_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX),
+        required=False,
+        help_text="Telegram user ids of the allow-list (a stranger who writes to the bot is told theirs).",
+    )
+    member_chats = ChatIdsField(
+        child=serializers.IntegerField(min_value=-ID_MAX, max_value=ID_MAX),
+        required=False,
+        help_text="Telegram ids of the chats whose members may use the bot, among `member_chat_choices`. The bot "
+        "must be in each (an admin of a channel).",
+    )
+    member_chat_choices = serializers.SerializerMethodField(
+        help_text="The chats that may be chosen: channels and supergroups the accounts are in."
+    )
+    sends_per_day = serializers.IntegerField(
+        min_value=0,
+        max_value=services.SENDS_PER_DAY_MAX,
+        required=False,
+        help_text="Packages one person may get in 24 hours.",
+    )
+
+    class Meta:
+        model = BotSettings
+        fields = [
+            "enabled",
+            "token",
+            "token_set",
+            "token_from",
+            "username",
+            "audience",
+            "allowed_user_ids",
+            "member_chats",
+            "member_chat_choices",
+            "sends_per_day",
+            "updated_at",
+        ]
+        read_only_fields = ["updated_at"]
+        extra_kwargs = {"enabled": {"required": False, "help_text": "Whether the bot answers (off: it waits)."}}
+
+    def get_token_set(self, bot: BotSettings) -> bool:
+        return bool(services.bot_token_source())
+
+    def get_token_from(self, bot: BotSettings) -> str:
+        return services.bot_token_source()
+
+    @extend_schema_field(MemberChatSerializer(many=True))
+    def get_member_chat_choices(self, bot: BotSettings) -> list[dict]:
+        return MemberChatSerializer(services.bot_member_chat_choices(), many=True).data
+
+    def validate_token(self, token: str) -> str:
+        if not token:
+            raise serializers.ValidationError(TOKEN_EMPTY)
+        if problem := services.bot_token_problem(token=token):
+            raise serializers.ValidationError(problem)
+        return token
+
+    def validate_allowed_user_ids(self, ids: list[int]) -> list[int]:
+        return sorted(set(ids))
+
+    def validate_member_chats(self, telegram_ids: list[int]) -> list[Chat]:
+        choices = {chat.telegram_id: chat for chat in services.bot_member_chat_choices()}
+        unknown = [str(telegram_id) for telegram_id in telegram_ids if telegram_id not in choices]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Not a channel or supergroup of the accounts: {', '.join(unknown)}. Choose among "
+                "`member_chat_choices` (refresh an account's chats if one is missing)."
+            )
+        return [choices[telegram_id] for telegram_id in dict.fromkeys(telegram_ids)]
+
+    def validate(self, data: dict) -> dict:
+        bot = self.instance
+        audience = data.get("audience", bot.audience)
+        chosen = data["member_chats"] if "member_chats" in data else list(bot.member_chats.all())
+        if audience == BotAudience.MEMBERS and not chosen:
+            raise serializers.ValidationError({"member_chats": [services.MEMBER_CHATS_MISSING]})
+        return data
+
+    def update(self, bot: BotSettings, data: dict) -> BotSettings:
+        return services.bot_settings_update(
+            enabled=data.get("enabled", bot.enabled),
+            token=data.get("token"),
+            audience=data.get("audience", bot.audience),
+            allowed_user_ids=data.get("allowed_user_ids", bot.allowed_user_ids),
+            sends_per_day=data.get("sends_per_day", bot.sends_per_day),
+            member_chats=data.get("member_chats"),
+        )
+
+
+class BotSettingsView(APIView):
+    """One bot per console: its settings are one resource, read by anyone logged in, changed by operators."""
+
+    @extend_schema(summary="The bot's settings (its token never shown)", responses=BotSettingsSerializer)
+    def get(self, request):
+        return Response(BotSettingsSerializer(services.bot_settings_get()).data)
+
+    @extend_schema(
+        summary="Change the bot's settings: only the fields sent",
+        request=BotSettingsSerializer,
+        responses={
+            200: BotSettingsSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change."),
+        },
+    )
+    def patch(self, request):
+        serializer = BotSettingsSerializer(services.bot_settings_get(), data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        return Response(BotSettingsSerializer(serializer.save()).data)

@@ -17,7 +17,7 @@ from ingestion.api import (
 )
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
-from packages.bot.api import BotSettingsView
+from packages.bot.api import BotPersonViewSet, BotSettingsView
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 from reminders.audiences_api import AudienceViewSet
 
@@ -35,6 +35,7 @@ router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
 router.register("package-sends", PackageSendViewSet, basename="package-send")
 router.register("collections", CollectionViewSet, basename="collection")
+router.register("bot/people", BotPersonViewSet, basename="bot-person")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
 router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")

@@ -1,17 +1,19 @@
-"""API for the bot's settings, what the Bot page changes: on or off, its token (set, never read back), who may use
-it (an allow-list, members of chosen chats, everyone) and how many packages one person may get a day."""
+"""API for what the Bot page changes: the bot's settings (on or off, its token - set, never read back -, who may use
+it: an allow-list, members of chosen chats, everyone -, how many packages one person may get a day) and the people
+who wrote to it (blocked or not)."""
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Chat
 from core.api import ErrorSerializer
-from packages.bot import services
-from packages.models import BotAudience, BotSettings
+from packages.bot import selectors, services
+from packages.models import BotAudience, BotPerson, BotSettings
 
 ID_MAX = 2**63 - 1  # Telegram ids are bigints here: a larger number is refused as input, not by the database
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
 TOKEN_EMPTY = (
     "An empty token does not remove the stored one (nothing does: only a new token replaces it); leave `token` out "
     "to keep it."
@@ -154,10 +156,71 @@ class BotSettingsView(APIView):
         request=BotSettingsSerializer,
         responses={
             200: BotSettingsSerializer,
-            400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change."),
+            400: BAD_REQUEST,
         },
     )
     def patch(self, request):
         serializer = BotSettingsSerializer(services.bot_settings_get(), data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         return Response(BotSettingsSerializer(serializer.save()).data)
+
+
+class BotPersonSerializer(serializers.ModelSerializer):
+    sends_today = serializers.IntegerField(read_only=True, help_text="Packages sent to them in the last 24 hours.")
+    subscription_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = BotPerson
+        fields = [
+            "user_id",
+            "first_name",
+            "username",
+            "blocked",
+            "member_of",
+            "member_checked_at",
+            "sends_today",
+            "subscription_count",
+            "first_seen_at",
+            "last_seen_at",
+        ]
+        read_only_fields = [name for name in fields if name != "blocked"]
+        extra_kwargs = {
+            "user_id": {"help_text": "Their Telegram user id."},
+            "blocked": {"help_text": "A blocked person is answered “You can't use this bot” and told nothing."},
+            "member_of": {
+                "help_text": 'For "members of chosen chats": the chosen chat Telegram last said they are in, "" for '
+                "none (or not asked yet: `member_checked_at` null)."
+            },
+        }
+
+
+class BotPersonBlockSerializer(serializers.Serializer):
+    blocked = serializers.BooleanField()
+
+
+@extend_schema_view(
+    list=extend_schema(summary="The people who wrote to the bot, last seen first"),
+    retrieve=extend_schema(summary="One person who wrote to the bot, by Telegram user id"),
+    partial_update=extend_schema(
+        summary="Block or unblock a person",
+        request=BotPersonBlockSerializer,
+        responses={200: BotPersonSerializer, 400: BAD_REQUEST},
+    ),
+)
+class BotPersonViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = BotPersonSerializer
+    lookup_field = "user_id"
+    lookup_value_regex = "[0-9]+"
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return selectors.bot_people()
+
+    def partial_update(self, request, user_id=None):
+        person = self.get_object()
+        data = BotPersonBlockSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.bot_person_block(user_id=person.user_id, blocked=data.validated_data["blocked"])
+        return Response(BotPersonSerializer(self.get_queryset().get(pk=person.pk)).data)

@@ -219,8 +219,13 @@ def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerso
     return person
 
 
-def bot_person_block(*, user_id: int, blocked: bool) -> None:
-    BotPerson.objects.filter(user_id=user_id).update(blocked=blocked)
+def bot_person_block(*, user_id: int, blocked: bool) -> BotPerson | None:
+    """Block or unblock someone who wrote to the bot (saved, not updated in bulk: the audit trail shows it)."""
+    person = BotPerson.objects.filter(user_id=user_id).first()
+    if person is not None and person.blocked != blocked:
+        person.blocked = blocked
+        person.save(update_fields=["blocked"])
+    return person
 
 
 def bot_refusal(*, person: BotPerson) -> str:

@@ -215,3 +215,48 @@ def test_the_bot_follows_the_rule_set_through_the_api(api, sandbox):
     (dana,), (evan,) = with_bot(scenario, "7000001:TEST")
     assert "/search" in dana["text"]
     assert evan["text"] == "This bot is for members of Print Club. Join one of them, then write again."
+
+
+def test_people_who_wrote_are_listed_and_an_operator_blocks_one(api, vera, django_user_model):
+    BotPerson.objects.create(user_id=7001, first_name="Dana", username="dana_prints", member_of="Print Club")
+    BotPerson.objects.create(user_id=7002, first_name="Finn")
+    listed = api.get("/api/bot/people/").json()
+    assert [(p["user_id"], p["username"], p["member_of"], p["blocked"]) for p in listed["results"]] == [
+        (7002, "", "", False),
+        (7001, "dana_prints", "Print Club", False),
+    ]
+
+    blocked = api.patch("/api/bot/people/7001/", {"blocked": True}, format="json")
+    assert (blocked.status_code, blocked.json()["blocked"]) == (200, True)
+    assert BotPerson.objects.get(user_id=7001).blocked is True
+    assert api.patch("/api/bot/people/7001/", {"blocked": False}, format="json").json()["blocked"] is False
+
+    refused = api.patch("/api/bot/people/7001/", {"blocked": "perhaps"}, format="json")
+    assert (refused.status_code, refused.json()["message"]) == (400, "blocked: Must be a valid boolean.")
+    unknown = api.patch("/api/bot/people/7009/", {"blocked": True}, format="json")
+    assert unknown.status_code == 404 and unknown.json()["message"]
+    assert api.put("/api/bot/people/7001/", {"blocked": True}, format="json").status_code == 405
+
+    viewer = Client()
+    viewer.force_login(django_user_model.objects.create_user("victor", password="s3cret-pass"))
+    assert viewer.get("/api/bot/people/7001/").json()["first_name"] == "Dana"
+    assert patch_person(viewer, {"blocked": True}) == {"status": 403, "message": VIEWER_MESSAGE}
+    assert patch_person(by_token(vera, "read"), {"blocked": True}) == {"status": 403, "message": READ_ONLY_MESSAGE}
+    assert BotPerson.objects.get(user_id=7001).blocked is False
+
+
+def patch_person(client: Client, body) -> dict:
+    response = client.patch("/api/bot/people/7001/", body, content_type="application/json")
+    return {"status": response.status_code, **response.json()}
+
+
+@pytest.mark.django_db(transaction=True)  # the trail keeps what was committed
+def test_a_block_is_in_the_audit_trail(vera):
+    BotPerson.objects.create(user_id=7001, first_name="Dana")
+    patch_person(by_token(vera, "write"), {"blocked": True})
+    change = AuditChange.objects.get(kind="packages.BotPerson")
+    assert (change.entry.actor, change.object_repr, change.fields) == (
+        "vera's token 'bot script'",
+        "Dana",
+        {"blocked": [False, True]},
+    )

@@ -17,7 +17,7 @@ from ingestion.api import (
 )
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
-from packages.bot.api import BotPersonViewSet, BotSettingsView
+from packages.bot.api import BotAdminView, BotPersonViewSet, BotSettingsView
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 from reminders.audiences_api import AudienceViewSet
 
@@ -50,5 +50,6 @@ urlpatterns = [
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
     path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
     path("bot/", BotSettingsView.as_view(), name="api-bot"),
+    path("bot/admin/", BotAdminView.as_view(), name="api-bot-admin"),
     *router.urls,
 ]

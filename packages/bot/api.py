@@ -1,6 +1,6 @@
 """API for what the Bot page changes: the bot's settings (on or off, its token - set, never read back -, who may use
 it: an allow-list, members of chosen chats, everyone -, how many packages one person may get a day) and the people
-who wrote to it (blocked or not)."""
+who wrote to it (blocked or not); and making the bot an admin of the archive channel, by an account there."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
@@ -163,6 +163,48 @@ class BotSettingsView(APIView):
         serializer = BotSettingsSerializer(services.bot_settings_get(), data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         return Response(BotSettingsSerializer(serializer.save()).data)
+
+
+class BotAdminSerializer(serializers.Serializer):
+    chat = serializers.IntegerField(
+        min_value=-ID_MAX,
+        max_value=ID_MAX,
+        help_text="Telegram id of a channel a logged-in account posts in (the archive channel): that account makes "
+        "the bot an admin there.",
+    )
+
+    def validate_chat(self, telegram_id: int) -> Chat:
+        chat = next((chat for chat in services.bot_admin_choices() if chat.telegram_id == telegram_id), None)
+        if chat is None:
+            raise serializers.ValidationError(
+                f"No logged-in account posts in a channel {telegram_id}; choose one an account administers."
+            )
+        return chat
+
+
+class BotAdminDoneSerializer(serializers.Serializer):
+    message = serializers.CharField(help_text="What was done, e.g. “@stash_bot is now an admin of Archive, by …”.")
+
+
+class BotAdminView(APIView):
+    @extend_schema(
+        summary="Make the bot an admin of a channel (the archive channel), by an account that posts there",
+        request=BotAdminSerializer,
+        responses={
+            200: BotAdminDoneSerializer,
+            400: BAD_REQUEST,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="Not now: the bot has not started yet (it learns its @username then), or the account "
+                "must log in again.",
+            ),
+            502: OpenApiResponse(ErrorSerializer, description="Telegram refused; `message` says why."),
+        },
+    )
+    def post(self, request):
+        data = BotAdminSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response({"message": services.bot_make_admin(chat_id=data.validated_data["chat"].pk)})
 
 
 class BotPersonSerializer(serializers.ModelSerializer):

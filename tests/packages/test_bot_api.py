@@ -8,7 +8,7 @@ from django.test import Client
 
 from accounts.models import AccountChat, Chat
 from core.audit import HIDDEN
-from core.crypto import unseal
+from core.crypto import seal, unseal
 from core.models import AuditChange, AuditEntry
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
 from core.tokens import READ_ONLY_MESSAGE, api_token_create
@@ -16,6 +16,7 @@ from packages.bot.api import TOKEN_EMPTY
 from packages.bot.services import MEMBER_CHATS_MISSING, bot_settings_get, bot_settings_update
 from packages.models import BotPerson, BotSettings
 from telegram.sandbox import bots
+from telegram.sandbox.world import chat_access_hash
 from tests.support import factories
 from tests.support.bots import bot_messages, until, with_bot
 
@@ -260,3 +261,38 @@ def test_a_block_is_in_the_audit_trail(vera):
         "Dana",
         {"blocked": [False, True]},
     )
+
+
+def test_an_operator_makes_the_bot_an_admin_of_the_archive_channel(api, sandbox):
+    phone = "+15550000001"
+    world = sandbox(
+        {
+            "accounts": [{"phone": phone}],
+            "bots": [{"id": 7000001, "username": "stash_bot", "token": "7000001:TEST"}],
+            "chats": [{"id": 3001, "title": "Archive", "type": "channel", "admins": [phone]}],
+        }
+    )
+    account = factories.account(phone, session_sealed=seal(world.session_issue(phone)))
+    AccountChat.objects.create(
+        account=account,
+        chat=Chat.objects.create(telegram_id=3001, title="Archive", type="channel"),
+        can_post=True,
+        access_hash=chat_access_hash(phone=phone, chat_id=3001, type="channel"),
+    )
+    bot_settings_get()
+
+    refused = api.post("/api/bot/admin/", {"chat": 3001}, format="json")
+    assert (refused.status_code, refused.json()["message"]) == (
+        409,
+        "Turn the bot on first: it learns its @username when it starts.",
+    )
+    unknown = api.post("/api/bot/admin/", {"chat": 3002}, format="json")
+    assert (unknown.status_code, unknown.json()["message"]) == (
+        400,
+        "chat: No logged-in account posts in a channel 3002; choose one an account administers.",
+    )
+
+    BotSettings.objects.filter(pk=1).update(username="stash_bot")
+    done = api.post("/api/bot/admin/", {"chat": 3001}, format="json")
+    assert (done.status_code, done.json()) == (200, {"message": f"@stash_bot is now an admin of Archive, by {phone}."})
+    assert world.membership(3001, "bot:7000001") == "admin"

@@ -2,6 +2,7 @@
 it: an allow-list, members of chosen chats, everyone -, how many packages one person may get a day) and the people
 who wrote to it (blocked or not); and making the bot an admin of the archive channel, by an account there."""
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.response import Response
@@ -160,9 +161,11 @@ class BotSettingsView(APIView):
         },
     )
     def patch(self, request):
-        serializer = BotSettingsSerializer(services.bot_settings_get(), data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        return Response(BotSettingsSerializer(serializer.save()).data)
+        with transaction.atomic():
+            serializer = BotSettingsSerializer(services.bot_settings_lock(), data=request.data, partial=True)
+            serializer.is_valid(raise_exception=True)
+            bot = serializer.save()
+        return Response(BotSettingsSerializer(bot).data)
 
 
 class BotAdminSerializer(serializers.Serializer):

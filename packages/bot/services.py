@@ -40,6 +40,13 @@ def bot_settings_get() -> BotSettings:
     return BotSettings.objects.get_or_create(pk=1)[0]
 
 
+def bot_settings_lock() -> BotSettings:
+    """The settings row, locked to the end of the caller's transaction: a change of some fields (the API's PATCH)
+    reads what another change just wrote rather than writing back what it read before."""
+    bot_settings_get()
+    return BotSettings.objects.select_for_update().get(pk=1)
+
+
 def bot_token_problem(*, token: str) -> str:
     """What is wrong with a token as BotFather gives it ('' when nothing): the page and the API say the same."""
     head, _, secret = token.partition(":")

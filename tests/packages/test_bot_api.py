@@ -2,8 +2,12 @@
 operators with a write token or a session; the token is set, never read back; bad input is answered in words;
 every change is in the audit trail without the token."""
 
+import threading
+import time
+
 import pytest
 from django.contrib.auth.models import Group
+from django.db import connection, transaction
 from django.test import Client
 
 from accounts.models import AccountChat, Chat
@@ -144,7 +148,7 @@ def test_bad_settings_are_answered_in_words_and_change_nothing(api, chats, body,
     response = api.patch(URL, body, format="json")
     assert response.status_code == 400
     assert response.json()["message"] == message
-    bot = BotSettings.objects.get()
+    bot = bot_settings_get()
     assert (bot.enabled, bot.token_sealed, bot.audience, list(bot.member_chats.all())) == (False, "", "allow_list", [])
 
 
@@ -296,3 +300,35 @@ def test_an_operator_makes_the_bot_an_admin_of_the_archive_channel(api, sandbox)
     done = api.post("/api/bot/admin/", {"chat": 3001}, format="json")
     assert (done.status_code, done.json()) == (200, {"message": f"@stash_bot is now an admin of Archive, by {phone}."})
     assert world.membership(3001, "bot:7000001") == "admin"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_patch_waits_for_a_change_in_flight_and_keeps_it(api):
+    """Two changes at once, of different fields: the PATCH reads the row after the other change is committed, so
+    neither is lost."""
+    bot_settings_get()
+    locked, answered = threading.Event(), []
+
+    def other_change():
+        with transaction.atomic():
+            bot = BotSettings.objects.select_for_update().get(pk=1)
+            locked.set()
+            time.sleep(2)  # the PATCH arrives meanwhile
+            bot.sends_per_day = 7
+            bot.save()
+        connection.close()
+
+    def patch_enabled():
+        answered.append(api.patch(URL, {"enabled": True}, format="json").json())
+        connection.close()
+
+    other = threading.Thread(target=other_change)
+    other.start()
+    locked.wait(5)
+    patching = threading.Thread(target=patch_enabled)
+    patching.start()
+    for thread in (other, patching):
+        thread.join(30)
+    assert (answered[0]["enabled"], answered[0]["sends_per_day"]) == (True, 7)
+    bot = BotSettings.objects.get()
+    assert (bot.enabled, bot.sends_per_day) == (True, 7)

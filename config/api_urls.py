@@ -17,6 +17,7 @@ from ingestion.api import (
 )
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
+from packages.bot.api import BotAdminView, BotPersonViewSet, BotSettingsView
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 from reminders.audiences_api import AudienceViewSet
 
@@ -34,6 +35,7 @@ router.register("ingestion-runs", IngestionRunViewSet, basename="ingestion-run")
 router.register("packages", PackageViewSet, basename="package")
 router.register("package-sends", PackageSendViewSet, basename="package-send")
 router.register("collections", CollectionViewSet, basename="collection")
+router.register("bot/people", BotPersonViewSet, basename="bot-person")
 router.register("skipped-packages", SkippedPackageViewSet, basename="skipped-package")
 router.register("catalog-audits", CatalogAuditViewSet, basename="catalog-audit")
 router.register("reminders", ReminderViewSet, basename="reminder")
@@ -47,5 +49,7 @@ urlpatterns = [
     path("destination/", DestinationView.as_view(), name="api-destination"),
     path("ingestion/trigger/", IngestionTriggerView.as_view(), name="api-ingestion-trigger"),
     path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
+    path("bot/", BotSettingsView.as_view(), name="api-bot"),
+    path("bot/admin/", BotAdminView.as_view(), name="api-bot-admin"),
     *router.urls,
 ]

@@ -37,7 +37,9 @@ class BotSettingsForm(forms.Form):
         help_text="Channels and supergroups of the accounts. The bot asks Telegram whether a person is in one, so "
         "it must be in each (an admin of a channel).",
     )
-    sends_per_day = forms.IntegerField(min_value=0, max_value=1000, label="Packages per person per day")
+    sends_per_day = forms.IntegerField(
+        min_value=0, max_value=services.SENDS_PER_DAY_MAX, label="Packages per person per day"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -48,14 +50,13 @@ class BotSettingsForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("audience") == BotAudience.MEMBERS and not data.get("member_chats"):
-            self.add_error("member_chats", "Choose at least one chat whose members may use the bot.")
+            self.add_error("member_chats", services.MEMBER_CHATS_MISSING)
         return data
 
     def clean_token(self) -> str:
         token = self.cleaned_data["token"]
-        head, _, secret = token.partition(":")
-        if token and not (head.isdigit() and secret):
-            raise forms.ValidationError("A bot token looks like 123456789:AAE…, as BotFather gives it.")
+        if token and (problem := services.bot_token_problem(token=token)):
+            raise forms.ValidationError(problem)
         return token
 
     def clean_allowed(self) -> list[int]:

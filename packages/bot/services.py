@@ -32,10 +32,32 @@ from telegram.records import ChatRef
 SUBSCRIPTIONS_MAX = 20  # per person
 NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
 SEARCH_COUNTED = 1000  # matches a search counts; past it the bot says "more than 1000"
+SENDS_PER_DAY_MAX = 1000
+MEMBER_CHATS_MISSING = "Choose at least one chat whose members may use the bot."
 
 
 def bot_settings_get() -> BotSettings:
     return BotSettings.objects.get_or_create(pk=1)[0]
+
+
+def bot_settings_lock() -> BotSettings:
+    """The settings row, locked to the end of the caller's transaction: a change of some fields (the API's PATCH)
+    reads what another change just wrote rather than writing back what it read before."""
+    bot_settings_get()
+    return BotSettings.objects.select_for_update().get(pk=1)
+
+
+def bot_token_problem(*, token: str) -> str:
+    """What is wrong with a token as BotFather gives it ('' when nothing): the page and the API say the same."""
+    head, _, secret = token.partition(":")
+    return "" if head.isdigit() and secret else "A bot token looks like 123456789:AAE…, as BotFather gives it."
+
+
+def bot_token_source() -> str:
+    """Where the bot's token comes from, in the operator's words ('' when there is none); the token itself never."""
+    if bot_settings_get().token_sealed:
+        return "the console"
+    return "TELEGRAM_BOT_TOKEN" if settings.TELEGRAM_BOT_TOKEN else ""
 
 
 def bot_settings_update(
@@ -204,8 +226,13 @@ def bot_person_seen(*, user_id: int, first_name: str, username: str) -> BotPerso
     return person
 
 
-def bot_person_block(*, user_id: int, blocked: bool) -> None:
-    BotPerson.objects.filter(user_id=user_id).update(blocked=blocked)
+def bot_person_block(*, user_id: int, blocked: bool) -> BotPerson | None:
+    """Block or unblock someone who wrote to the bot (saved, not updated in bulk: the audit trail shows it)."""
+    person = BotPerson.objects.filter(user_id=user_id).first()
+    if person is not None and person.blocked != blocked:
+        person.blocked = blocked
+        person.save(update_fields=["blocked"])
+    return person
 
 
 def bot_refusal(*, person: BotPerson) -> str:

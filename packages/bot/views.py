@@ -26,7 +26,7 @@ def _context(form: BotSettingsForm | None = None, *, admin_notice: str = "") -> 
     return {
         "bot": bot,
         "form": form,
-        "token_source": "the console" if bot.token_sealed else ("TELEGRAM_BOT_TOKEN" if services.bot_token() else ""),
+        "token_source": services.bot_token_source(),
         "people": selectors.bot_people(),
         "subscriptions": selectors.bot_subscriptions(),
         "deliveries": selectors.bot_deliveries(),

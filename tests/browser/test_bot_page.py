@@ -3,11 +3,12 @@ an operator turns the bot on; screenshots in test-artifacts/bot-*.png."""
 
 import pytest
 from django.contrib.auth.models import Group
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import AccountChat, Chat
 from core.roles import OPERATORS_GROUP
-from packages.models import BotActivity, BotPerson, BotSubscription
+from packages.models import BotActivity, BotPerson, BotSettings, BotSubscription
 from tests.support import factories
 from tests.support.browser import off_the_page_thread, top
 
@@ -21,13 +22,19 @@ def _people(django_user_model):
     vera = django_user_model.objects.create_user(username="vera", password=PASSWORD)
     vera.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
     django_user_model.objects.create_user(username="victor", password=PASSWORD)
-    dana = BotPerson.objects.create(user_id=7001, first_name="Dana", username="dana_prints")
+    now = timezone.now()
+    dana = BotPerson.objects.create(
+        user_id=7001, first_name="Dana", username="dana_prints", member_of="Print Club", member_checked_at=now
+    )
+    BotPerson.objects.create(user_id=7002, first_name="Finn", member_checked_at=now)
     BotSubscription.objects.create(person=dana, words="dragon bust")
     BotActivity.objects.create(person=dana, kind="command", text="/search dragon")
     reader = factories.account()
+    chats = []
     for n, title in enumerate(("Print Club", "Resin Painters Lounge")):
-        chat = Chat.objects.create(telegram_id=3101 + n, title=title, type="channel")
-        AccountChat.objects.create(account=reader, chat=chat)
+        chats.append(Chat.objects.create(telegram_id=3101 + n, title=title, type="channel"))
+        AccountChat.objects.create(account=reader, chat=chats[-1])
+    BotSettings.objects.create(pk=1, audience="members").member_chats.set(chats[:1])
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -50,6 +57,7 @@ def test_the_bot_page_fits_and_an_operator_turns_the_bot_on(
     expect(page.get_by_role("heading", name="Bot", exact=True)).to_be_visible()
     expect(page.get_by_role("status").filter(has_text="Off")).to_be_visible()
     expect(page.get_by_text("dragon bust")).to_be_visible()
+    expect(page.get_by_role("cell", name="None of the chosen chats")).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1")
     top(page)
     page.screenshot(path=artifacts / f"bot-{role}-{size}.png", full_page=True)

@@ -4,6 +4,7 @@ archive channel's documents; its rules (who may use it, a daily limit, one send 
 subscriptions told once."""
 
 import asyncio
+import io
 import json
 import signal
 import subprocess
@@ -40,6 +41,7 @@ from tests.support.processes import start_program, wait_for
 TOKEN = "7000001:TEST"
 BOT = "@stash_bot"
 DANA, EVAN = 7001, 7002
+FINN = 7002  # the demo world's person in none of its chats
 ARCHIVE = 3001
 NAMES = {30: "dragon.zip", 31: "dragon-bust.zip", 32: "tower.7z", 33: "goblin.zip", 34: "dragon-lair.zip"}
 WORLD = {
@@ -336,19 +338,36 @@ def test_run_bot_check_says_whether_the_bot_has_a_token(settings):
     assert BotSettings.objects.get().token_sealed != TOKEN, "kept sealed"
 
 
-def test_dana_talks_to_the_demo_worlds_bot(sandbox, settings):
-    world = sandbox(json.loads((settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json").read_text()))
-    call_command("demo_bot")
+def test_in_the_demo_dana_a_member_searches_and_finn_is_told_why_not(ingest_world, settings):
+    """`make run`'s demo: the bot is for members of the demo chats that list people (the archive channel, Dana
+    in it); Dana searches, Finn (in none of them) is told which chats the bot is for."""
+    world = ingest_world(json.loads((settings.BASE_DIR / "telegram" / "sandbox" / "worlds" / "demo.json").read_text()))
+    archive = Chat.objects.get(telegram_id=ARCHIVE)
+    package = Package.objects.create(
+        content_hash="d" * 64,
+        file_name="red-dragon.zip",
+        file_size=1000,
+        archive_type="zip",
+        destination_chat=archive,
+        dest_message_ids=[1],
+    )
+    package_search_words_update(package=package)
+    out = io.StringIO()
+    call_command("demo_bot", stdout=out)
     bot = BotSettings.objects.get()
-    assert bot.enabled and bot.audience == "everyone"
+    assert (bot.enabled, bot.audience, list(bot.member_chats.all())) == (True, "members", [archive])
+    assert "for members of Stashcast Archive" in out.getvalue()
 
     async def scenario():
-        say(world, "/start")
-        return await until(lambda: from_bot(world))
+        say(world, "/search dragon")
+        say(world, "/start", user_id=FINN)
+        return await until(lambda: from_bot(world)), await until(lambda: from_bot(world, FINN))
 
-    (answer,) = with_bot(scenario, token="7000001:DEMO")
-    assert answer["text"].startswith("I search the archive")
+    (dana,), (finn,) = with_bot(scenario, token="7000001:DEMO")
+    assert dana["text"].startswith("1 packages match “dragon”") and dana["buttons"], dana
+    assert finn["text"] == "This bot is for members of Stashcast Archive. Join one of them, then write again."
     assert BotSettings.objects.get().username == "stash_bot"
+    assert dict(BotPerson.objects.values_list("user_id", "member_of")) == {DANA: "Stashcast Archive", FINN: ""}
 
 
 @pytest.mark.processes

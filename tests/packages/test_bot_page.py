@@ -1,8 +1,11 @@
 """The Bot page: operators turn the bot on, set its token (sealed, never shown back), who may use it and the
 daily limit, and block people; viewers read it; the console lists the bot's people, subscriptions and sends."""
 
+import re
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import AccountChat, AuthState, Chat, TelegramAccount
 from core.crypto import seal, unseal
@@ -68,6 +71,31 @@ def test_an_operator_opens_the_bot_to_members_of_the_accounts_chats(operator):
     bot = BotSettings.objects.get()
     assert (bot.audience, list(bot.member_chats.all())) == ("members", [club])
     assert "selected>Print Club</option>" in operator.get(reverse("bot:page")).content.decode()
+
+
+def test_for_members_of_chosen_chats_the_page_says_which_chat_each_person_is_in(operator):
+    club = Chat.objects.create(telegram_id=3101, title="Print Club", type="channel")
+    BotSettings.objects.create(pk=1, enabled=True, audience="members").member_chats.set([club])
+    now = timezone.now()
+    BotPerson.objects.create(user_id=7001, first_name="Dana", member_of="Print Club", member_checked_at=now)
+    BotPerson.objects.create(user_id=7002, first_name="Finn", member_checked_at=now)
+    BotPerson.objects.create(user_id=7003, first_name="Gus")
+    rows = {
+        cells[0]: cells[3]
+        for cells in (
+            re.findall(r"<td>([^<]*)</td>", row)
+            for row in re.findall(r"<tr>(.*?)</tr>", operator.get(reverse("bot:page")).content.decode(), re.S)
+        )
+        if cells
+    }
+    assert rows == {
+        "Dana": "Print Club",
+        "Finn": "None of the chosen chats",
+        "Gus": "Asked at their next message",
+    }
+
+    BotSettings.objects.filter(pk=1).update(audience="everyone")
+    assert "Member of" not in operator.get(reverse("bot:page")).content.decode()
 
 
 def test_the_page_lists_people_subscriptions_sends_and_activity_and_blocks(operator):

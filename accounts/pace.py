@@ -90,6 +90,29 @@ def account_pace_record(
     return event
 
 
+def account_pace_lower(
+    *, account: TelegramAccount, bucket: TokenBucket, kind: str, pause_seconds: float, reason: str
+) -> int:
+    """Telegram said "too fast" to any sender of the account (a FloodWait, slow mode, PEER_FLOOD): its shared pace
+    is lowered, every sender of it waits `pause_seconds`, and why is recorded. Returns its FloodWaits in the rest
+    window, which decide a rest."""
+    lowered = bucket.lower(
+        factor=settings.REMINDER_PACE_LOWER_PERCENT / 100,
+        floor_per_minute=settings.REMINDER_PACE_FLOOR_PER_MINUTE,
+        pause_seconds=pause_seconds,
+        recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
+    )
+    account_pace_record(
+        account=account,
+        kind=kind,
+        before=lowered.before_per_minute,
+        pace=lowered,
+        wait_seconds=round(pause_seconds),
+        reason=reason,
+    )
+    return account_flood_waits_recent(account=account)
+
+
 def account_flood_waits_recent(*, account: TelegramAccount) -> int:
     """FloodWaits (and PEER_FLOODs) in the last ACCOUNT_REST_WINDOW_MINUTES: what decides a rest."""
     since = timezone.now() - timedelta(minutes=settings.ACCOUNT_REST_WINDOW_MINUTES)

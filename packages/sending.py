@@ -12,7 +12,6 @@ flight when a worker died goes again with the same random_id, and Telegram answe
 of posting twice.
 """
 
-import asyncio
 import logging
 import secrets
 
@@ -23,7 +22,7 @@ from django.db.models import Case, When
 from django.urls import reverse
 
 from accounts import pace
-from accounts.models import AccountChat, AuthState, Chat, ChatTopic, TelegramAccount
+from accounts.models import AccountChat, AuthState, Chat, ChatTopic, PaceEventKind, TelegramAccount
 from accounts.sessions import account_gateway, account_refusal_record
 from core import task_names
 from core.db_thread import in_db_thread
@@ -306,8 +305,7 @@ class _Copier(RunEngine):
                             caption=part.caption,  # "" drops the catalog line: it stays in the destination
                         )
                     except FloodWait as exc:
-                        logger.warning("Send #%s: %s waits %s s (%s)", self.send.pk, self.account, exc.seconds, exc.rpc)
-                        await asyncio.to_thread(bucket.pause, exc.seconds)  # every sender of this account waits
+                        await self._flood(bucket, exc)
                         continue
                     except TransientError as exc:
                         await retries.after(exc)  # raises once the tries are used up: the send stops
@@ -319,6 +317,23 @@ class _Copier(RunEngine):
                         break
                     await in_db_thread(self._part_done)(part, message_id=sent.id)
                     break
+
+    async def _flood(self, bucket, exc: FloodWait) -> None:
+        """Every sender of the account waits (a pause of its bucket) and its shared pace is lowered, as for a
+        fan-out; too many FloodWaits in a while rest the account, and the next message stops the send."""
+        logger.warning("Send #%s: %s waits %s s (%s)", self.send.pk, self.account, exc.seconds, exc.rpc)
+        recent = await in_db_thread(pace.account_pace_lower)(
+            account=self.account,
+            bucket=bucket,
+            kind=PaceEventKind.FLOOD_WAIT,
+            pause_seconds=exc.seconds,
+            reason=f"Telegram asked to wait {exc.seconds} s ({exc.rpc}) during send #{self.send.pk}",
+        )
+        if recent >= settings.ACCOUNT_REST_FLOOD_WAITS:
+            minutes = settings.ACCOUNT_REST_WINDOW_MINUTES
+            await in_db_thread(pace.account_rest)(
+                account=self.account, reason=f"{recent} FloodWaits within {minutes} minutes"
+            )
 
 
 def package_send_notify_failed(*, send: PackageSend) -> None:

@@ -313,13 +313,6 @@ class Fanout(RunEngine):
             self.lost_claim = True
         return started
 
-    def _pace_record(self, kind: str, before: float, now: Pace, wait_seconds: int = 0, reason: str = "") -> int:
-        """Record what Telegram said; returns the account's FloodWaits in the rest window."""
-        pace.account_pace_record(
-            account=self.account, kind=kind, before=before, pace=now, wait_seconds=wait_seconds, reason=reason
-        )
-        return pace.account_flood_waits_recent(account=self.account)
-
     def _previous_post(self, target: ReminderRunTarget) -> ReminderRunTarget | None:
         """The group's post from the reminder's run before this one (what Replace deletes, Pin unpins)."""
         return (
@@ -611,7 +604,9 @@ class Fanout(RunEngine):
         self.check()
         if now.changed:
             reason = "Clean sending raised the pace"
-            await in_db_thread(self._pace_record)(PaceEventKind.RAISED, now.before_per_minute, now, reason=reason)
+            await in_db_thread(pace.account_pace_record)(
+                account=self.account, kind=PaceEventKind.RAISED, before=now.before_per_minute, pace=now, reason=reason
+            )
         await self._serve_pause()
 
     async def _spent(self, taken: Pace) -> None:
@@ -700,15 +695,8 @@ class Fanout(RunEngine):
 
     async def _lower(self, kind: str, *, pause_seconds: float, reason: str) -> int:
         """Lower the account's shared pace and record why; returns its FloodWaits in the rest window."""
-        lowered = await asyncio.to_thread(
-            self.bucket.lower,
-            factor=settings.REMINDER_PACE_LOWER_PERCENT / 100,
-            floor_per_minute=settings.REMINDER_PACE_FLOOR_PER_MINUTE,
-            pause_seconds=pause_seconds,
-            recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
-        )
-        return await in_db_thread(self._pace_record)(
-            kind, lowered.before_per_minute, lowered, round(pause_seconds), reason
+        return await in_db_thread(pace.account_pace_lower)(
+            account=self.account, bucket=self.bucket, kind=kind, pause_seconds=pause_seconds, reason=reason
         )
 
     async def _account_trouble(self, exc: AccountRestricted | AuthRequired) -> None:

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Chat, TelegramAccount
+from accounts.models import AccountPaceEvent, Chat, PaceEventKind, TelegramAccount
 from core.errors import OperatorError
 from core.leases import session_lease
 from core.models import Notification, RunStatus
@@ -323,6 +323,27 @@ def test_a_flood_wait_pauses_the_accounts_budget_and_the_send_goes_on(ingested):
 
     assert time.monotonic() - started >= 1, "Telegram's wait was served"
     assert len(documents(FRIENDS)) == 3
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    event = AccountPaceEvent.objects.get(account=writer)
+    assert (event.kind, event.wait_seconds) == (PaceEventKind.FLOOD_WAIT, 1), "the account's health counts it"
+    assert event.budget_after < event.budget_before == django_settings.REMINDER_MAX_SEND_PER_MINUTE
+    assert writer.send_budget_per_minute == event.budget_after, "a fan-out of the account starts from it"
+
+
+def test_flood_waits_past_the_threshold_rest_the_account_and_stop_the_send(ingested, settings):
+    settings.ACCOUNT_REST_FLOOD_WAITS = 2
+    ingested.fault_add({"op": "send", "chat": FRIENDS, "error": "flood_wait", "seconds": 1, "times": 2})
+    send = sending.package_send_create(
+        packages=[Package.objects.get(file_name="huge.zip")], chat=Chat.objects.get(telegram_id=FRIENDS)
+    )
+
+    assert _execute(send) == RunStatus.FAILED
+
+    send.refresh_from_db()
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    assert writer.is_resting and writer.rest_reason.startswith("2 FloodWaits within")
+    assert send.parts_sent == 0 and "is resting until" in send.error, send.error
+    assert documents(FRIENDS) == []
 
 
 def test_peer_flood_rests_the_account_and_stops_the_send(ingested):

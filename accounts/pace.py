@@ -52,7 +52,10 @@ def account_send_check(*, account: TelegramAccount, bucket: TokenBucket) -> str:
 def account_send_spent(*, account: TelegramAccount, pace: Pace) -> None:
     """After a token is taken, before its message goes: record when it is due, so a bucket Redis forgets starts
     empty from there (never with a fresh burst on top of the tokens already handed out)."""
-    due = datetime.fromtimestamp(pace.due, UTC)
+    _spent_until(account, datetime.fromtimestamp(pace.due, UTC))
+
+
+def _spent_until(account: TelegramAccount, due: datetime) -> None:
     TelegramAccount.objects.filter(pk=account.pk).filter(
         Q(send_spent_until__isnull=True) | Q(send_spent_until__lt=due)
     ).update(send_spent_until=due)
@@ -102,6 +105,8 @@ def account_pace_lower(
         pause_seconds=pause_seconds,
         recover_to=settings.REMINDER_PACE_RECOVER_PERCENT / 100,
     )
+    if pause_seconds:  # kept as a spend up to the wait's end: a bucket Redis forgot still waits it out
+        _spent_until(account, timezone.now() + timedelta(seconds=pause_seconds))
     account_pace_record(
         account=account,
         kind=kind,

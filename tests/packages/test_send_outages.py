@@ -92,6 +92,20 @@ def test_a_flushed_redis_does_not_forget_the_accounts_rest(huge):
 
 
 @pytest.mark.django_db
+def test_a_flushed_redis_does_not_forget_a_flood_waits_hold(huge):
+    writer = TelegramAccount.objects.get(phone=WRITER)
+    reason = "Telegram asked to wait 30 s (FLOOD_WAIT_X)"
+    pace.account_pace_lower(
+        account=writer, bucket=pace.account_bucket(account=writer), kind="flood_wait", pause_seconds=30, reason=reason
+    )
+    send_buckets_flush()
+    bucket = pace.account_bucket(account=writer)
+
+    assert pace.account_send_check(account=writer, bucket=bucket) == ""
+    assert bucket.state().wait > 25, "the next message waits for the rest of Telegram's wait"
+
+
+@pytest.mark.django_db
 def test_a_flushed_redis_does_not_forget_the_operators_stop(huge):
     writer = TelegramAccount.objects.get(phone=WRITER)
     pace.account_sending_set(account=writer, stopped=True)

@@ -5,16 +5,18 @@ three source channels read by three accounts, uploaded by one writer; three remi
 parts, one per sender account. Two Celery workers (prefork) do the work; a real beat (django-celery-beat's
 DatabaseScheduler, as `make run` starts it) reaps silent runs, sends forgotten tasks again and starts a cycle a
 minute, its schedule shortened through the environment (RUNS_REAP_EVERY_SECONDS, INGEST_INTERVAL_MINUTES). Raw
-files go to an S3 server of the run's own (config/s3server.py). Every FAULT_EVERY seconds (jittered) one fault, at
-random: PostgreSQL restarted (`pg_ctl restart -m immediate`), Redis flushed and restarted, the S3 server stopped
-for a minute (then started again on the same port with the same buckets), a worker SIGKILLed (and a new one
-started), a worker SIGTERMed (and a new one started), beat SIGKILLed (and started again STALE seconds later).
-Other faults land while the S3 server or beat is down; the run is over once the fan-outs have ended and each
-reader's newest ingestion run ended with nothing left undecided.
+files go to an S3 server of the run's own (config/s3server.py). Every FAULT_EVERY seconds (jittered) one fault,
+each kind once in every round of six, in a seeded random order: PostgreSQL restarted (`pg_ctl restart -m
+immediate`), Redis flushed and restarted, the S3 server stopped for a minute (then started again on the same
+port with the same buckets), a worker SIGKILLed (and a new one started), a worker SIGTERMed (and a new one
+started), beat SIGKILLed (and started again STALE seconds later). Other faults land while the S3 server or beat
+is down; the run is over once the fan-outs have ended and the last ingestion run of each reader to end left
+nothing undecided.
 
 Prints, for the chaotic run against a fault-free run of the same world: wall time, sets in the destination (each
 once, each with its package), groups that got each part exactly once, the most sends of an account in any
-(time-scaled) minute against the budget + burst, duplicated sessions, runs failed and skipped packages.
+(time-scaled) minute against the budget + burst, duplicated sessions, runs failed, skipped packages, ingestion
+runs an outage interrupted, raw files kept and those missing from the object store; the faults by kind.
 
     .venv/bin/python -m bench.chaos [--sets 30] [--groups 300] [--fault-every 20] [--seed 7] [--timeout 900]
 """
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -148,9 +151,7 @@ def object_store_start(logs: Path):
     from config.devstack import TestObjectStore
     from config.storage import object_store_parse
 
-    data = logs / "s3-buckets.pickle"
-    data.unlink(missing_ok=True)
-    server = TestObjectStore(logs / "s3.log", data=data)
+    server = TestObjectStore(logs / "s3.log", data=logs / "s3-buckets.pickle")
     server.start()
     server.wait_ready()
     url = f"s3+http://chaos:chaos-secret@127.0.0.1:{server.port}/chaos?region=us-east-1"
@@ -280,8 +281,9 @@ def counts(loaded, *, sets: int, groups: int) -> dict:
 
 
 def one_run(label: str, **kwargs) -> dict:
-    logs = Path(tempfile.gettempdir()) / f"stashcast-chaos-{label}"  # kept: why a process stopped
-    logs.mkdir(exist_ok=True)
+    logs = Path(tempfile.gettempdir()) / f"stashcast-chaos-{label}"  # kept until the next run: why a process stopped
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir()
     object_store = object_store_start(logs)
     try:
         return run_under_faults(label, object_store=object_store, logs=logs, **kwargs)
@@ -339,6 +341,8 @@ def run_under_faults(
         "sigterm": lambda: (workers.signal_one(signal.SIGTERM), workers.start()),
         "beat": lambda: beat.signal_one(signal.SIGKILL),
     }
+    # Every kind once in each round of six, in an order the seed draws: a short run still meets them all.
+    bag: list[str] = []
     started = time.monotonic()
     runs = start_work(groups)
     next_fault = started + fault_every * rng.uniform(0.5, 1.5)
@@ -354,12 +358,15 @@ def run_under_faults(
             if "beat" not in down:
                 beat.keep()
             if fault_every and now >= next_fault:
-                fault = rng.choice([kind for kind in faults_by_kind if kind not in down])
-                print(f"  {now - started:6.1f} s: {fault}", flush=True)
-                faults_by_kind[fault]()
-                if fault in OUTAGE_SECONDS:
-                    down[fault] = time.monotonic() + OUTAGE_SECONDS[fault]
-                faults[fault] += 1
+                bag = bag or rng.sample(list(faults_by_kind), len(faults_by_kind))
+                fault = next((kind for kind in bag if kind not in down), None)  # what is down waits its turn
+                if fault is not None:
+                    bag.remove(fault)
+                    print(f"  {now - started:6.1f} s: {fault}", flush=True)
+                    faults_by_kind[fault]()
+                    if fault in OUTAGE_SECONDS:
+                        down[fault] = time.monotonic() + OUTAGE_SECONDS[fault]
+                    faults[fault] += 1
                 next_fault = time.monotonic() + fault_every * rng.uniform(0.5, 1.5)
     finally:
         wall = time.monotonic() - started
@@ -401,10 +408,10 @@ def main() -> None:
             kwargs = {"sets": args.sets, "groups": args.groups, "seed": args.seed, "timeout": args.timeout}
             print(json.dumps(one_run(label, fault_every=every, **kwargs)), flush=True)
             return
-    print(f"\n{'':28}{'calm':>10}{'chaos':>10}")
+    print(f"\n{'':40}{'calm':>10}{'chaos':>10}")
     for key in results["calm"]:
         if key != "faults":
-            print(f"{key:28}{results['calm'][key]!s:>10}{results['chaos'][key]!s:>10}")
+            print(f"{key:40}{results['calm'][key]!s:>10}{results['chaos'][key]!s:>10}")
     print(f"faults injected: {results['chaos']['faults']}")
 
 

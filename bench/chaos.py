@@ -2,15 +2,21 @@
 
 One seeded world: SETS archive sets (some multi-volume, some slow enough to outlast the stale threshold) in
 three source channels read by three accounts, uploaded by one writer; three reminders of GROUPS groups × 2
-parts, one per sender account. Two Celery workers (prefork) do the work; this process plays beat (the reaper
-and the re-send of forgotten tasks every few seconds). Every FAULT_EVERY seconds (jittered) one fault, at
-random: PostgreSQL restarted (`pg_ctl restart -m immediate`), Redis flushed and restarted, a worker SIGKILLed
-(and a new one started), a worker SIGTERMed (and a new one started). The object store is the local disk here
-(its outage has its own test); beat is this process, so "beat killed" is not drawn.
+parts, one per sender account. Two Celery workers (prefork) do the work; a real beat (django-celery-beat's
+DatabaseScheduler, as `make run` starts it) reaps silent runs, sends forgotten tasks again and starts a cycle a
+minute, its schedule shortened through the environment (RUNS_REAP_EVERY_SECONDS, INGEST_INTERVAL_MINUTES). Raw
+files go to an S3 server of the run's own (config/s3server.py). Every FAULT_EVERY seconds (jittered) one fault,
+each kind once in every round of six, in a seeded random order: PostgreSQL restarted (`pg_ctl restart -m
+immediate`), Redis flushed and restarted, the S3 server stopped for a minute (then started again on the same
+port with the same buckets), a worker SIGKILLed (and a new one started), a worker SIGTERMed (and a new one
+started), beat SIGKILLed (and started again STALE seconds later). Other faults land while the S3 server or beat
+is down; the run is over once the fan-outs have ended and the last ingestion run of each reader to end left
+nothing undecided.
 
 Prints, for the chaotic run against a fault-free run of the same world: wall time, sets in the destination (each
 once, each with its package), groups that got each part exactly once, the most sends of an account in any
-(time-scaled) minute against the budget + burst, duplicated sessions, runs failed and skipped packages.
+(time-scaled) minute against the budget + burst, duplicated sessions, runs failed, skipped packages, ingestion
+runs an outage interrupted, raw files kept and those missing from the object store; the faults by kind.
 
     .venv/bin/python -m bench.chaos [--sets 30] [--groups 300] [--fault-every 20] [--seed 7] [--timeout 900]
 """
@@ -19,13 +25,14 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,6 +44,8 @@ SENDERS = ("+15550000311", "+15550000312", "+15550000313")
 SOURCE_BASE, DESTINATION, GROUP_BASE = 3100, 9300, 930_000
 PER_MINUTE, BURST, SCALE = 40, 3, 10  # the pace's proportions, made SCALE times faster
 STALE, HEARTBEAT = 30, 5
+# How long the S3 server stays stopped, and beat killed, before they are started again.
+OUTAGE_SECONDS = {"s3": 60, "beat": STALE}
 
 
 def world(*, sets: int, groups: int, seed: int) -> dict:
@@ -77,18 +86,20 @@ def world(*, sets: int, groups: int, seed: int) -> dict:
     return {"accounts": accounts, "chats": chats}
 
 
-class Workers:
-    def __init__(self, work: Path, env: dict):
-        self.work, self.env, self.procs, self.started = work, env, [], 0
+class Supervised:
+    """`count` processes of one command, each started again when it exits, as compose's `restart: unless-stopped`
+    does; `command(n)` is the n-th one's command line."""
+
+    def __init__(self, command, *, name: str, count: int, logs: Path, env: dict):
+        self.command, self.name, self.count, self.logs, self.env = command, name, count, logs, env
+        self.procs, self.started = [], 0
 
     def start(self) -> None:
         self.started += 1
-        log = open(self.work / f"worker-{self.started}.log", "w")  # noqa: SIM115 - kept open for the process
+        log = open(self.logs / f"{self.name}-{self.started}.log", "w")  # noqa: SIM115 - kept open for the process
         self.procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", "ingest,fanout,default"]
-                + ["--concurrency", "2", "--hostname", f"chaos{self.started}@%h", "--without-mingle"]
-                + ["--without-gossip", "-l", "warning"],
+                self.command(self.started),
                 env=self.env,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
@@ -99,15 +110,15 @@ class Workers:
     def alive(self) -> list[subprocess.Popen]:
         return [proc for proc in self.procs if proc.poll() is None]
 
-    def keep(self, count: int) -> None:
-        """As a supervisor (compose's restart policy) would: a worker that exited is started again."""
-        for _ in range(count - len(self.alive())):
+    def keep(self) -> None:
+        for _ in range(self.count - len(self.alive())):
             self.start()
 
-    def replace_one(self, sig: int) -> None:
+    def signal_one(self, sig: int) -> None:
         victim = random.choice(self.alive())
         os.killpg(victim.pid, signal.SIGKILL) if sig == signal.SIGKILL else os.kill(victim.pid, sig)
-        self.start()
+        if sig == signal.SIGKILL:
+            victim.wait()
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -118,6 +129,35 @@ class Workers:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+def worker_command(n: int) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "config.celery_app", "worker", "-Q", "ingest,fanout,default"] + [
+        *("--concurrency", "2", "--hostname", f"chaos{n}@%h", "--without-mingle", "--without-gossip", "-l", "warning")
+    ]
+
+
+def beat_command(n: int) -> list[str]:
+    """Beat as `make run` starts it (the Procfile): the schedule in the database, django-celery-beat's."""
+    return [sys.executable, "-m", "celery", "-A", "config.celery_app", "beat", "-l", "warning"] + [
+        "--scheduler",
+        "django_celery_beat.schedulers:DatabaseScheduler",
+    ]
+
+
+def object_store_start(logs: Path):
+    """An S3 server of this run's own (config/s3server.py), its buckets kept in a file across a stop, and
+    STORAGE_URL naming a bucket on it: raw files and previews go there."""
+    from config.devstack import TestObjectStore
+    from config.storage import object_store_parse
+
+    server = TestObjectStore(logs / "s3.log", data=logs / "s3-buckets.pickle")
+    server.start()
+    server.wait_ready()
+    url = f"s3+http://chaos:chaos-secret@127.0.0.1:{server.port}/chaos?region=us-east-1"
+    object_store_parse(url).client().create_bucket(Bucket="chaos")
+    os.environ["STORAGE_URL"] = url
+    return server
 
 
 def restart_postgres() -> None:
@@ -146,21 +186,6 @@ def flush_and_restart_redis() -> None:
     server.start()
 
 
-def play_beat() -> None:
-    """What beat does, often: reap silent runs, send again the tasks a flushed Redis forgot."""
-    from django.db import connection
-
-    from core.runs import run_kinds, runs_reap_stale, runs_resend_forgotten
-
-    try:
-        runs_reap_stale()
-        for kind in run_kinds():
-            runs_resend_forgotten(model=kind.model, older_than=timedelta(seconds=20), enqueue=kind.enqueue)
-    except Exception as exc:  # the database or Redis is away right now: next time
-        print(f"  beat: {exc.__class__.__name__}", flush=True)
-        connection.close()
-
-
 def start_work(groups: int) -> list:
     from accounts.models import Chat, TelegramAccount
     from ingestion.services import ingestion_run_request
@@ -186,19 +211,32 @@ def start_work(groups: int) -> list:
     return runs
 
 
+OVER = ("success", "partial", "failed")
+
+
 def all_over(runs) -> bool:
+    """The fan-outs ended, and so did each reader's initial run; the last ingestion run of each reader to end
+    (beat starts one a minute) left nothing undecided: what an outage interrupted is taken by a later cycle, as in
+    production."""
     from django.db import connection
 
+    from ingestion.models import IngestionRun
+
     try:
-        return all(type(run).objects.get(pk=run.pk).status in ("success", "partial", "failed") for run in runs)
+        if any(type(run).objects.get(pk=run.pk).status not in OVER for run in runs):
+            return False
+        ended = IngestionRun.objects.filter(status__in=OVER).order_by("-finished_at")
+        return all(ended.filter(account__phone=phone).first().status == "success" for phone in READERS)
     except Exception:
         connection.close()
         return False
 
 
 def counts(loaded, *, sets: int, groups: int) -> dict:
+    from django.core.files.storage import default_storage
+
     from ingestion.models import IngestionRun, SkippedPackage
-    from packages.models import Package
+    from packages.models import Package, RawFile
     from reminders.models import ReminderRun
 
     documents = [m for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]]
@@ -221,6 +259,7 @@ def counts(loaded, *, sets: int, groups: int) -> dict:
                 start += 1
             worst_minute = max(worst_minute, end - start + 1)
     sessions = loaded.stats()["sessions"]
+    raws = RawFile.objects.exclude(object="").filter(purged_at__isnull=True)
     return {
         "sets_in_destination": Package.objects.count(),
         "sets_expected": sets,
@@ -235,10 +274,26 @@ def counts(loaded, *, sets: int, groups: int) -> dict:
         "runs_failed": IngestionRun.objects.filter(status="failed").count()
         + ReminderRun.objects.filter(status="failed").count(),
         "skipped_packages": SkippedPackage.objects.exclude(reason="waiting_for_volumes").count(),
+        "ingestion_runs_interrupted_by_an_outage": IngestionRun.objects.filter(error__contains="outage").count(),
+        "raw_files_kept": raws.count(),
+        "raw_files_missing_from_the_store": sum(not default_storage.exists(raw.object.name) for raw in raws),
     }
 
 
-def one_run(label: str, *, sets: int, groups: int, seed: int, fault_every: float, timeout: float) -> dict:
+def one_run(label: str, **kwargs) -> dict:
+    logs = Path(tempfile.gettempdir()) / f"stashcast-chaos-{label}"  # kept until the next run: why a process stopped
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir()
+    object_store = object_store_start(logs)
+    try:
+        return run_under_faults(label, object_store=object_store, logs=logs, **kwargs)
+    finally:
+        object_store.stop()
+
+
+def run_under_faults(
+    label: str, *, object_store, logs: Path, sets: int, groups: int, seed: int, fault_every: float, timeout: float
+) -> dict:
     from django.core.management import call_command
 
     from telegram.sandbox.world import World
@@ -252,6 +307,12 @@ def one_run(label: str, *, sets: int, groups: int, seed: int, fault_every: float
         **os.environ,
         "WORK_STALE_AFTER_SECONDS": str(STALE),
         "WORK_HEARTBEAT_SECONDS": str(HEARTBEAT),
+        # Beat's schedule, made to fit runs that go stale in seconds: the reaper every heartbeat, a lost task
+        # sent again after a minute (the least allowed), a cycle a minute (what an outage interrupted is
+        # taken again by the next cycle).
+        "RUNS_REAP_EVERY_SECONDS": str(HEARTBEAT),
+        "WORK_RESEND_QUEUED_AFTER_SECONDS": "60",
+        "INGEST_INTERVAL_MINUTES": "1",
         "REMINDER_MAX_SEND_PER_MINUTE": str(PER_MINUTE * SCALE),
         "REMINDER_SEND_BURST": str(BURST),
         "REMINDER_PART_JITTER_MIN_MS": "20",
@@ -263,35 +324,57 @@ def one_run(label: str, *, sets: int, groups: int, seed: int, fault_every: float
     with app.connection_for_write() as conn:
         for queue in ("ingest", "default", "fanout"):
             conn.default_channel.client.delete(queue)
-    logs = Path(tempfile.gettempdir()) / f"stashcast-chaos-workers-{label}"  # kept: why a worker stopped
-    logs.mkdir(exist_ok=True)
-    workers = Workers(logs, env)
-    for _ in range(2):
-        workers.start()
+    workers = Supervised(worker_command, name="worker", count=2, logs=logs, env=env)
+    beat = Supervised(beat_command, name="beat", count=1, logs=logs, env=env | {"STASHCAST_PROCESS": "beat"})
+    workers.keep()
+    beat.keep()
     rng = random.Random(seed)
     faults = Counter()
+    # What a fault keeps down, and when it comes back; meanwhile other faults still land.
+    down: dict[str, float] = {}
+    back = {"s3": object_store.start, "beat": beat.keep}
+    faults_by_kind = {
+        "postgres": restart_postgres,
+        "redis": flush_and_restart_redis,
+        "s3": object_store.stop,
+        "sigkill": lambda: (workers.signal_one(signal.SIGKILL), workers.start()),
+        "sigterm": lambda: (workers.signal_one(signal.SIGTERM), workers.start()),
+        "beat": lambda: beat.signal_one(signal.SIGKILL),
+    }
+    # Every kind once in each round of six, in an order the seed draws: a short run still meets them all.
+    bag: list[str] = []
     started = time.monotonic()
     runs = start_work(groups)
     next_fault = started + fault_every * rng.uniform(0.5, 1.5)
     try:
         while not all_over(runs) and time.monotonic() - started < timeout:
             time.sleep(2)
-            workers.keep(2)
-            play_beat()
-            if fault_every and time.monotonic() >= next_fault:
-                fault = rng.choice(["postgres", "redis", "sigkill", "sigterm"])
-                print(f"  {time.monotonic() - started:6.1f} s: {fault}", flush=True)
-                {
-                    "postgres": restart_postgres,
-                    "redis": flush_and_restart_redis,
-                    "sigkill": lambda: workers.replace_one(signal.SIGKILL),
-                    "sigterm": lambda: workers.replace_one(signal.SIGTERM),
-                }[fault]()
-                faults[fault] += 1
+            now = time.monotonic()
+            for kind in [kind for kind, until in down.items() if now >= until]:
+                print(f"  {now - started:6.1f} s: {kind} back", flush=True)
+                back[kind]()
+                del down[kind]
+            workers.keep()
+            if "beat" not in down:
+                beat.keep()
+            if fault_every and now >= next_fault:
+                bag = bag or rng.sample(list(faults_by_kind), len(faults_by_kind))
+                fault = next((kind for kind in bag if kind not in down), None)  # what is down waits its turn
+                if fault is not None:
+                    bag.remove(fault)
+                    print(f"  {now - started:6.1f} s: {fault}", flush=True)
+                    faults_by_kind[fault]()
+                    if fault in OUTAGE_SECONDS:
+                        down[fault] = time.monotonic() + OUTAGE_SECONDS[fault]
+                    faults[fault] += 1
                 next_fault = time.monotonic() + fault_every * rng.uniform(0.5, 1.5)
     finally:
         wall = time.monotonic() - started
+        for kind in down:
+            back[kind]()
         workers.stop()
+        beat.stop()
+        object_store.wait_ready()
     from django.db import connection
 
     connection.close()
@@ -325,10 +408,10 @@ def main() -> None:
             kwargs = {"sets": args.sets, "groups": args.groups, "seed": args.seed, "timeout": args.timeout}
             print(json.dumps(one_run(label, fault_every=every, **kwargs)), flush=True)
             return
-    print(f"\n{'':28}{'calm':>10}{'chaos':>10}")
+    print(f"\n{'':40}{'calm':>10}{'chaos':>10}")
     for key in results["calm"]:
         if key != "faults":
-            print(f"{key:28}{results['calm'][key]!s:>10}{results['chaos'][key]!s:>10}")
+            print(f"{key:40}{results['calm'][key]!s:>10}{results['chaos'][key]!s:>10}")
     print(f"faults injected: {results['chaos']['faults']}")
 
 

@@ -350,15 +350,19 @@ class EmbeddedRedis:
 
 
 class TestObjectStore:
-    """An S3-protocol server (moto's server mode, in memory) on a free loopback port, for the tests that keep
-    files in an object store; one per `make test`, gone when it ends."""
+    """An S3-protocol server (moto's, config/s3server.py) on a loopback port (a free one unless given), for the
+    tests that keep files in an object store; one per `make test`, gone when it ends. Given a `data` file, its
+    buckets outlast a stop: started again on the same port, it serves the same objects (the chaos bench)."""
 
-    def __init__(self, log: Path):
+    def __init__(self, log: Path, *, port: int | None = None, data: Path | None = None):
         self.log = log
+        self.data = data
         self.process: subprocess.Popen | None = None
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        if port is None:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+        self.port = port
 
     @property
     def endpoint(self) -> str:
@@ -367,21 +371,27 @@ class TestObjectStore:
     def start(self) -> None:
         # Not waited for here: it comes up while pytest starts, and the tests that use it wait for its port.
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "w") as log:
+        data = ["--data", str(self.data)] if self.data else []
+        with open(self.log, "a" if self.process else "w") as log:  # a restart adds to the first start's log
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                [sys.executable, "-m", "config.s3server", "--port", str(self.port), *data],
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                cwd=ROOT,
                 start_new_session=True,
             )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        _wait_for_port(self.port, what="The S3 test server", timeout=timeout)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=30)  # it lets the requests under way finish, then keeps its buckets
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait()
 
 
 def ensure_secrets(path: Path) -> dict[str, str]:

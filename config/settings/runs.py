@@ -16,5 +16,7 @@ if WORK_HEARTBEAT_SECONDS * 2 > WORK_STALE_AFTER_SECONDS:
 WORK_MAX_REQUEUES = envint("WORK_MAX_REQUEUES", 3, minimum=0)
 # How long a send waits out Redis not answering (a restart) before its run pauses, saying why.
 REDIS_PATIENCE_SECONDS = envint("REDIS_PATIENCE_SECONDS", 60, minimum=1)
+# How often beat sends the reaper (runs_reap_all); the chaos bench, whose runs go stale in seconds, asks for more.
+RUNS_REAP_EVERY_SECONDS = envint("RUNS_REAP_EVERY_SECONDS", 60, minimum=1)
 # A run still queued after this long gets its task sent again (the broker may have lost it).
 WORK_RESEND_QUEUED_AFTER_SECONDS = envint("WORK_RESEND_QUEUED_AFTER_SECONDS", 1800, minimum=60)

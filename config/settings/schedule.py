@@ -2,12 +2,13 @@
 
 from config.settings.ingestion import CATALOG_AUDIT_HOURS, INGEST_INTERVAL_MINUTES
 from config.settings.operations import BEAT_HEARTBEAT_SECONDS
+from config.settings.runs import RUNS_REAP_EVERY_SECONDS
 from core import task_names
 
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     # Runs: reap the dead, resend the lost.
-    "reap-stale-runs": {"task": task_names.RUNS_REAP_ALL, "schedule": 60.0},
+    "reap-stale-runs": {"task": task_names.RUNS_REAP_ALL, "schedule": float(RUNS_REAP_EVERY_SECONDS)},
     # Ingestion
     "ingestion-cycle": {"task": task_names.INGESTION_CYCLE_START, "schedule": 60.0 * INGEST_INTERVAL_MINUTES},
     "ingestion-recover": {"task": task_names.INGESTION_RECOVER, "schedule": 3600.0},

@@ -64,7 +64,7 @@ URLS = sorted({url for url in map(concrete, walk()) if url and not url.startswit
 OPERATORS_ONLY |= {url for url in URLS if url.startswith(("/people/", "/api/people/", "/api/invites/"))}
 
 
-# What a URL's {pk} stands for, by how the URL starts (the longest start first): the first row of that kind.
+# What a URL's {pk} stands for, by how the URL starts (the longest start that fits): the first row of that kind.
 PK_KINDS = {
     "/accounts/": TelegramAccount,
     "/activity/runs/": ReminderRun,

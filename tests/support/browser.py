@@ -40,6 +40,13 @@ class Shots:
         self.page.evaluate("window.scrollTo(0, 0)")
         self.page.screenshot(path=self.folder / f"{self.journey}-{self.taken:02d}-{step}.png", full_page=True)
 
+    def at_each_size(self, step: str) -> None:
+        """The page at each of SIZES (its width in the name), then wide again."""
+        for size in SIZES.values():
+            self.page.set_viewport_size(size)
+            self(f"{step}-{size['width']}")
+        self.page.set_viewport_size(SIZES["wide"])
+
 
 def team_add(django_user_model) -> None:
     """Vera, an operator, and Victor, a viewer, both with TEAM_PASSWORD."""

@@ -31,10 +31,8 @@ def wyvern(tmp_path) -> Path:
 
 
 def test_captions_passwords_and_the_send_preview(
-    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, browser, artifacts, wyvern
+    live_server, transactional_db, ingest_world, storage, django_user_model, browser, artifacts, wyvern
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
     friends = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [READER, WRITER]}
     messages = [{"id": 11, "text": CAPTION, "document": {"name": "wyvern.7z", "file": str(wyvern)}}]
     off_the_page_thread(lambda: ingest_world(world(messages=messages, more_chats=[friends])))

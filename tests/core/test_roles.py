@@ -130,9 +130,7 @@ def row_ids(template: str) -> dict[str, int | str]:
 
 
 @pytest.fixture
-def people(ingest_world, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def people(ingest_world, storage):
     messages = [{"id": 7, "document": {"name": "a.zip", "archive": [{"path": "a.stl", "size": 5}]}}]
     ingest_world(world(messages=messages))
     run_cycle()  # an account, a channel, a run, a package: rows for the walk's ids

@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from ingestion.models import Channel, StartPoint
 from ingestion.services import channel_rules_update
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.ingestion import ARCHIVES, SOURCE, world
 
 pytestmark = pytest.mark.browser
@@ -82,11 +82,7 @@ def test_an_operator_tries_saves_and_takes_the_whole_history(live_server, source
 def test_a_viewer_reads_the_rules_in_words(live_server, source, django_user_model, page, artifacts):
     problems = quiet(page)
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill("viewer")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    log_in_as(page, live_server.url, "viewer", "s3cret-pass")
 
     page.goto(f"{live_server.url}/channels/{source.pk}/")
     rules = page.locator("#channel-rules")

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import log_in_as_operator
+from tests.support.browser import log_in_as, log_in_as_operator
 
 pytestmark = pytest.mark.browser
 
@@ -34,10 +34,7 @@ def test_an_error_page_has_the_navigation_and_a_way_back(
 ):
     if status == 403:
         django_user_model.objects.create_user(username="viewer", password="v1ew-pass")
-        page.goto(f"{live_server.url}/login/")
-        page.get_by_label("Username").fill("viewer")
-        page.get_by_label("Password").fill("v1ew-pass")
-        page.get_by_role("button", name="Log in").click()
+        log_in_as(page, live_server.url, "viewer", "v1ew-pass")
     else:
         log_in_as_operator(page, live_server.url, django_user_model)
     problems = _console_problems(page)

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reminders.services import AudienceFilter, audience_save
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import SENDER, account, groups_world, make_reminder
 
 pytestmark = pytest.mark.browser
@@ -47,10 +47,7 @@ def test_audiences_page_and_the_wizards_groups_step(
     viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     viewer_problems = []
     viewer.on("console", lambda message: message.type in ("error", "warning") and viewer_problems.append(message.text))
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("v1ew-pass")
-    viewer.get_by_role("button", name="Log in").click()
+    log_in_as(viewer, live_server.url, "viewer", "v1ew-pass")
     viewer.goto(f"{live_server.url}/reminders/audiences/")
     expect(viewer.get_by_role("link", name="First ten")).to_be_visible()
     expect(viewer.get_by_role("link", name="New audience")).to_have_count(0)

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import Reminder
 from reminders.services import reminder_fire
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import execute, groups_world, png_bytes
 
 pytestmark = pytest.mark.browser
@@ -110,10 +110,7 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
 
     viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("s3cret-pass")
-    viewer.get_by_role("button", name="Log in").click()
+    log_in_as(viewer, live_server.url, "viewer", "s3cret-pass")
     viewer.goto(f"{live_server.url}/activity/runs/{run.pk}/")
     expect(viewer.get_by_role("link", name="Report (CSV)")).to_be_visible()
     top(viewer)

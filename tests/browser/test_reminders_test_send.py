@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reminders.services import PartSpec
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import groups_world, image, make_reminder
 
 pytestmark = pytest.mark.browser
@@ -45,10 +45,7 @@ def test_send_me_a_test_says_where_and_when(
 
     django_user_model.objects.create_user(username="viewer", password="v1ew-pass")
     viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("v1ew-pass")
-    viewer.get_by_role("button", name="Log in").click()
+    log_in_as(viewer, live_server.url, "viewer", "v1ew-pass")
     viewer.goto(f"{live_server.url}/reminders/{reminder.pk}/")
     expect(viewer.get_by_role("heading", name="Black Friday")).to_be_visible()
     expect(viewer.get_by_role("button", name="Send me a test")).to_have_count(0)

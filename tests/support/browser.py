@@ -36,8 +36,7 @@ class Shots:
 
     def __call__(self, step: str) -> None:
         self.taken += 1
-        # Scrolled up first, or the sticky top bar is drawn where the page was scrolled to.
-        self.page.evaluate("window.scrollTo(0, 0)")
+        top(self.page)
         self.page.screenshot(path=self.folder / f"{self.journey}-{self.taken:02d}-{step}.png", full_page=True)
 
     def at_each_size(self, step: str) -> None:

@@ -5,7 +5,7 @@
   put the text on that item's row, and the API shows it as "parts[i]: text".
 - An action that does not fit the current state: an `OperatorError` (409), optionally naming its field.
 
-core/api.py's exception handler maps them once for the API; core/forms.py once for forms.
+core/api/errors.py's exception handler maps them once for the API; core/forms.py once for forms.
 """
 
 from django.core.exceptions import ValidationError

@@ -2,26 +2,19 @@
 an operator turns the bot on; screenshots in test-artifacts/bot-*.png."""
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from accounts.models import AccountChat, Chat
-from core.roles import OPERATORS_GROUP
 from packages.models import BotActivity, BotPerson, BotSettings, BotSubscription
 from tests.support import factories
-from tests.support.browser import off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as, off_the_page_thread, quiet_page, screenshot, team_add
 
 pytestmark = pytest.mark.browser
 
-SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
-PASSWORD = "pw-long-enough"
-
 
 def _people(django_user_model):
-    vera = django_user_model.objects.create_user(username="vera", password=PASSWORD)
-    vera.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    django_user_model.objects.create_user(username="victor", password=PASSWORD)
+    team_add(django_user_model)
     now = timezone.now()
     dana = BotPerson.objects.create(
         user_id=7001, first_name="Dana", username="dana_prints", member_of="Print Club", member_checked_at=now
@@ -43,37 +36,25 @@ def test_the_bot_page_fits_and_an_operator_turns_the_bot_on(
     live_server, transactional_db, django_user_model, browser, artifacts, role, size
 ):
     off_the_page_thread(lambda: _people(django_user_model))
-    context = browser.new_context(viewport=SIZES[size])
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    problems = []
-    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill(role)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.goto(f"{live_server.url}/bot/")
-    expect(page.get_by_role("heading", name="Bot", exact=True)).to_be_visible()
-    expect(page.get_by_role("status").filter(has_text="Off")).to_be_visible()
-    expect(page.get_by_text("dragon bust")).to_be_visible()
-    expect(page.get_by_role("cell", name="None of the chosen chats")).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1")
-    top(page)
-    page.screenshot(path=artifacts / f"bot-{role}-{size}.png", full_page=True)
-    if role == "vera":
-        page.get_by_label("Bot token").fill("7000001:AAEsecret")
-        page.get_by_label("The bot answers").check()
-        page.get_by_label("Who may use it").select_option("members")
-        page.get_by_label("Chats whose members may use it").select_option(label="Print Club")
-        page.get_by_role("button", name="Save").click()
-        expect(page.get_by_role("status").filter(has_text="On")).to_be_visible()
-        expect(page.get_by_label("Bot token")).to_have_attribute("placeholder", "Set (from the console)")
-        expect(page.get_by_label("Chats whose members may use it")).to_have_values(
-            [page.get_by_role("option", name="Print Club").get_attribute("value")]
-        )
-    else:
-        expect(page.get_by_role("button", name="Save")).to_have_count(0)
-        expect(page.get_by_role("button", name="Block")).to_have_count(0)
-    context.close()
-    assert not problems, problems
+    with quiet_page(browser, size=size) as page:
+        log_in_as(page, live_server.url, role)
+        page.goto(f"{live_server.url}/bot/")
+        expect(page.get_by_role("heading", name="Bot", exact=True)).to_be_visible()
+        expect(page.get_by_role("status").filter(has_text="Off")).to_be_visible()
+        expect(page.get_by_text("dragon bust")).to_be_visible()
+        expect(page.get_by_role("cell", name="None of the chosen chats")).to_be_visible()
+        screenshot(page, artifacts / f"bot-{role}-{size}.png")
+        if role == "vera":
+            page.get_by_label("Bot token").fill("7000001:AAEsecret")
+            page.get_by_label("The bot answers").check()
+            page.get_by_label("Who may use it").select_option("members")
+            page.get_by_label("Chats whose members may use it").select_option(label="Print Club")
+            page.get_by_role("button", name="Save").click()
+            expect(page.get_by_role("status").filter(has_text="On")).to_be_visible()
+            expect(page.get_by_label("Bot token")).to_have_attribute("placeholder", "Set (from the console)")
+            expect(page.get_by_label("Chats whose members may use it")).to_have_values(
+                [page.get_by_role("option", name="Print Club").get_attribute("value")]
+            )
+        else:
+            expect(page.get_by_role("button", name="Save")).to_have_count(0)
+            expect(page.get_by_role("button", name="Block")).to_have_count(0)

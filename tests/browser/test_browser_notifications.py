@@ -3,6 +3,7 @@
 import pytest
 
 from core.notifications import notification_raise
+from tests.support.browser import log_in_as
 
 pytestmark = pytest.mark.browser
 
@@ -23,10 +24,7 @@ window.Notification = class {
 def test_a_paused_reminder_pops_up_and_opens_its_page(live_server, transactional_db, django_user_model, page):
     django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
     page.context.add_init_script(RECORDER)
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
+    log_in_as(page, live_server.url, "operator", "s3cret-pass")
     page.wait_for_url(f"{live_server.url}/")
     notification_raise(
         type="reminder_run_paused",

@@ -21,7 +21,7 @@ from packages.models import Package
 from reminders.models import Reminder, ReminderRun
 from reminders.services import reminder_fire, reminder_run_cancel
 from tests.support import reminders
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.ingestion import READER, SOURCE, run_cycle, world
 from tests.support.reminders import groups_world
 
@@ -195,7 +195,6 @@ MISFITS = """() => {
 UNZONED_TIMES = """() => [...document.querySelectorAll("main time")]
   .map((time) => time.innerText.trim())
   .filter((text) => /\\d:\\d\\d/.test(text) && !/UTC|[+-]\\d\\d\\b|\\b[A-Z]{3,4}\\b/.test(text))"""
-SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, size: str) -> dict[str, list[str]]:
@@ -234,11 +233,7 @@ def _log_in_as(page, url: str, django_user_model, role: str):
         log_in_as_operator(page, url, django_user_model)
         return django_user_model.objects.get(username="operator")
     viewer = off_the_page_thread(lambda: django_user_model.objects.create_user(username="viewer", password="v1ew-pass"))
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill("viewer")
-    page.get_by_label("Password").fill("v1ew-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    log_in_as(page, url, "viewer", "v1ew-pass")
     return viewer
 
 

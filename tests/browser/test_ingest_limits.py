@@ -9,12 +9,10 @@ from playwright.sync_api import expect
 
 from accounts.models import TelegramAccount
 from ingestion.models import Channel
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as_operator, off_the_page_thread, quiet_page, screenshot
 from tests.support.ingestion import READER, SOURCE, world
 
 pytestmark = pytest.mark.browser
-
-SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -25,50 +23,38 @@ def test_hours_bandwidth_and_share_from_the_console(
     off_the_page_thread(lambda: ingest_world(world(messages=[])))
     reader = off_the_page_thread(lambda: TelegramAccount.objects.get(phone=READER))
     source = off_the_page_thread(lambda: Channel.objects.get(chat__telegram_id=SOURCE))
-    context = browser.new_context(viewport=SIZES[size])
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    problems = []
-    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
-    page.on("pageerror", lambda error: problems.append(str(error)))
+    with quiet_page(browser, size=size) as page:
+        log_in_as_operator(page, live_server.url, django_user_model)
+        page.goto(f"{live_server.url}/accounts/")
+        row = page.locator(f"#account-{reader.pk}")
+        expect(row).to_contain_text("Ingests all day · bandwidth no cap")
+        row.get_by_role("link", name="Change").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("Transfers from (hour)").fill("22")
+        dialog.get_by_label("Until (hour)").fill("6")
+        dialog.get_by_label("Time zone").fill("Europe/Berlin")
+        dialog.get_by_label("Bandwidth cap").fill("lots")
+        dialog.get_by_role("button", name="Save").click()
+        expect(dialog).to_contain_text("is not a size")
+        expect(dialog.get_by_label("Bandwidth cap")).to_have_value("lots")
+        screenshot(page, artifacts / f"ingest-limits-{size}-error.png")
 
-    log_in_as_operator(page, live_server.url, django_user_model)
-    page.goto(f"{live_server.url}/accounts/")
-    row = page.locator(f"#account-{reader.pk}")
-    expect(row).to_contain_text("Ingests all day · bandwidth no cap")
-    row.get_by_role("link", name="Change").click()
-    dialog = page.get_by_role("dialog")
-    dialog.get_by_label("Transfers from (hour)").fill("22")
-    dialog.get_by_label("Until (hour)").fill("6")
-    dialog.get_by_label("Time zone").fill("Europe/Berlin")
-    dialog.get_by_label("Bandwidth cap").fill("lots")
-    dialog.get_by_role("button", name="Save").click()
-    expect(dialog).to_contain_text("is not a size")
-    expect(dialog.get_by_label("Bandwidth cap")).to_have_value("lots")
-    top(page)
-    page.screenshot(path=artifacts / f"ingest-limits-{size}-error.png", full_page=True)
+        dialog.get_by_label("Bandwidth cap").fill("2 MB/s")
+        dialog.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("dialog")).to_have_count(0)
+        expect(row).to_contain_text("Ingests 22:00–06:00 (Europe/Berlin) · bandwidth 2 MB/s")
+        expect(row).to_contain_text("Waiting for its ingestion hours")
+        screenshot(page, artifacts / f"ingest-limits-{size}-saved.png")
+        saved = off_the_page_thread(lambda: TelegramAccount.objects.get(pk=reader.pk))
+        assert (saved.ingest_start_hour, saved.ingest_end_hour, saved.ingest_bytes_per_second) == (22, 6, 2_000_000)
 
-    dialog.get_by_label("Bandwidth cap").fill("2 MB/s")
-    dialog.get_by_role("button", name="Save").click()
-    expect(page.get_by_role("dialog")).to_have_count(0)
-    expect(row).to_contain_text("Ingests 22:00–06:00 (Europe/Berlin) · bandwidth 2 MB/s")
-    expect(row).to_contain_text("Waiting for its ingestion hours")
-    top(page)
-    page.screenshot(path=artifacts / f"ingest-limits-{size}-saved.png", full_page=True)
-    saved = off_the_page_thread(lambda: TelegramAccount.objects.get(pk=reader.pk))
-    assert (saved.ingest_start_hour, saved.ingest_end_hour, saved.ingest_bytes_per_second) == (22, 6, 2_000_000)
-
-    page.goto(f"{live_server.url}/channels/")
-    channel_row = page.locator(f"#channel-{source.pk}")
-    channel_row.get_by_label("Share a cycle").fill("5")
-    channel_row.get_by_role("button", name="Save").click()
-    expect(page.locator(f"#channel-{source.pk}")).to_contain_text("Saved.")
-    top(page)
-    page.screenshot(path=artifacts / f"channel-share-{size}.png", full_page=True)
-    assert off_the_page_thread(lambda: Channel.objects.get(pk=source.pk).sets_per_cycle) == 5
-    page.goto(f"{live_server.url}/channels/{source.pk}/")
-    expect(page.get_by_text("Share of a cycle")).to_be_visible()
-    top(page)
-    page.screenshot(path=artifacts / f"channel-share-detail-{size}.png", full_page=True)
-    assert problems == [], problems
-    context.close()
+        page.goto(f"{live_server.url}/channels/")
+        channel_row = page.locator(f"#channel-{source.pk}")
+        channel_row.get_by_label("Share a cycle").fill("5")
+        channel_row.get_by_role("button", name="Save").click()
+        expect(page.locator(f"#channel-{source.pk}")).to_contain_text("Saved.")
+        screenshot(page, artifacts / f"channel-share-{size}.png")
+        assert off_the_page_thread(lambda: Channel.objects.get(pk=source.pk).sets_per_cycle) == 5
+        page.goto(f"{live_server.url}/channels/{source.pk}/")
+        expect(page.get_by_text("Share of a cycle")).to_be_visible()
+        screenshot(page, artifacts / f"channel-share-detail-{size}.png")

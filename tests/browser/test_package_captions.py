@@ -13,35 +13,13 @@ from core.roles import OPERATORS_GROUP
 from ingestion.models import Channel
 from packages.models import Package
 from tests.support.archives import PASSWORD, files, run, tool
-from tests.support.browser import Shots, off_the_page_thread
+from tests.support.browser import Shots, log_in_as, off_the_page_thread, quiet_page
 from tests.support.ingestion import READER, SOURCE, WRITER, run_cycle, world
 
 pytestmark = pytest.mark.browser
 
 FRIENDS = 5000
 CAPTION = f"Hollowforge — Red Wyvern, supported for 32 mm\npass: {PASSWORD}"
-
-
-def _log_in(page, url: str, username: str) -> None:
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-
-
-def _both_widths(page, shot: Shots, step: str) -> None:
-    for width in (1440, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        shot(f"{step}-{width}")
-    page.set_viewport_size({"width": 1440, "height": 900})
-
-
-def _quiet(page) -> list[str]:
-    said = []
-    page.on("console", lambda message: said.append(message.text) if message.type in ("error", "warning") else None)
-    page.on("pageerror", lambda error: said.append(str(error)))
-    return said
 
 
 @pytest.fixture
@@ -53,10 +31,8 @@ def wyvern(tmp_path) -> Path:
 
 
 def test_captions_passwords_and_the_send_preview(
-    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, browser, artifacts, wyvern
+    live_server, transactional_db, ingest_world, storage, django_user_model, browser, artifacts, wyvern
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
     friends = {"id": FRIENDS, "title": "Friends", "type": "supergroup", "members": [READER, WRITER]}
     messages = [{"id": 11, "text": CAPTION, "document": {"name": "wyvern.7z", "file": str(wyvern)}}]
     off_the_page_thread(lambda: ingest_world(world(messages=messages, more_chats=[friends])))
@@ -67,60 +43,54 @@ def test_captions_passwords_and_the_send_preview(
     operator.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    said = _quiet(page)
-    shot = Shots(page, artifacts, "captions-operator")
-    _log_in(page, live_server.url, "operator")
+    with quiet_page(browser, size="wide") as page:
+        shot = Shots(page, artifacts, "captions-operator")
+        log_in_as(page, live_server.url, "operator", "s3cret-pass")
 
-    page.goto(f"{live_server.url}/packages/{package.pk}/")
-    caption = page.locator("#caption")
-    expect(caption).to_contain_text("Hollowforge — Red Wyvern, supported for 32 mm")
-    expect(caption).to_contain_text(f"pass: {PASSWORD}")
-    expect(caption).to_contain_text("Listed with the password found in the caption.")
-    caption.get_by_text("Show password").click()
-    expect(caption.locator("code")).to_have_text(PASSWORD)
-    expect(page.get_by_label("Caption")).to_have_value(CAPTION)
-    _both_widths(page, shot, "package")
+        page.goto(f"{live_server.url}/packages/{package.pk}/")
+        caption = page.locator("#caption")
+        expect(caption).to_contain_text("Hollowforge — Red Wyvern, supported for 32 mm")
+        expect(caption).to_contain_text(f"pass: {PASSWORD}")
+        expect(caption).to_contain_text("Listed with the password found in the caption.")
+        caption.get_by_text("Show password").click()
+        expect(caption.locator("code")).to_have_text(PASSWORD)
+        expect(page.get_by_label("Caption")).to_have_value(CAPTION)
+        shot.at_each_size("package")
 
-    page.get_by_label("Chat or person").select_option(label="Friends")
-    preview = page.locator("#send-preview")
-    expect(preview).to_contain_text("As it will arrive in Friends")
-    expect(preview).to_contain_text("wyvern.7z")
-    page.get_by_label("Caption").fill("For the Friends group:\nthe wyvern, printed at 32 mm")
-    expect(preview).to_contain_text("the wyvern, printed at 32 mm")
-    expect(preview).not_to_contain_text("stashcast:")
-    page.locator("#send").scroll_into_view_if_needed()
-    _both_widths(page, shot, "send-preview")
-    page.get_by_label("Caption").fill("🐉" * 600)
-    expect(preview.get_by_role("alert")).to_contain_text("1,200 characters long as Telegram counts them")
-    _both_widths(page, shot, "send-too-long")
+        page.get_by_label("Chat or person").select_option(label="Friends")
+        preview = page.locator("#send-preview")
+        expect(preview).to_contain_text("As it will arrive in Friends")
+        expect(preview).to_contain_text("wyvern.7z")
+        page.get_by_label("Caption").fill("For the Friends group:\nthe wyvern, printed at 32 mm")
+        expect(preview).to_contain_text("the wyvern, printed at 32 mm")
+        expect(preview).not_to_contain_text("stashcast:")
+        page.locator("#send").scroll_into_view_if_needed()
+        shot.at_each_size("send-preview")
+        page.get_by_label("Caption").fill("🐉" * 600)
+        expect(preview.get_by_role("alert")).to_contain_text("1,200 characters long as Telegram counts them")
+        shot.at_each_size("send-too-long")
 
-    page.goto(f"{live_server.url}/channels/{channel.pk}/")
-    passwords = page.locator("#channel-passwords")
-    passwords.get_by_label("Add a password").fill("Dragon-Key-77")
-    passwords.get_by_role("button", name="Add").click()
-    expect(page.locator("#channel-passwords")).to_contain_text("D•••7 (13)")
-    expect(page.locator("#channel-passwords")).to_contain_text("Password added")
-    _both_widths(page, shot, "channel-passwords")
-    assert said == [], f"the operator's console: {said}"
-    context.close()
+        page.goto(f"{live_server.url}/channels/{channel.pk}/")
+        passwords = page.locator("#channel-passwords")
+        passwords.get_by_label("Add a password").fill("Dragon-Key-77")
+        passwords.get_by_role("button", name="Add").click()
+        expect(page.locator("#channel-passwords")).to_contain_text("D•••7 (13)")
+        expect(page.locator("#channel-passwords")).to_contain_text("Password added")
+        shot.at_each_size("channel-passwords")
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    said = _quiet(page)
-    shot = Shots(page, artifacts, "captions-viewer")
-    _log_in(page, live_server.url, "viewer")
-    page.goto(f"{live_server.url}/packages/{package.pk}/")
-    caption = page.locator("#caption")
-    expect(caption).to_contain_text("pass: ••••••")
-    expect(caption).to_contain_text("Listed with the password found in the caption.")
-    expect(page.get_by_text("Show password")).to_have_count(0)
-    assert PASSWORD not in page.content()
-    _both_widths(page, shot, "package")
-    page.goto(f"{live_server.url}/channels/{channel.pk}/")
-    expect(page.locator("#channel-passwords")).to_contain_text("Operators keep 1 password for this channel's archives.")
-    assert "D•••7" not in page.content()
-    _both_widths(page, shot, "channel-passwords")
-    assert said == [], f"the viewer's console: {said}"
-    context.close()
+    with quiet_page(browser, size="wide") as page:
+        shot = Shots(page, artifacts, "captions-viewer")
+        log_in_as(page, live_server.url, "viewer", "s3cret-pass")
+        page.goto(f"{live_server.url}/packages/{package.pk}/")
+        caption = page.locator("#caption")
+        expect(caption).to_contain_text("pass: ••••••")
+        expect(caption).to_contain_text("Listed with the password found in the caption.")
+        expect(page.get_by_text("Show password")).to_have_count(0)
+        assert PASSWORD not in page.content()
+        shot.at_each_size("package")
+        page.goto(f"{live_server.url}/channels/{channel.pk}/")
+        expect(page.locator("#channel-passwords")).to_contain_text(
+            "Operators keep 1 password for this channel's archives."
+        )
+        assert "D•••7" not in page.content()
+        shot.at_each_size("channel-passwords")

@@ -7,26 +7,12 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import Shots, log_in_as_operator
+from tests.support.browser import Shots, log_in_as, log_in_as_operator, quiet_page
 from tests.support.factories import package_with_raw_files
 
 pytestmark = pytest.mark.browser
 
 VOLUMES = {"wyvern.7z.001": os.urandom(300_000), "wyvern.7z.002": os.urandom(120_000)}
-
-
-def _both_widths(page, shot: Shots, step: str) -> None:
-    for width in (1440, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        shot(f"{step}-{width}")
-    page.set_viewport_size({"width": 1440, "height": 900})
-
-
-def _quiet(page) -> list[str]:
-    said = []
-    page.on("console", lambda message: said.append(message.text) if message.type in ("error", "warning") else None)
-    page.on("pageerror", lambda error: said.append(str(error)))
-    return said
 
 
 def _download(page, name: str) -> bytes:
@@ -42,42 +28,31 @@ def test_download_links_as_operator_and_viewer(
     package = package_with_raw_files(tmp_path, VOLUMES, name="wyvern.7z")
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    said = _quiet(page)
-    shot = Shots(page, artifacts, "downloads-operator")
-    log_in_as_operator(page, live_server.url, django_user_model)
-    page.goto(f"{live_server.url}/packages/{package.pk}/")
-    downloads = page.locator("#downloads")
-    expect(downloads).to_contain_text("one per volume")
-    _both_widths(page, shot, "before")
-    downloads.get_by_role("link", name="Make download links").click()
-    expect(downloads).to_contain_text("Working until")
-    expect(downloads.get_by_role("link", name="wyvern.7z.001")).to_be_visible()
-    _both_widths(page, shot, "links")
-    assert _download(page, "wyvern.7z.002") == VOLUMES["wyvern.7z.002"]
-    assert said == [], f"the operator's console: {said}"
-    context.close()
+    with quiet_page(browser, size="wide", accept_downloads=True) as page:
+        shot = Shots(page, artifacts, "downloads-operator")
+        log_in_as_operator(page, live_server.url, django_user_model)
+        page.goto(f"{live_server.url}/packages/{package.pk}/")
+        downloads = page.locator("#downloads")
+        expect(downloads).to_contain_text("one per volume")
+        shot.at_each_size("before")
+        downloads.get_by_role("link", name="Make download links").click()
+        expect(downloads).to_contain_text("Working until")
+        expect(downloads.get_by_role("link", name="wyvern.7z.001")).to_be_visible()
+        shot.at_each_size("links")
+        assert _download(page, "wyvern.7z.002") == VOLUMES["wyvern.7z.002"]
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    said = _quiet(page)
-    shot = Shots(page, artifacts, "downloads-viewer")
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill("viewer")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    page.goto(f"{live_server.url}/packages/{package.pk}/")
-    downloads = page.locator("#downloads")
-    expect(downloads).to_contain_text("Download links are for operators")
-    expect(downloads.get_by_role("link", name="Make download links")).to_have_count(0)
-    _both_widths(page, shot, "not-allowed")
+    with quiet_page(browser, size="wide", accept_downloads=True) as page:
+        shot = Shots(page, artifacts, "downloads-viewer")
+        log_in_as(page, live_server.url, "viewer", "s3cret-pass")
+        page.goto(f"{live_server.url}/packages/{package.pk}/")
+        downloads = page.locator("#downloads")
+        expect(downloads).to_contain_text("Download links are for operators")
+        expect(downloads.get_by_role("link", name="Make download links")).to_have_count(0)
+        shot.at_each_size("not-allowed")
 
-    settings.DOWNLOAD_LINKS_FOR_VIEWERS = True
-    page.reload()
-    page.locator("#downloads").get_by_role("link", name="Make download links").click()
-    expect(page.locator("#downloads")).to_contain_text("Working until")
-    _both_widths(page, shot, "allowed")
-    assert _download(page, "wyvern.7z.001") == VOLUMES["wyvern.7z.001"]
-    assert said == [], f"the viewer's console: {said}"
-    context.close()
+        settings.DOWNLOAD_LINKS_FOR_VIEWERS = True
+        page.reload()
+        page.locator("#downloads").get_by_role("link", name="Make download links").click()
+        expect(page.locator("#downloads")).to_contain_text("Working until")
+        shot.at_each_size("allowed")
+        assert _download(page, "wyvern.7z.001") == VOLUMES["wyvern.7z.001"]

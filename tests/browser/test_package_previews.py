@@ -27,10 +27,8 @@ MESSAGES = [
 
 
 def test_grid_preview_picker_and_collection(
-    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, page, artifacts
+    live_server, transactional_db, ingest_world, storage, django_user_model, page, artifacts
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
     off_the_page_thread(lambda: ingest_world(world(messages=MESSAGES)))
     assert off_the_page_thread(run_cycle).ingested == 2
 

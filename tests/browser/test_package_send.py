@@ -39,10 +39,8 @@ DANA_PERSON = {"id": DANA, "title": "Dana", "type": "user", "username": "dana_pr
 
 
 def test_send_a_package_to_a_chat_and_audit_the_catalog(
-    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, page, artifacts
+    live_server, transactional_db, ingest_world, storage, tmp_path, django_user_model, page, artifacts
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
     data = world(messages=MESSAGES, more_chats=[FRIENDS_CHAT, DANA_PERSON], limits={"upload_max_bytes": 100_000})
     off_the_page_thread(lambda: ingest_world(data))
     assert off_the_page_thread(run_cycle).ingested == 2

@@ -6,15 +6,15 @@ import pytest
 from playwright.sync_api import expect
 
 from reminders.services import AudienceFilter, audience_save
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as, log_in_as_operator, off_the_page_thread, quiet_page, screenshot
 from tests.support.reminders import SENDER, account, groups_world, make_reminder
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("width", [1440, 390])
+@pytest.mark.parametrize("size", SIZES)
 def test_audiences_page_and_the_wizards_groups_step(
-    live_server, transactional_db, fanout_world, django_user_model, browser, page, artifacts, width
+    live_server, transactional_db, fanout_world, django_user_model, browser, artifacts, size
 ):
     def setup():
         fanout_world(groups_world(groups=14))
@@ -25,41 +25,31 @@ def test_audiences_page_and_the_wizards_groups_step(
         return audience, reminder
 
     audience, reminder = off_the_page_thread(setup)
-    problems = []
-    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
-    page.set_viewport_size({"width": width, "height": 900})
-    log_in_as_operator(page, live_server.url, django_user_model)
+    width = SIZES[size]["width"]
+    with quiet_page(browser, size=size) as page:
+        log_in_as_operator(page, live_server.url, django_user_model)
 
-    page.goto(f"{live_server.url}/reminders/audiences/{audience.pk}/")
-    expect(page.locator("[data-match-count]")).to_have_text("10")
-    page.get_by_label("Title contains").fill("Group 001")
-    expect(page.locator("[data-match-count]")).to_have_text("4")
-    top(page)
-    page.screenshot(path=artifacts / f"reminders-audience-{width}.png", full_page=True)
+        page.goto(f"{live_server.url}/reminders/audiences/{audience.pk}/")
+        expect(page.locator("[data-match-count]")).to_have_text("10")
+        page.get_by_label("Title contains").fill("Group 001")
+        expect(page.locator("[data-match-count]")).to_have_text("4")
+        screenshot(page, artifacts / f"reminders-audience-{width}.png")
 
-    page.goto(f"{live_server.url}/reminders/{reminder.pk}/edit/groups/")
-    expect(page.get_by_role("checkbox", name="First ten")).to_be_checked()
-    top(page)
-    page.screenshot(path=artifacts / f"reminders-audience-groups-step-{width}.png", full_page=True)
-    assert problems == []
+        page.goto(f"{live_server.url}/reminders/{reminder.pk}/edit/groups/")
+        expect(page.get_by_role("checkbox", name="First ten")).to_be_checked()
+        screenshot(page, artifacts / f"reminders-audience-groups-step-{width}.png")
 
     django_user_model.objects.create_user(username="viewer", password="v1ew-pass")
-    viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    viewer_problems = []
-    viewer.on("console", lambda message: message.type in ("error", "warning") and viewer_problems.append(message.text))
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("v1ew-pass")
-    viewer.get_by_role("button", name="Log in").click()
-    viewer.goto(f"{live_server.url}/reminders/audiences/")
-    expect(viewer.get_by_role("link", name="First ten")).to_be_visible()
-    expect(viewer.get_by_role("link", name="New audience")).to_have_count(0)
-    viewer.screenshot(path=artifacts / f"reminders-audiences-viewer-{width}.png", full_page=True)
-    viewer.goto(f"{live_server.url}/reminders/audiences/{audience.pk}/")
-    expect(viewer.get_by_role("button", name="Save audience")).to_have_count(0)
-    expect(viewer.locator(".summary-list")).to_contain_text("Group 000")
-    viewer.screenshot(path=artifacts / f"reminders-audience-viewer-{width}.png", full_page=True)
-    viewer.goto(f"{live_server.url}/reminders/{reminder.pk}/")
-    expect(viewer.get_by_role("link", name="First ten")).to_be_visible()  # the Groups card names its audience
-    viewer.screenshot(path=artifacts / f"reminders-audience-reminder-viewer-{width}.png", full_page=True)
-    assert viewer_problems == []
+    with quiet_page(browser, size=size) as viewer:
+        log_in_as(viewer, live_server.url, "viewer", "v1ew-pass")
+        viewer.goto(f"{live_server.url}/reminders/audiences/")
+        expect(viewer.get_by_role("link", name="First ten")).to_be_visible()
+        expect(viewer.get_by_role("link", name="New audience")).to_have_count(0)
+        screenshot(viewer, artifacts / f"reminders-audiences-viewer-{width}.png")
+        viewer.goto(f"{live_server.url}/reminders/audiences/{audience.pk}/")
+        expect(viewer.get_by_role("button", name="Save audience")).to_have_count(0)
+        expect(viewer.locator(".summary-list")).to_contain_text("Group 000")
+        screenshot(viewer, artifacts / f"reminders-audience-viewer-{width}.png")
+        viewer.goto(f"{live_server.url}/reminders/{reminder.pk}/")
+        expect(viewer.get_by_role("link", name="First ten")).to_be_visible()  # the Groups card names its audience
+        screenshot(viewer, artifacts / f"reminders-audience-reminder-viewer-{width}.png")

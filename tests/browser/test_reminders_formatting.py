@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from core.models import RunStatus
 from reminders.models import Reminder
 from reminders.services import reminder_fire
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as, log_in_as_operator, off_the_page_thread, quiet_page, screenshot, top
 from tests.support.reminders import execute, groups_world, png_bytes
 
 pytestmark = pytest.mark.browser
@@ -18,32 +18,30 @@ pytestmark = pytest.mark.browser
 NINE = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("width", [1440, 390])
+@pytest.mark.parametrize("size", SIZES)
 def test_the_preview_follows_the_text_as_it_is_typed(
-    live_server, transactional_db, fanout_world, django_user_model, page, artifacts, width
+    live_server, transactional_db, fanout_world, django_user_model, browser, artifacts, size
 ):
     off_the_page_thread(lambda: fanout_world(groups_world(groups=2)))
-    problems = []
-    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
-    page.set_viewport_size({"width": width, "height": 900})
-    log_in_as_operator(page, live_server.url, django_user_model)
-    page.goto(f"{live_server.url}/reminders/new/")
+    width = SIZES[size]["width"]
+    with quiet_page(browser, size=size) as page:
+        log_in_as_operator(page, live_server.url, django_user_model)
+        page.goto(f"{live_server.url}/reminders/new/")
 
-    page.get_by_label("Written as").select_option("markdown")
-    page.get_by_label("Text of part 1").fill("🎉 **Black Friday**: __30% off__ ||BF30|| [shop](https://shop.example)")
-    preview = page.locator("#part-0-preview .part-text--live")
-    expect(preview.locator("b")).to_have_text("Black Friday")
-    expect(preview.locator("i")).to_have_text("30% off")
-    expect(preview.locator(".tg-spoiler")).to_have_text("BF30")
-    expect(preview.get_by_role("link", name="shop")).to_have_attribute("href", "https://shop.example")
-    top(page)
-    page.screenshot(path=artifacts / f"reminders-format-preview-{width}.png", full_page=True)
+        page.get_by_label("Written as").select_option("markdown")
+        page.get_by_label("Text of part 1").fill(
+            "🎉 **Black Friday**: __30% off__ ||BF30|| [shop](https://shop.example)"
+        )
+        preview = page.locator("#part-0-preview .part-text--live")
+        expect(preview.locator("b")).to_have_text("Black Friday")
+        expect(preview.locator("i")).to_have_text("30% off")
+        expect(preview.locator(".tg-spoiler")).to_have_text("BF30")
+        expect(preview.get_by_role("link", name="shop")).to_have_attribute("href", "https://shop.example")
+        screenshot(page, artifacts / f"reminders-format-preview-{width}.png")
 
-    page.get_by_label("Text of part 1").fill("🎉 **Black Friday: 30% off")
-    expect(page.locator("#part-0-preview .field-error")).to_contain_text("“**” at line 1, column 3")
-    top(page)
-    page.screenshot(path=artifacts / f"reminders-format-refused-{width}.png", full_page=True)
-    assert problems == []
+        page.get_by_label("Text of part 1").fill("🎉 **Black Friday: 30% off")
+        expect(page.locator("#part-0-preview .field-error")).to_contain_text("“**” at line 1, column 3")
+        screenshot(page, artifacts / f"reminders-format-refused-{width}.png")
 
 
 @pytest.mark.parametrize("width", [1440, 390])
@@ -108,10 +106,7 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
 
     viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("s3cret-pass")
-    viewer.get_by_role("button", name="Log in").click()
+    log_in_as(viewer, live_server.url, "viewer", "s3cret-pass")
     viewer.goto(f"{live_server.url}/activity/runs/{run.pk}/")
     expect(viewer.get_by_role("link", name="Report (CSV)")).to_be_visible()
     top(viewer)

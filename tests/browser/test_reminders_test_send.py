@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reminders.services import PartSpec
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import SIZES, log_in_as, log_in_as_operator, off_the_page_thread, quiet_page, screenshot
 from tests.support.reminders import groups_world, image, make_reminder
 
 pytestmark = pytest.mark.browser
@@ -15,9 +15,9 @@ pytestmark = pytest.mark.browser
 TWO_PM = datetime(2026, 11, 26, 14, 2, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("width", [1440, 390])
+@pytest.mark.parametrize("size", SIZES)
 def test_send_me_a_test_says_where_and_when(
-    live_server, transactional_db, fanout_world, at, django_user_model, browser, page, artifacts, width
+    live_server, transactional_db, fanout_world, at, django_user_model, browser, artifacts, size
 ):
     def setup():
         fanout_world(groups_world(groups=2))
@@ -29,27 +29,21 @@ def test_send_me_a_test_says_where_and_when(
 
     reminder = off_the_page_thread(setup)
     at(TWO_PM)
-    problems = []
-    page.on("console", lambda message: message.type in ("error", "warning") and problems.append(message.text))
-    page.set_viewport_size({"width": width, "height": 900})
-    log_in_as_operator(page, live_server.url, django_user_model)
-    page.goto(f"{live_server.url}/reminders/{reminder.pk}/")
+    width = SIZES[size]["width"]
+    with quiet_page(browser, size=size) as page:
+        log_in_as_operator(page, live_server.url, django_user_model)
+        page.goto(f"{live_server.url}/reminders/{reminder.pk}/")
 
-    page.get_by_role("button", name="Send me a test").click()
-    expect(page.locator(".test-send [role=status]")).to_have_text(
-        "Sent to Saved Messages at 14:02 — outside the window, not counted."
-    )
-    top(page)
-    page.screenshot(path=artifacts / f"reminders-test-send-{width}.png", full_page=True)
-    assert problems == []
+        page.get_by_role("button", name="Send me a test").click()
+        expect(page.locator(".test-send [role=status]")).to_have_text(
+            "Sent to Saved Messages at 14:02 — outside the window, not counted."
+        )
+        screenshot(page, artifacts / f"reminders-test-send-{width}.png")
 
     django_user_model.objects.create_user(username="viewer", password="v1ew-pass")
-    viewer = browser.new_context(viewport={"width": width, "height": 900}).new_page()
-    viewer.goto(f"{live_server.url}/login/")
-    viewer.get_by_label("Username").fill("viewer")
-    viewer.get_by_label("Password").fill("v1ew-pass")
-    viewer.get_by_role("button", name="Log in").click()
-    viewer.goto(f"{live_server.url}/reminders/{reminder.pk}/")
-    expect(viewer.get_by_role("heading", name="Black Friday")).to_be_visible()
-    expect(viewer.get_by_role("button", name="Send me a test")).to_have_count(0)
-    viewer.screenshot(path=artifacts / f"reminders-test-send-viewer-{width}.png", full_page=True)
+    with quiet_page(browser, size=size) as viewer:
+        log_in_as(viewer, live_server.url, "viewer", "v1ew-pass")
+        viewer.goto(f"{live_server.url}/reminders/{reminder.pk}/")
+        expect(viewer.get_by_role("heading", name="Black Friday")).to_be_visible()
+        expect(viewer.get_by_role("button", name="Send me a test")).to_have_count(0)
+        screenshot(viewer, artifacts / f"reminders-test-send-viewer-{width}.png")

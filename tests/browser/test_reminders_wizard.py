@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from accounts.models import AccountChat
 from reminders.models import Reminder
-from tests.support.browser import log_in_as_operator, off_the_page_thread, top
+from tests.support.browser import log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.reminders import SENDER, SENDER_B, account, groups_world, make_reminder
 
 pytestmark = pytest.mark.browser
@@ -82,10 +82,7 @@ def test_a_viewer_sees_reminders_without_buttons_that_change_them(
     off_the_page_thread(lambda: fanout_world(groups_world(groups=3)))
     reminder = make_reminder(name="Weekly promo", schedule_crontab="0 9 * * *", start=9, end=18)
     django_user_model.objects.create_user(username="viewer", password="s3cret-pass")
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill("viewer")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
+    log_in_as(page, live_server.url, "viewer", "s3cret-pass")
 
     page.goto(f"{live_server.url}/reminders/")
     expect(page.locator("tbody tr", has_text="Weekly promo")).to_contain_text("09:00–18:00")

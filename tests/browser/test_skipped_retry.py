@@ -16,10 +16,8 @@ MESSAGES = [
 
 
 def test_retry_a_skipped_package_until_it_is_a_package(
-    live_server, transactional_db, ingest_world, settings, tmp_path, django_user_model, page, artifacts
+    live_server, transactional_db, ingest_world, storage, settings, django_user_model, page, artifacts
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
     settings.INGEST_MAX_PACKAGE_BYTES = 10_000  # dragon.zip is too large, pebble.stl goes through
     off_the_page_thread(lambda: ingest_world(world(messages=MESSAGES)))
     off_the_page_thread(run_cycle)

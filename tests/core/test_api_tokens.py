@@ -8,7 +8,6 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -16,6 +15,7 @@ from django.utils import timezone
 from core.models import ApiToken, AuditEntry
 from core.roles import OPERATORS_GROUP
 from core.tokens import READ_ONLY_MESSAGE, VIEWER_WRITE_MESSAGE, api_token_create, api_token_revoke
+from tests.support.migrations import latest, migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -225,17 +225,6 @@ def test_metrics_take_an_operators_usable_token_only(vera, viewer):
 
 BEFORE = [("core", "0006_audit_trail")]
 AFTER = [("core", "0007_api_tokens")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
-
-
-def latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
 
 
 @pytest.mark.django_db(transaction=True)

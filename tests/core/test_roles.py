@@ -10,8 +10,12 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from accounts.models import TelegramAccount
+from core.models import ApiToken, AuditEntry, Invite, Notification
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
 from core.tokens import READ_ONLY_MESSAGE, api_token_create
+from ingestion.models import CatalogAudit, Channel, IngestionRun, SkippedPackage, TopicProgress
+from packages.models import BotPerson, ChannelPassword, Collection, Package, PackagePreview, PackageSend
+from reminders.models import Audience, MediaFile, Reminder, ReminderRun
 from tests.support.ingestion import run_cycle, world
 
 pytestmark = pytest.mark.django_db
@@ -22,17 +26,17 @@ PUBLIC = {"/login/", "/healthz", "/api/auth/token/", "/packages/download/x/x", "
 # A viewer may always end (or start) a session.
 SESSION = {"/login/", "/logout/"}
 # A viewer manages their own (read) tokens: tests/core/test_api_tokens.py.
-OWN_TOKENS = {"/tokens/", "/tokens/new/", "/tokens/1/revoke/", "/api/tokens/", "/api/tokens/1/"}
-OWN_TOKENS.add("/api/tokens/1/revoke/")
+OWN_TOKENS = {"/tokens/", "/tokens/new/", "/tokens/{pk}/revoke/", "/api/tokens/", "/api/tokens/{pk}/"}
+OWN_TOKENS.add("/api/tokens/{pk}/revoke/")
 # For operators only, even to look: Flower (core/flower.py; no Flower runs here, so operators get a 502 that says
 # so) and the metrics (or their own token).
 OPERATORS_ONLY = {
-    "/flower/1",
+    "/flower/{path}",
     "/flower/tasks/datatable",
     "/metrics",
     "/api/metrics/",
-    "/api/channels/1/passwords/",
-    "/packages/1/download-links/",  # unless DOWNLOAD_LINKS_FOR_VIEWERS
+    "/api/channels/{pk}/passwords/",
+    "/packages/{pk}/download-links/",  # unless DOWNLOAD_LINKS_FOR_VIEWERS
 }
 
 
@@ -45,11 +49,11 @@ def walk(patterns=None, prefix=""):
 
 
 def concrete(pattern: str) -> str | None:
-    """A URL for a pattern, with 1 for every id; None for format-suffix duplicates."""
+    """A URL for a pattern, every id a `{name}` that `row_ids` fills in; None for format-suffix duplicates."""
     if "format" in pattern:
         return None
-    url = re.sub(r"\(\?P<\w+>[^)]*\)", "1", pattern)
-    url = re.sub(r"<(?:int:)?\w+>", "1", url)
+    url = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern)
+    url = re.sub(r"<(?:int:)?(\w+)>", r"{\1}", url)
     url = re.sub(r"<(?:str|slug|path|uuid):\w+>", "x", url)
     url = url.replace("^", "").replace("$", "").replace("\\", "")
     return "/" + url.lstrip("/")
@@ -60,13 +64,76 @@ URLS = sorted({url for url in map(concrete, walk()) if url and not url.startswit
 OPERATORS_ONLY |= {url for url in URLS if url.startswith(("/people/", "/api/people/", "/api/invites/"))}
 
 
+# What a URL's {pk} stands for, by how the URL starts (the longest start that fits): the first row of that kind.
+PK_KINDS = {
+    "/accounts/": TelegramAccount,
+    "/activity/runs/": ReminderRun,
+    "/attention/reminder-runs/": ReminderRun,
+    "/audiences/": Audience,
+    "/audit/": AuditEntry,
+    "/catalog-audits/": CatalogAudit,
+    "/catalog/audits/": CatalogAudit,
+    "/channels/": Channel,
+    "/collections/": Collection,
+    "/ingestion-runs/": IngestionRun,
+    "/ingestion/runs/": IngestionRun,
+    "/invites/": Invite,
+    "/media/": MediaFile,
+    "/notifications/": Notification,
+    "/package-sends/": PackageSend,
+    "/packages/": Package,
+    "/packages/collections/": Collection,
+    "/packages/sends/": PackageSend,
+    "/people/": get_user_model(),
+    "/people/invites/": Invite,
+    "/reminder-runs/": ReminderRun,
+    "/reminders/": Reminder,
+    "/reminders/audiences/": Audience,
+    "/skipped-packages/": SkippedPackage,
+    "/skipped/": SkippedPackage,
+    "/tokens/": ApiToken,
+    "/topics/": TopicProgress,
+}
+# The other ids, by their name in the URL.
+NAMED_KINDS = {
+    "account_pk": TelegramAccount,
+    "password_id": ChannelPassword,
+    "password_pk": ChannelPassword,
+    "preview_pk": PackagePreview,
+    "topic_pk": TopicProgress,
+}
+# An id no row has: a kind the walk's rows do not include answers "not found" for anyone.
+NO_ROW = 0
+
+
+def _first_id(model, field: str = "pk") -> int:
+    return model.objects.order_by("pk").values_list(field, flat=True).first() or NO_ROW
+
+
+def row_ids(template: str) -> dict[str, int | str]:
+    """The ids of the rows a URL of the walk is about, whatever ids the database gave them."""
+    ids = {}
+    for name in re.findall(r"{(\w+)}", template):
+        if name == "pk":
+            path = template.removeprefix("/api")
+            start = max((start for start in PK_KINDS if path.startswith(start)), key=len, default=None)
+            assert start is not None, f"{template}: which kind is its id? Add it to PK_KINDS."
+            ids[name] = _first_id(PK_KINDS[start])
+        elif name == "user_id":
+            ids[name] = _first_id(BotPerson, "user_id")
+        elif name == "path":
+            ids[name] = "1"  # any of Flower's pages
+        else:
+            assert name in NAMED_KINDS, f"{template}: which kind is {{{name}}}? Add it to NAMED_KINDS."
+            ids[name] = _first_id(NAMED_KINDS[name])
+    return ids
+
+
 @pytest.fixture
-def people(ingest_world, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def people(ingest_world, storage):
     messages = [{"id": 7, "document": {"name": "a.zip", "archive": [{"path": "a.stl", "size": 5}]}}]
     ingest_world(world(messages=messages))
-    run_cycle()  # rows with id 1 exist for most kinds
+    run_cycle()  # an account, a channel, a run, a package: rows for the walk's ids
     users = get_user_model()
     viewer = users.objects.create_user("viewer", password="x")
     operator = users.objects.create_user("operator", password="x")
@@ -84,10 +151,11 @@ def test_the_walk_covers_the_whole_project():
         assert expected in URLS
 
 
-@pytest.mark.parametrize("url", URLS)
-def test_nobody_gets_in_without_logging_in(client, url):
-    if url in PUBLIC or url == "/logout/":
+@pytest.mark.parametrize("template", URLS)
+def test_nobody_gets_in_without_logging_in(client, template):
+    if template in PUBLIC or template == "/logout/":
         return
+    url = template.format(**row_ids(template))
     for method in ("get", "post"):
         response = getattr(client, method)(url)
         if (url.startswith("/api/") and url != "/api/docs/") or url == "/metrics":
@@ -108,27 +176,28 @@ def _log_in_again(clients) -> None:
 @pytest.mark.large  # bench-sized: a sweep of the whole surface; `make test` runs it, `make test-fast` leaves it out
 def test_every_url_as_viewer_and_operator(people):
     problems = []
-    for url in URLS:
-        if url in PUBLIC:
+    for template in URLS:
+        if template in PUBLIC:
             continue  # the same for everyone (/healthz may say 503 when beat is not running)
+        url = template.format(**row_ids(template))
         viewer_get = people["viewer"].get(url)
-        if url in OPERATORS_ONLY:
+        if template in OPERATORS_ONLY:
             if viewer_get.status_code != 403:
                 problems.append(f"viewer GET {url}: {viewer_get.status_code}, not 403")
         elif viewer_get.status_code >= 500 or viewer_get.status_code == 403:
             problems.append(f"viewer GET {url}: {viewer_get.status_code}")
-        if url in SESSION or url in OWN_TOKENS:
+        if template in SESSION or template in OWN_TOKENS:
             continue
         for method in ("post", "put", "patch", "delete"):
             refused = getattr(people["viewer"], method)(url, content_type="application/json")
             if refused.status_code != 403 or VIEWER_MESSAGE not in refused.content.decode():
                 problems.append(f"viewer {method.upper()} {url}: {refused.status_code}")
         operator_post = people["operator"].post(url)
-        server_error = operator_post.status_code >= 500 and url not in OPERATORS_ONLY
+        server_error = operator_post.status_code >= 500 and template not in OPERATORS_ONLY
         if server_error or VIEWER_MESSAGE in operator_post.content.decode():
             problems.append(f"operator POST {url}: {operator_post.status_code}")
         if url.startswith(("/people/", "/api/people/")):
-            _log_in_again(people)  # login 1 may be the walk's own viewer, just deactivated or given a new password
+            _log_in_again(people)  # the first login is the walk's own viewer, just deactivated or given a new password
     assert not problems, "\n".join(problems)
 
 
@@ -171,3 +240,10 @@ def test_a_login_dialog_opened_by_its_address_shows_the_whole_accounts_page(peop
     page = people["operator"].get("/accounts/add/").content.decode()
     assert "Add a Telegram account" in page and "Console logins" in page
     assert "After 5 failed logins" in page and ">viewer<" in page, "the logins table is filled as on the list"
+
+
+def test_the_walk_reaches_the_rows_the_cycle_made(people):
+    for template in ("/channels/{pk}/", "/packages/{pk}/", "/ingestion/runs/{pk}/", "/api/accounts/{pk}/"):
+        assert template in URLS
+        url = template.format(**row_ids(template))
+        assert people["viewer"].get(url).status_code == 200, url

@@ -1,20 +1,12 @@
 """Migration 0012: channels already here keep reading their whole history; new ones start from now."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from accounts.models import Chat
+from tests.support.migrations import latest, migrate
 
 BEFORE = [("ingestion", "0011_run_starts_at")]
 AFTER = [("ingestion", "0012_channel_rules")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
 
 
 @pytest.mark.django_db(transaction=True)
@@ -31,4 +23,4 @@ def test_existing_channels_keep_their_whole_history_and_new_ones_start_from_now(
         assert (kept.start_from, kept.take_kinds, kept.min_bytes, kept.name_pattern) == ("history", [], None, "")
         assert Channel.objects.create(chat_id=second.pk).start_from == "now"
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate(latest())

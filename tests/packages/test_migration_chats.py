@@ -1,8 +1,8 @@
 """Packages moved from ingestion's Channel and IngestionRun to accounts.Chat (issue 12): rows carried over."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.support.migrations import latest, migrate
 
 # Accounts go back too: its later columns (NOT NULL, no database default) would refuse the old shape's rows.
 BEFORE = [
@@ -11,17 +11,6 @@ BEFORE = [
     ("accounts", "0001_initial"),
 ]
 AFTER = [("packages", "0006_drop_channel_links"), ("ingestion", "0007_carry_packages_over")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
-
-
-def latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
 
 
 def world_before(apps):

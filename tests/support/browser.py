@@ -1,9 +1,11 @@
-"""Browser tests: logins, screenshots numbered by step, ORM work off the page's thread, and a real Celery worker
+"""Browser tests: a team of two and their logins, pages at a phone's and a desktop's width whose console must stay
+quiet, screenshots (numbered by step for the journeys), ORM work off the page's thread, and a real Celery worker
 for the journeys."""
 
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +16,11 @@ from playwright.sync_api import expect
 
 from core.roles import OPERATORS_GROUP
 from tests.support.processes import purge_queues, start_celery_worker, stop_workers
+
+# The widths every page is looked at: a desktop's and a phone's.
+SIZES = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
+TEAM_PASSWORD = "pw-long-enough"
+FITS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1"
 
 # A worker has started when the ingestion cycle it queues for itself at startup is over: from then on, the
 # only runs are the ones the journey asks for.
@@ -29,9 +36,66 @@ class Shots:
 
     def __call__(self, step: str) -> None:
         self.taken += 1
-        # Scrolled up first, or the sticky top bar is drawn where the page was scrolled to.
-        self.page.evaluate("window.scrollTo(0, 0)")
+        top(self.page)
         self.page.screenshot(path=self.folder / f"{self.journey}-{self.taken:02d}-{step}.png", full_page=True)
+
+    def at_each_size(self, step: str) -> None:
+        """The page at each of SIZES (its width in the name), then wide again."""
+        for size in SIZES.values():
+            self.page.set_viewport_size(size)
+            self(f"{step}-{size['width']}")
+        self.page.set_viewport_size(SIZES["wide"])
+
+
+def team_add(django_user_model) -> None:
+    """Vera, an operator, and Victor, a viewer, both with TEAM_PASSWORD."""
+    vera = django_user_model.objects.create_user(username="vera", password=TEAM_PASSWORD)
+    vera.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    django_user_model.objects.create_user(username="victor", password=TEAM_PASSWORD)
+
+
+@contextmanager
+def quiet_page(browser, *, size: str, refusals: tuple[int, ...] = (), **options) -> Iterator:
+    """A page at one of SIZES, in a browser context of its own. On the way out, anything its console said as an
+    error or a warning, a script error, or an answer of 400 or more fails the test; `refusals` are statuses of
+    pages a person is meant to see (the browser reports those itself)."""
+    context = browser.new_context(viewport=SIZES[size], **options)
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    problems = []
+    expected = tuple(f"status of {status}" for status in refusals)
+    page.on(
+        "console",
+        lambda m: m.type in ("error", "warning") and not any(e in m.text for e in expected) and problems.append(m.text),
+    )
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on(
+        "response", lambda r: r.status >= 400 and r.status not in refusals and problems.append(f"{r.status} {r.url}")
+    )
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not problems, problems
+
+
+def log_in_as(page, url: str, username: str, password: str = TEAM_PASSWORD) -> None:
+    page.goto(f"{url}/login/")
+    _login_form_send(page, username, password)
+
+
+def _login_form_send(page, username: str, password: str) -> None:
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+
+
+def screenshot(page, path: Path) -> None:
+    """The whole page, once it is checked to fit the window's width."""
+    assert page.evaluate(FITS), f"{page.url} is wider than the window"
+    top(page)
+    page.screenshot(path=path, full_page=True)
 
 
 def log_in_as_superuser(page, url: str, django_user_model, shot: Shots) -> None:
@@ -39,10 +103,7 @@ def log_in_as_superuser(page, url: str, django_user_model, shot: Shots) -> None:
     page.goto(f"{url}/")
     expect(page.get_by_label("Username")).to_be_visible()  # the console sends strangers to its login page
     shot("login")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    _login_form_send(page, "operator", "s3cret-pass")
 
 
 class Worker:
@@ -86,11 +147,7 @@ def top(page) -> None:
 def log_in_as_operator(page, url: str, django_user_model) -> None:
     user = django_user_model.objects.create_user(username="operator", password="s3cret-pass")
     user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    log_in_as(page, url, "operator", "s3cret-pass")
 
 
 def off_the_page_thread(function):
@@ -108,8 +165,4 @@ def off_the_page_thread(function):
 
 def log_in(page, url: str, django_user_model) -> None:
     django_user_model.objects.create_superuser(username="operator", password="s3cret-pass")
-    page.goto(f"{url}/login/")
-    page.get_by_label("Username").fill("operator")
-    page.get_by_label("Password").fill("s3cret-pass")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    log_in_as(page, url, "operator", "s3cret-pass")

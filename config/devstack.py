@@ -419,48 +419,48 @@ def ensure_secrets(path: Path) -> dict[str, str]:
 
 
 def start_services(stack: Stack, *, durable: bool = True) -> tuple[dict[str, str], list]:
-    """Start what is not configured; return the environment and what to stop.
+    """Start what is not configured; return the environment and the servers this command uses.
 
     A server that already runs with its data under var/ (another `make run` or `make test`, on whatever
-    ports) is shared, and stopped only by whoever started it. durable=False (tests) starts PostgreSQL
-    without fsync.
+    ports) is shared: the last command of the stack to end stops it, whoever started it. durable=False
+    (tests) starts PostgreSQL without fsync.
     """
     env = {}
-    started = []
+    used = []
     _user_path(stack).parent.mkdir(parents=True, exist_ok=True)
     _user_path(stack).touch()
     try:
         if not os.environ.get("DATABASE_URL"):
             pg = EmbeddedPostgres(stack.var / "postgres", stack.pg_port, fsync=durable)
-            if pg.start():
-                started.append(pg)
-            elif durable and not pg.fsync_on():
+            if not pg.start() and durable and not pg.fsync_on():
                 print(
                     "  Warning: the embedded PostgreSQL was started by `make test`, without fsync: a power cut "
                     "can corrupt it. Stop the tests, then start again for durable storage.",
                     file=sys.stderr,
                 )
+            used.append(pg)
             env["DATABASE_URL"] = pg.url
         if not os.environ.get("REDIS_URL"):
             redis = EmbeddedRedis(stack.var / "redis", stack.redis_port)
-            if redis.start():
-                started.append(redis)
+            redis.start()
+            used.append(redis)
             env["REDIS_URL"] = redis.url
     except BaseException:
-        stop_services(stack, started)
+        stop_services(stack, used)
         raise
-    return env, started
+    return env, used
 
 
-def stop_services(stack: Stack, started: list) -> None:
-    """Stop what this command started, unless another command of this stack still uses it."""
+def stop_services(stack: Stack, used: list) -> None:
+    """Stop the servers this command used, unless another command of this stack still uses them: the last one
+    out stops them (else a server another command started outlives them all)."""
     with _signals_ignored():
         _user_path(stack).unlink(missing_ok=True)
-        if started and other_users(stack):
-            names = " and ".join(type(service).__name__.removeprefix("Embedded") for service in started)
+        if used and other_users(stack):
+            names = " and ".join(type(service).__name__.removeprefix("Embedded") for service in used)
             print(f"  {names} left running: another `make run` / `make test` uses them.", file=sys.stderr)
             return
-        for service in reversed(started):
+        for service in reversed(used):
             service.stop()
 
 
@@ -600,7 +600,7 @@ def command_run(stack: Stack) -> int:
     port_check_free(stack.web_port, what="the dashboard", setting="PORT")
     port_check_free(stack.flower_port, what="Flower", setting="FLOWER_PORT")
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack)
+    service_env, used = start_services(stack)
     try:
         env = run_env(stack, service_env)
         shared = (
@@ -645,7 +645,7 @@ def command_run(stack: Stack) -> int:
         return 0 if forward.received else code
     finally:
         stack.stack_env.unlink(missing_ok=True)
-        stop_services(stack, started)
+        stop_services(stack, used)
         print(f"\n  Stopped. The data is kept in {stack.var}: the next `make run` starts from it.", flush=True)
 
 
@@ -693,7 +693,7 @@ def _exit_code(codes: list[int]) -> int:
 
 def command_test(stack: Stack, args: list[str]) -> int:
     stack.var.mkdir(parents=True, exist_ok=True)
-    service_env, started = start_services(stack, durable=False)
+    service_env, used = start_services(stack, durable=False)
     object_store = TestObjectStore(stack.var / "test-s3.log")
     try:
         env = _base_env(stack, service_env)
@@ -711,7 +711,7 @@ def command_test(stack: Stack, args: list[str]) -> int:
         return _exit_code(codes)
     finally:
         object_store.stop()
-        stop_services(stack, started)
+        stop_services(stack, used)
 
 
 def running_stack_env(stack: Stack) -> dict[str, str]:
@@ -735,13 +735,13 @@ def _this_checkouts_stack(stack: Stack):
     ports it was started with, or servers started for this command alone (stopped after it)."""
     stack.var.mkdir(parents=True, exist_ok=True)
     running = running_stack_env(stack)
-    service_env, started = (running, []) if running else start_services(stack)
+    service_env, used = (running, []) if running else start_services(stack)
     try:
         env = _base_env(stack, service_env)
         _folders_in_var(stack, env)
         yield env, bool(running)
     finally:
-        stop_services(stack, started)
+        stop_services(stack, used)
 
 
 def command_manage(stack: Stack, args: list[str]) -> int:

@@ -78,6 +78,7 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
     page.get_by_role("button", name="Next: Groups →").click()
     for n in range(3):
         page.locator("[data-group-option]", has_text=f"Group {n:04d}").get_by_role("checkbox").check()
+    expect(page.locator("#eta-panel")).to_contain_text("Groups3")
     top(page)
     page.screenshot(path=artifacts / f"reminders-wizard-2-groups-{width}.png", full_page=True)
     page.get_by_role("button", name="Next: When →").click()

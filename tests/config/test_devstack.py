@@ -146,6 +146,27 @@ def test_services_stay_up_while_another_command_of_the_stack_uses_them(tmp_path)
     assert len(stopped) == 1
 
 
+@pytest.mark.processes
+def test_the_last_command_out_stops_a_server_another_command_started(tmp_path, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://127.0.0.1:1/elsewhere")  # only the embedded Redis here
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    stack = _stack(tmp_path)
+    first = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # `make run`, say
+    try:
+        (stack.var / "users").mkdir(parents=True)
+        (stack.var / "users" / str(first.pid)).touch()
+        server = EmbeddedRedis(stack.var / "redis", stack.redis_port)
+        assert server.start() is True  # started by the first command
+
+        _, used = devstack.start_services(stack)  # `make test` joins it
+    finally:
+        first.kill()
+        first.wait()
+    devstack.stop_services(stack, used)  # and ends last
+
+    assert not server.running() and not _port_busy(stack.redis_port)
+
+
 def test_the_running_embedded_postgres_is_shared_not_restarted():
     database = settings.DATABASES["default"]
     stack = Stack.from_env()

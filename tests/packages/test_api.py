@@ -6,31 +6,10 @@ from rest_framework.test import APIClient
 from accounts.models import Chat
 from ingestion.models import Channel
 from packages.models import MetadataStatus, Package
-from tests.support.ingestion import DESTINATION, SOURCE, run_cycle, world, world_authorize_load
+from tests.support.ingestion import DESTINATION, DRAGON_AND_CASTLE, SOURCE, run_cycle, world, world_authorize_load
 
 pytestmark = pytest.mark.django_db
 
-MESSAGES = [
-    {
-        "id": 11,
-        "document": {
-            "name": "dragon.zip",
-            "archive": [
-                {"path": "dragon/body.stl", "size": 2000},
-                {"path": "dragon/wings/left.stl", "size": 1500},
-                {"path": "dragon/wings/right.stl", "size": 1500},
-            ],
-        },
-    },
-    {
-        "id": 20,
-        "document": {
-            "name": "castle.7z",
-            "archive": [{"path": "castle/tower.stl", "size": 300_000}],
-            "volume_size": 131_072,
-        },
-    },
-]
 LIST_FIELDS = {
     "id",
     "file_name",
@@ -71,7 +50,7 @@ LIST_FIELDS = {
 def build_once() -> None:
     # A chat that is no channel first, so that chat ids and channel ids differ.
     Chat.objects.create(telegram_id=1, title="Friends", type="group")
-    world_authorize_load(world(messages=MESSAGES))
+    world_authorize_load(world(messages=DRAGON_AND_CASTLE))
     assert run_cycle().ingested == 2
 
 
@@ -94,7 +73,7 @@ def test_list_every_package_newest_first(api, ingested):
     assert set(castle) == LIST_FIELDS
     assert castle["is_multipart"] and castle["part_count"] == len(castle["volume_names"]) >= 3
     assert castle["whole_by"].startswith("7z start header: the archive is ")
-    assert castle["metadata_status"] == MetadataStatus.COMPLETE and castle["file_count"] == 1
+    assert castle["metadata_status"] == MetadataStatus.COMPLETE and castle["file_count"] == 2
     assert len(castle["dest_message_ids"]) == castle["part_count"]
     assert castle["content_hash"] == ingested["castle.7z.001"].content_hash
     assert castle["creator"] == "Models A" and castle["tags"] == [] and castle["matched_paths"] == []
@@ -125,11 +104,12 @@ def test_one_package_with_its_files(api, ingested):
     assert source.pk != source.chat_id, "the test tells a channel's id from its chat's"
     assert (body["source_channel"], body["destination_channel"]) == (source.pk, destination.pk), "as /api/channels/"
     assert [file["path"] for file in body["files"]] == [
+        "README.txt",
         "dragon/body.stl",
         "dragon/wings/left.stl",
         "dragon/wings/right.stl",
     ]
-    body_stl = body["files"][0]
+    body_stl = body["files"][1]
     assert body_stl["size"] == 2000 and body_stl["crc32"] is not None and body_stl["compressed_size"] is not None
 
 

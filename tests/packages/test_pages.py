@@ -7,38 +7,15 @@ from django.urls import reverse
 from ingestion.models import Channel, IngestionRun
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.services import package_search_words_update
-from tests.support.ingestion import run_cycle, world, world_authorize_load
+from tests.support.ingestion import DRAGON_AND_CASTLE, run_cycle, world, world_authorize_load
 from tests.support.pages import HTMX
 from tests.support.pages import package_search_results as results
 
 pytestmark = pytest.mark.django_db
 
-MESSAGES = [
-    {
-        "id": 11,
-        "document": {
-            "name": "dragon.zip",
-            "archive": [
-                {"path": "dragon/body.stl", "size": 2000},
-                {"path": "dragon/wings/left.stl", "size": 1500},
-                {"path": "dragon/wings/right.stl", "size": 1500},
-                {"path": "README.txt", "size": 100},
-            ],
-        },
-    },
-    {
-        "id": 20,
-        "document": {
-            "name": "castle.7z",
-            "archive": [{"path": "castle/tower.stl", "size": 300_000}, {"path": "castle/gate.stl", "size": 1000}],
-            "volume_size": 131_072,
-        },
-    },
-]
-
 
 def build_once() -> None:
-    world_authorize_load(world(messages=MESSAGES))
+    world_authorize_load(world(messages=DRAGON_AND_CASTLE))
     assert run_cycle().ingested == 2
 
 

@@ -25,6 +25,31 @@ SOURCE = 1001
 DESTINATION = 9000
 
 
+# Two packages to search: a zip with folders and a top-level file, a 7z set of three volumes.
+DRAGON_AND_CASTLE = [
+    {
+        "id": 11,
+        "document": {
+            "name": "dragon.zip",
+            "archive": [
+                {"path": "dragon/body.stl", "size": 2000},
+                {"path": "dragon/wings/left.stl", "size": 1500},
+                {"path": "dragon/wings/right.stl", "size": 1500},
+                {"path": "README.txt", "size": 100},
+            ],
+        },
+    },
+    {
+        "id": 20,
+        "document": {
+            "name": "castle.7z",
+            "archive": [{"path": "castle/tower.stl", "size": 300_000}, {"path": "castle/gate.stl", "size": 1000}],
+            "volume_size": 131_072,
+        },
+    },
+]
+
+
 def world(*, messages, more_chats=(), accounts=None, faults=(), limits=None, forum=False, topics=None):
     """A source channel with `messages`, a destination written by its own account."""
     accounts = accounts or [

@@ -2,6 +2,7 @@
 claim, or the take-over of a run whose worker is surely gone. A run whose account another run holds waits, and
 its task tries again later: it does not fail."""
 
+import io
 import socket
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import Retry
+from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.models import TelegramAccount
@@ -16,6 +18,7 @@ from core.locks import ACCOUNT, FANOUT_ACCOUNT
 from core.models import RunStatus
 from core.outcomes import Outcome
 from ingestion import services as ingestion_services
+from ingestion.management.commands import ingest as ingest_command
 from ingestion.models import IngestionRun
 from ingestion.tasks import ingestion_run_execute
 from packages.models import Package
@@ -105,3 +108,28 @@ def test_a_run_still_held_by_a_live_worker_is_not_taken_over(ingest_world, setti
     run.refresh_from_db()
     assert (run.status, run.worker_id, run.requeue_count) == (RunStatus.RUNNING, live, 0)
     assert not uploads()
+
+
+def _ingest() -> str:
+    out = io.StringIO()
+    call_command("ingest", "--account", READER, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_the_ingest_command_starts_its_run_the_same_way(ingest_world, monkeypatch):
+    ingest_world(world(messages=ARCHIVES[:2]))
+    account = TelegramAccount.objects.get(phone=READER)
+    sent = []
+    monkeypatch.setattr(ingest_command, "ingestion_run_enqueue", sent.append)
+
+    with held_elsewhere(ACCOUNT, str(account.pk)):
+        busy = _ingest()
+    run = IngestionRun.objects.get(account=account)
+    assert f"the account is busy elsewhere; run #{run.pk} is queued" in busy
+    assert (run.status, sent) == (RunStatus.QUEUED, [run.pk]), "handed to the workers, not left behind"
+
+    done = _ingest()  # the queued run is the account's open run: the command works it here
+
+    run.refresh_from_db()
+    assert (run.status, run.ingested) == (RunStatus.SUCCESS, 1), run.error
+    assert f"{account}: success — 1 ingested" in done

@@ -37,7 +37,6 @@ def main() -> None:
 
     from accounts.models import TelegramAccount
     from core.models import RunStatus
-    from core.runs import run_claim
     from ingestion.models import IngestionRun
     from ingestion.pipeline import ingestion_run_execute
     from operations.sandbox import sandbox_authorize
@@ -79,7 +78,7 @@ def main() -> None:
     run = IngestionRun.objects.create(account=account, trigger="command")
     while run is not None:
         cycle += 1
-        ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
+        ingestion_run_execute(run_id=run.pk)
         for name in Package.objects.filter(file_name__startswith="new-").values_list("file_name", flat=True):
             landed.setdefault(name, cycle)
         if cycle == 1:  # one more new set in B while the backfill goes on

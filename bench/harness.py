@@ -175,21 +175,19 @@ def stage_timer() -> dict[str, float]:
 
 def ingest_once(*, chat_id: int | None = None, before=None):
     """One ingestion run of the only account (of one channel, or all), executed here; fails unless it ingested
-    exactly one package. `before` is called once the run is claimed, just before it executes (to start clocks)."""
+    exactly one package. `before` is called just before the run starts (to start clocks)."""
     from accounts.models import TelegramAccount
-    from core.runs import run_claim
     from ingestion import pipeline
     from ingestion.models import Channel, IngestionRun
 
     channel = None if chat_id is None else Channel.objects.get(chat__telegram_id=chat_id)
     run = IngestionRun.objects.create(account=TelegramAccount.objects.get(), trigger="command", channel=channel)
-    claimed = run_claim(model=IngestionRun, run_id=run.pk)
     if before is not None:
         before()
-    pipeline.ingestion_run_execute(run=claimed)
-    claimed.refresh_from_db()
-    assert claimed.ingested == 1, claimed.error
-    return claimed
+    pipeline.ingestion_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.ingested == 1, run.error
+    return run
 
 
 def reminder_pace_scaled(*, scale: int, burst: int) -> int:

@@ -140,12 +140,11 @@ def _new_archive() -> dict:
 
 def one_cycle() -> None:
     from accounts.models import TelegramAccount
-    from core.runs import run_claim
     from ingestion.models import IngestionRun
     from ingestion.pipeline import ingestion_run_execute
 
     run = IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), trigger="command")
-    ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
+    ingestion_run_execute(run_id=run.pk)
 
 
 def one_cycle_in_this_process() -> None:

@@ -160,7 +160,8 @@ class IngestionTrigger(models.TextChoices):
     COMMAND = "command", "Command"
 
 
-# The cycle of an account whose lock another run holds ends at once, having done nothing (pipeline.execute).
+# How a run whose account another run held used to end, having done nothing; kept for those runs' outcome. Such a
+# run now stays queued and its task tries again (ingestion.tasks).
 ANOTHER_RUN_WORKING = "Another ingestion run is already working for this account."
 _WORKED = Q(ingested__gt=0) | Q(skipped__gt=0) | Q(duplicates__gt=0)
 _CUT_SHORT = ~_WORKED & (Q(status=RunStatus.PARTIAL) | Q(status=RunStatus.FAILED, error=ANOTHER_RUN_WORKING))

@@ -1,10 +1,11 @@
 """One account's ingestion cycle: the engine that runs its stages.
 
-The cycle (a `core.engine.RunEngine`) holds the account's lock, opens the gateways, asks which channels changed,
-writes its progress and the channels' scan history, and lends its sessions at set boundaries. The work is done by
-stage objects it builds and gives a `CycleContext` (`cycle.py`): scanning a channel (`scan_stage.py`), taking
-one set (`taking.py`), fetching (`fetching.py`), uploading (`uploading.py`), the posted photo as its preview
-(`previewing.py`); recording and indexing are services of `ingestion` and `packages`.
+The cycle (a `core.engine.RunEngine`) starts like every engine (`run_engine_start`: the account's lock, then the
+claim or the take-over), opens the gateways, asks which channels changed, writes its progress and the channels'
+scan history, and lends its sessions at set boundaries. The work is done by stage objects it builds and gives a
+`CycleContext` (`cycle.py`): scanning a channel (`scan_stage.py`), taking one set (`taking.py`), fetching
+(`fetching.py`), uploading (`uploading.py`), the posted photo as its preview (`previewing.py`); recording and
+indexing are services of `ingestion` and `packages`.
 """
 
 import logging
@@ -13,6 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -24,7 +26,7 @@ from accounts.models import TelegramAccount
 from accounts.sessions import account_gateway, account_refusal_record
 from core import locks
 from core.db_thread import in_db_thread
-from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped
+from core.engine import OUTAGES, RunEngine, WorkInterrupted, WorkLost, WorkStopped, run_engine_start
 from core.models import RunStatus
 from core.runs import run_finish
 from ingestion import notifications, scanning, selectors
@@ -40,7 +42,7 @@ from ingestion.cycle import (
     sleep_flood_wait,
 )
 from ingestion.fetching import FetchStage
-from ingestion.models import ANOTHER_RUN_WORKING, AccountChannelMap, IngestionRun, SkipReason
+from ingestion.models import AccountChannelMap, IngestionRun, SkipReason
 from ingestion.previewing import PreviewStage
 from ingestion.scan_stage import ScanStage
 from ingestion.taking import SetStage
@@ -89,38 +91,34 @@ class IngestionCycle(RunEngine):
 
     # Entry point (sync) -----------------------------------------------------------------------------------
     def execute(self) -> str:
-        """Run the cycle under the account's lock; returns the run's ending status."""
-        with locks.advisory_lock(namespace=locks.ACCOUNT, name=str(self.account.pk)) as acquired:
-            if not acquired:
-                self._finish(RunStatus.FAILED, ANOTHER_RUN_WORKING)
-                return RunStatus.FAILED
-            try:
-                status, error = self.drive(self._cycle)
-            except WorkLost as lost:
-                # Its lock or claim went (a database restart): nothing more goes to Telegram from here; the run
-                # is queued again at once, and what was decided stays decided.
-                self.interrupted = True
-                self.hand_back(lost)
-                return RunStatus.QUEUED
-            except WorkStopped as stopped:
-                logger.info("Ingestion run %s: %s", self.run.pk, stopped)
-                return RunStatus.QUEUED
-            except AccountRefused as refused:
-                status, error = self._refused(refused.account, refused.error)
-            except (AuthRequired, AccountRestricted) as exc:
-                status, error = self._refused(self.account, exc)
-            except Exception as exc:
-                logger.exception("Ingestion run %s failed", self.run.pk)
-                status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
-            finally:
-                if self.interrupted:
-                    self.fetch.downloads_keep()
-                shutil.rmtree(self.context.staging, ignore_errors=True)
-            self._flush(force=True)
-            self._finish(status, error)
-            self._come_back_for_waiting_sets()
-            self._come_back_for_the_rest()
-            return status
+        """Run the cycle (its account's lock held, its run claimed: `ingestion_run_execute`); returns its ending."""
+        try:
+            status, error = self.drive(self._cycle)
+        except WorkLost as lost:
+            # Its lock or claim went (a database restart): nothing more goes to Telegram from here; the run
+            # is queued again at once, and what was decided stays decided.
+            self.interrupted = True
+            self.hand_back(lost)
+            return RunStatus.QUEUED
+        except WorkStopped as stopped:
+            logger.info("Ingestion run %s: %s", self.run.pk, stopped)
+            return RunStatus.QUEUED
+        except AccountRefused as refused:
+            status, error = self._refused(refused.account, refused.error)
+        except (AuthRequired, AccountRestricted) as exc:
+            status, error = self._refused(self.account, exc)
+        except Exception as exc:
+            logger.exception("Ingestion run %s failed", self.run.pk)
+            status, error = RunStatus.FAILED, f"{exc.__class__.__name__}: {exc}"
+        finally:
+            if self.interrupted:
+                self.fetch.downloads_keep()
+            shutil.rmtree(self.context.staging, ignore_errors=True)
+        self._flush(force=True)
+        self._finish(status, error)
+        self._come_back_for_waiting_sets()
+        self._come_back_for_the_rest()
+        return status
 
     def _refused(self, account: TelegramAccount, exc: AuthRequired | AccountRestricted) -> tuple[str, str]:
         """Telegram refused one of the cycle's accounts: it rests (PEER_FLOOD) or is marked unusable."""
@@ -336,5 +334,9 @@ class IngestionCycle(RunEngine):
                 await retries.after(exc)
 
 
-def ingestion_run_execute(*, run: IngestionRun, on_progress=None) -> str:
-    return IngestionCycle(run=run, on_progress=on_progress).execute()
+def ingestion_run_execute(*, run_id: int, on_progress: Callable[[IngestionRun], None] | None = None) -> str | None:
+    """Work a queued run, or take over one whose worker is surely gone, under its account's ingestion lock (not
+    the sending one: a cycle and a reminder run of one account share its session at set boundaries): its ending,
+    BUSY when another run holds the account (the task tries again later), None when there is nothing to do."""
+    cycle = partial(IngestionCycle, on_progress=on_progress)
+    return run_engine_start(model=IngestionRun, run_id=run_id, engine=cycle, lock_namespace=locks.ACCOUNT)

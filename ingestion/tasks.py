@@ -5,10 +5,10 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from core.runs import run_claim
+from core.engine import BUSY
 from ingestion import audit as audit_module
 from ingestion import pipeline, recovery, scanning, services
-from ingestion.models import IngestionRun, IngestionTrigger
+from ingestion.models import IngestionTrigger
 
 logger = logging.getLogger(__name__)
 
@@ -18,13 +18,20 @@ def ingestion_cycle_start() -> int:
     return len(services.ingestion_cycle_start(trigger=IngestionTrigger.SCHEDULE))
 
 
-@shared_task
-def ingestion_run_execute(run_id: int) -> str | None:
-    run = run_claim(model=IngestionRun, run_id=run_id)
-    if run is None:
+@shared_task(bind=True, max_retries=None)
+def ingestion_run_execute(self, run_id: int) -> str | None:
+    status = pipeline.ingestion_run_execute(run_id=run_id)
+    if status == BUSY:
+        # another run has the account (or this run's old worker has not stopped yet): it waits, queued, for it
+        logger.info(
+            "Ingestion run %s: its account is busy with another run; tried again in %s s.",
+            run_id,
+            settings.INGEST_ACCOUNT_BUSY_RETRY_SECONDS,
+        )
+        raise self.retry(countdown=settings.INGEST_ACCOUNT_BUSY_RETRY_SECONDS)
+    if status is None:
         logger.info("Ingestion run %s is not queued (another delivery has it); nothing to do.", run_id)
-        return None
-    return pipeline.ingestion_run_execute(run=run)
+    return status
 
 
 @shared_task

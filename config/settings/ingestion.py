@@ -15,6 +15,8 @@ INGEST_TRANSIENT_RETRIES = envint("INGEST_TRANSIENT_RETRIES", 3, minimum=0)
 # turn, and a backfill goes on in a cycle queued INGEST_CONTINUE_SECONDS later.
 INGEST_CHANNEL_SETS_PER_CYCLE = envint("INGEST_CHANNEL_SETS_PER_CYCLE", 20, minimum=1)
 INGEST_CONTINUE_SECONDS = envint("INGEST_CONTINUE_SECONDS", 5, minimum=1)
+# A run whose account another run holds stays queued; its task tries again this much later.
+INGEST_ACCOUNT_BUSY_RETRY_SECONDS = envint("INGEST_ACCOUNT_BUSY_RETRY_SECONDS", 10, minimum=1)
 # A volume set waits this long after its newest volume before it is taken (more may be on their way), and
 # a set whose numbering may go on (its last volume as big as its first) waits up to INGEST_SET_OPEN_MAX_SECONDS.
 INGEST_SET_SETTLE_SECONDS = envint("INGEST_SET_SETTLE_SECONDS", 120, minimum=0)

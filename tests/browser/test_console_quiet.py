@@ -12,7 +12,6 @@ from playwright.sync_api import expect
 
 from accounts.models import TelegramAccount
 from core.models import Notification, RunStatus
-from core.runs import run_claim
 from ingestion import services as ingestion_services
 from ingestion.models import Channel, IngestionRun, IngestionTrigger, SkippedPackage
 from ingestion.pipeline import ingestion_run_execute
@@ -345,7 +344,7 @@ def test_ingest_now_on_a_channel_leads_to_its_run_page(
     expect(page).to_have_url(re.compile(rf"/ingestion/runs/{run.pk}/$"))
     expect(page.get_by_role("heading", level=1)).to_contain_text(f"Run #{run.pk}")
     expect(page.locator(".messages")).to_contain_text("Ingesting Models A now with")
-    off_the_page_thread(lambda: ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk)))
+    off_the_page_thread(lambda: ingestion_run_execute(run_id=run.pk))
     # The page polls every 2 s until the run is over.
     expect(page.locator("h1 .badge")).to_have_text("Did nothing", timeout=15_000)
     expect(page.locator(".messages .alert")).to_have_count(0)  # the banner says how it ended; "now" went stale

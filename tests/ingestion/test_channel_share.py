@@ -5,7 +5,6 @@ import pytest
 from django.urls import reverse
 
 from core.models import RunStatus
-from core.runs import run_claim
 from ingestion.models import AccountChannelMap, Channel, IngestionRun
 from ingestion.pipeline import ingestion_run_execute
 from packages.models import Package
@@ -47,7 +46,7 @@ def continue_queued() -> IngestionRun:
     """The cycle the last one queued for the rest of a backfill, worked here as a worker would."""
     queued = IngestionRun.objects.get(status=RunStatus.QUEUED)
     assert queued.starts_at is not None, "queued to start shortly, not at once in the same breath"
-    ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=queued.pk))
+    ingestion_run_execute(run_id=queued.pk)
     queued.refresh_from_db()
     return queued
 

@@ -7,7 +7,6 @@ import pytest
 
 from accounts.models import TelegramAccount
 from core.models import RunStatus
-from core.runs import run_claim
 from ingestion import pipeline
 from ingestion.models import IngestionRun
 from packages.models import Package
@@ -21,9 +20,8 @@ MESSAGES = [
 ]
 
 
-def _cycle() -> IngestionRun:
-    run = IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), trigger="command")
-    return run_claim(model=IngestionRun, run_id=run.pk)
+def _cycle() -> int:
+    return IngestionRun.objects.create(account=TelegramAccount.objects.get(phone=READER), trigger="command").pk
 
 
 def test_a_postgres_restart_mid_upload_stops_the_cycle_and_nothing_is_lost_or_doubled(
@@ -51,8 +49,8 @@ def test_a_postgres_restart_mid_upload_stops_the_cycle_and_nothing_is_lost_or_do
 
     restarter = threading.Thread(target=restart_mid_upload)
     restarter.start()
-    run = _cycle()
-    ending = pipeline.ingestion_run_execute(run=run)
+    run = IngestionRun.objects.get(pk=_cycle())
+    ending = pipeline.ingestion_run_execute(run_id=run.pk)
     stopped_at = time.monotonic()
     restarter.join()
 
@@ -63,7 +61,7 @@ def test_a_postgres_restart_mid_upload_stops_the_cycle_and_nothing_is_lost_or_do
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and run.error.startswith("Interrupted:"), run.error
 
-    again = pipeline.ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
+    again = pipeline.ingestion_run_execute(run_id=run.pk)
 
     assert again == RunStatus.SUCCESS
     documents = [m for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]]
@@ -88,7 +86,7 @@ def test_an_object_store_outage_is_not_charged_to_the_archive(ingest_world, sett
     settings.STORAGES = {**settings.STORAGES, "default": default_storage_for("s3+http://key:secret@127.0.0.1:9/down")}
 
     for _ in range(settings.INGEST_MAX_SKIP_ATTEMPTS + 1):  # the store stays down for more cycles than the cap
-        run = pipeline.ingestion_run_execute(run=_cycle())
+        run = pipeline.ingestion_run_execute(run_id=_cycle())
         assert run == RunStatus.PARTIAL
     last = IngestionRun.objects.latest("pk")
     assert last.error.startswith("Interrupted by an outage:"), last.error
@@ -99,7 +97,7 @@ def test_an_object_store_outage_is_not_charged_to_the_archive(ingest_world, sett
     downloads = loaded.stats()["calls"][READER]["upload.getFile"]
 
     settings.STORAGES = {**settings.STORAGES, "default": working}
-    assert pipeline.ingestion_run_execute(run=_cycle()) == RunStatus.SUCCESS
+    assert pipeline.ingestion_run_execute(run_id=_cycle()) == RunStatus.SUCCESS
     assert [m["document"]["name"] for m in loaded.chat_dump(DESTINATION)["messages"] if m["document"]] == ["after.zip"]
     assert loaded.stats()["calls"][READER]["upload.getFile"] == downloads, "the kept download is used, not fetched"
     assert not list((tmp_path / "staging" / "partial").iterdir()), "the set is taken: its kept download goes"

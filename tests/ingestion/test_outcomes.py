@@ -1,17 +1,17 @@
 """What an ingestion run came to, said in the one vocabulary (core.outcomes) on its page, the Runs list and the
 API: a cycle that ingested nothing did nothing (and says why), it is not "Success"; a cycle cut short before it
-did anything (its account busy) did nothing, it is not "Partial"; a skipped set still makes a cycle partial."""
+did anything (its account's session busy) did nothing, it is not "Partial"; a run whose account another run
+holds waits; a skipped set still makes a cycle partial."""
 
-import psycopg
 import pytest
 from django.urls import reverse
 
 from accounts.models import TelegramAccount
-from core.leases import SESSION, connection_params
-from core.locks import ACCOUNT, lock_key
+from core.leases import SESSION
+from core.locks import ACCOUNT
 from core.outcomes import Outcome
 from ingestion.models import RUN_OUTCOME_FILTERS, IngestionRun
-from tests.support.ingestion import READER, run_cycle, world
+from tests.support.ingestion import READER, held_elsewhere, run_cycle, world
 
 pytestmark = pytest.mark.django_db
 
@@ -27,13 +27,6 @@ def small_limit(settings):
     settings.TELEGRAM_SESSION_WAIT_SECONDS = 0
 
 
-def held_elsewhere(namespace: str, name: str) -> psycopg.Connection:
-    """Another process's hold on a lock: a connection of its own, as a second worker would have."""
-    connection = psycopg.connect(**connection_params(), autocommit=True)
-    connection.execute("SELECT pg_advisory_lock(%s)", [lock_key(namespace, name)])
-    return connection
-
-
 def agrees_with_its_filter(run: IngestionRun) -> bool:
     """The Runs page's pills filter by outcome in SQL: each run is under exactly the pill its badge names."""
     under = [key for key, where in RUN_OUTCOME_FILTERS.items() if IngestionRun.objects.filter(where, pk=run.pk)]
@@ -46,23 +39,16 @@ def test_each_ending_of_a_cycle_says_what_it_came_to(ingest_world):
     first = run_cycle()  # dragon.zip ingested, huge.zip skipped
     again = run_cycle()  # nothing new since
     account = TelegramAccount.objects.get(phone=READER)
-    lease = held_elsewhere(SESSION, account.phone)
-    try:
+    with held_elsewhere(SESSION, account.phone):
         busy = run_cycle()
-    finally:
-        lease.close()
-    lock = held_elsewhere(ACCOUNT, str(account.pk))
-    try:
+    with held_elsewhere(ACCOUNT, str(account.pk)):
         locked = run_cycle()
-    finally:
-        lock.close()
 
     assert (first.outcome.key, first.outcome.why) == (Outcome.PARTIAL, "1 set(s) skipped; see Skipped packages")
     assert again.status == "success" and again.outcome.text == "Did nothing: nothing new to ingest"
     assert busy.status == "partial" and busy.outcome.key == Outcome.IDLE, busy.error
     assert busy.outcome.why.startswith("Reader A") and "busy in another process" in busy.outcome.why
-    assert locked.status == "failed" and locked.outcome.key == Outcome.IDLE
-    assert locked.outcome.text == "Did nothing: Another ingestion run is already working for this account"
+    assert locked.status == "queued" and locked.outcome.key == Outcome.WAITING, locked.error
     assert all(agrees_with_its_filter(run) for run in (first, again, busy, locked))
     queued = IngestionRun.objects.create(account=account)
     assert (queued.outcome.text, agrees_with_its_filter(queued)) == ("Waiting: for a free worker", True)

@@ -11,7 +11,6 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from accounts.models import TelegramAccount
 from core import task_names
 from core.models import RunStatus
-from core.runs import run_claim
 from ingestion import selectors
 from ingestion.models import ChannelScan, IngestionRun, ScanAction, SkippedPackage, SkipReason
 from ingestion.pipeline import ingestion_run_execute
@@ -100,7 +99,7 @@ def test_ingest_now_on_a_channel_runs_that_channel_alone_and_shows_its_run(admin
     assert response.status_code == 302 and response.url == reverse("ingestion:run-detail", args=[run.pk])
     assert (run.channel_id, run.status, run.trigger) == (channel.pk, RunStatus.QUEUED, "manual")
     # What the worker does with it.
-    ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=run.pk))
+    ingestion_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert list(scans(run)) == ["Models A"]
     assert scans(run)["Models A"].reason == "Ingest now: new messages"
@@ -166,7 +165,7 @@ def test_retry_runs_the_set_now_and_says_which_run(admin_client, ingest_world, s
     text = answer.content.decode()
     assert f"run #{retry.pk} tries it now" in text
     assert reverse("ingestion:run-detail", args=[retry.pk]) in text
-    ingestion_run_execute(run=run_claim(model=IngestionRun, run_id=retry.pk))
+    ingestion_run_execute(run_id=retry.pk)
     assert Package.objects.filter(file_name="huge.zip").exists()
     assert not SkippedPackage.objects.exists()
 

@@ -1,16 +1,19 @@
 """Ingestion in tests: a source channel and a destination written by its own account, one ingestion cycle run
-in this process, and what the destination channel received."""
+in this process, what the destination channel received, and a lock another worker holds."""
 
 import io
 import json
 import time
+from contextlib import contextmanager
 
+import psycopg
 from django.conf import settings
 from django.core.management import call_command
 
 from accounts.models import TelegramAccount
+from core.leases import connection_params
+from core.locks import lock_key
 from core.models import RunStatus
-from core.runs import run_claim
 from ingestion.models import IngestionRun
 from ingestion.pipeline import ingestion_run_execute
 from operations.sandbox import sandbox_authorize
@@ -101,10 +104,23 @@ def world_authorize_load(data: dict) -> World:
 def run_cycle(phone: str = READER) -> IngestionRun:
     account = TelegramAccount.objects.get(phone=phone)
     run = IngestionRun.objects.create(account=account, trigger="command")
-    claimed = run_claim(model=IngestionRun, run_id=run.pk)
-    ingestion_run_execute(run=claimed)
-    claimed.refresh_from_db()
-    return claimed
+    ingestion_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    return run
+
+
+@contextmanager
+def held_elsewhere(namespace: str, name: str):
+    """Another process's hold on an advisory lock or a session lease, as a second worker would have it: a
+    connection of its own. Let go explicitly at the end: a closed connection's locks go only a moment later."""
+    key = lock_key(namespace, name)
+    connection = psycopg.connect(**connection_params(), autocommit=True)
+    try:
+        connection.execute("SELECT pg_advisory_lock(%s)", [key])
+        yield
+    finally:
+        connection.execute("SELECT pg_advisory_unlock(%s)", [key])
+        connection.close()
 
 
 def dump(chat_id: int) -> dict:

@@ -4,10 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from accounts.models import AuthState, TelegramAccount
-from core.runs import run_claim
-from ingestion.models import IngestionRun, IngestionTrigger
+from core.engine import BUSY
+from ingestion.models import IngestionTrigger
 from ingestion.pipeline import ingestion_run_execute
-from ingestion.services import ingestion_run_request
+from ingestion.services import ingestion_run_enqueue, ingestion_run_request
 
 
 class Command(BaseCommand):
@@ -29,10 +29,6 @@ class Command(BaseCommand):
             run, created = ingestion_run_request(
                 account=telegram_account, trigger=IngestionTrigger.COMMAND, enqueue=False
             )
-            claimed = run_claim(model=IngestionRun, run_id=run.pk)
-            if claimed is None:
-                self.stdout.write(f"{telegram_account}: run #{run.pk} is already being worked on elsewhere.")
-                continue
             with tqdm(desc=str(telegram_account), unit="B", unit_scale=True, leave=True) as bar:
 
                 def show(progress_run, bar=bar):
@@ -41,10 +37,18 @@ class Command(BaseCommand):
                     bar.set_postfix_str(f"{progress_run.current_channel} {progress_run.current_file}"[:60])
                     bar.refresh()
 
-                status = ingestion_run_execute(run=claimed, on_progress=show)
-            claimed.refresh_from_db()
+                status = ingestion_run_execute(run_id=run.pk, on_progress=show)
+            if status == BUSY and created:
+                # Another process holds the account: the workers take the run once it lets go.
+                ingestion_run_enqueue(run.pk)
+                self.stdout.write(f"{telegram_account}: the account is busy elsewhere; run #{run.pk} is queued.")
+                continue
+            if status in (BUSY, None):
+                self.stdout.write(f"{telegram_account}: run #{run.pk} is already being worked on elsewhere.")
+                continue
+            run.refresh_from_db()
             self.stdout.write(
-                f"{telegram_account}: {status} — {claimed.ingested} ingested, {claimed.duplicates} duplicates, "
-                f"{claimed.skipped} skipped, {claimed.messages_scanned} messages scanned"
-                + (f" ({claimed.error})" if claimed.error else "")
+                f"{telegram_account}: {status} — {run.ingested} ingested, {run.duplicates} duplicates, "
+                f"{run.skipped} skipped, {run.messages_scanned} messages scanned"
+                + (f" ({run.error})" if run.error else "")
             )

@@ -32,7 +32,7 @@ def test_a_complete_listing_with_unsafe_entries_warns_on_its_page(admin_client):
 
 
 def test_a_search_matching_more_than_the_cap_says_so_and_still_pages(admin_client, monkeypatch):
-    from packages import views
+    from packages.views import search as views
 
     monkeypatch.setattr(views, "SEARCH_COUNT_CAP", 3)
     monkeypatch.setattr(views, "PER_PAGE", 2)

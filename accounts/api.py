@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from accounts import ingest_limits, pace, selectors, services
 from accounts.models import AccountRest, AuthState, TelegramAccount
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer
 
 
@@ -159,7 +160,7 @@ ERRORS = {
     ),
 )
 class AccountViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
 ):
     serializer_class = AccountSerializer
 

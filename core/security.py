@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from core.access import ANYONE, ScopeAndRole
 from core.models import ApiToken
 from core.roles import is_operator
 from core.tokens import api_token_create
@@ -152,13 +153,14 @@ class TokenLoginSerializer(AuthTokenSerializer):
     expires_at = serializers.DateTimeField(read_only=True)
 
 
-class ThrottledObtainAuthToken(APIView):
+class ThrottledObtainAuthToken(ScopeAndRole, APIView):
     """`/api/auth/token/`: a username and password make a new named token (core.tokens), shown this once;
     rate limited, and answering an axes lockout like the login page."""
 
     throttle_classes = [TokenLoginThrottle]
     # The default authentication stays: a browser's session must send its CSRF token here too.
-    permission_classes = []
+    login_required = False  # the password sent is the credential
+    changes_by = ANYONE
     parser_classes = [parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser]
     renderer_classes = [renderers.JSONRenderer]
 

@@ -33,6 +33,8 @@ READ_ONLY_MESSAGE = (
 NAME_MISSING = "Give the token a name that says what uses it (e.g. backup script)."
 MAKE_NEW = "make a new one on the Tokens page."
 VIEWER_WRITE_MESSAGE = "Viewers may make read tokens only; ask an operator if a script must change things."
+# A viewer cannot make the write token READ_ONLY_MESSAGE points to.
+VIEWER_TOKEN_MESSAGE = "A viewer's token may only read; ask an operator if a script must change things."
 
 
 def secret_hash(secret: str) -> str:
@@ -132,12 +134,13 @@ class ApiTokenAuthentication(BaseAuthentication):
 
 
 class TokenScopeAllows(BasePermission):
-    """A read token may only look, whoever owns it."""
+    """A read token may only look, whoever owns it (every API view checks this: core/access.py)."""
 
     message = READ_ONLY_MESSAGE
 
     def has_permission(self, request, view) -> bool:
         token = request.auth
-        return not (
-            isinstance(token, ApiToken) and token.scope == ApiToken.Scope.READ and request.method not in SAFE_METHODS
-        )
+        if isinstance(token, ApiToken) and token.scope == ApiToken.Scope.READ and request.method not in SAFE_METHODS:
+            self.message = READ_ONLY_MESSAGE if is_operator(token.owner) else VIEWER_TOKEN_MESSAGE
+            return False
+        return True

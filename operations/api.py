@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import AccountHealthSerializer
+from core.access import ScopeAndRole
 from core.roles import IsOperator
 from operations import metrics
 
@@ -99,7 +100,8 @@ class MetricsSerializer(serializers.Serializer):
     )
 
 
-class MetricsView(APIView):
+class MetricsView(ScopeAndRole, APIView):
+    login_required = False  # the metrics token is a credential of its own
     permission_classes = [IsOperator | HasMetricsToken]
 
     @extend_schema(

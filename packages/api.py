@@ -8,10 +8,10 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from accounts.models import AuthState, Chat, TelegramAccount
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer, OutcomeFields, idempotent
 from core.roles import is_operator
 from packages import grouping, previews, selectors, sending, services
@@ -400,7 +400,7 @@ class DownloadLinksSerializer(serializers.Serializer):
         responses={200: PackageDetailSerializer, 400: BAD_REQUEST},
     ),
 )
-class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class PackageViewSet(ScopeAndRole, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def get_serializer_class(self):
@@ -486,7 +486,8 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         summary="Make signed download links to the package's raw file or volumes",
         description="Each link works without a login until `expires_at` (DOWNLOAD_LINK_SECONDS), with HTTP Range "
-        "support, and names the person who made it. Viewers only when DOWNLOAD_LINKS_FOR_VIEWERS is on.",
+        "support, and names the person who made it. Operators only, and a token needs scope write; viewers (when "
+        "DOWNLOAD_LINKS_FOR_VIEWERS is on) make links on the package's page.",
         request=None,
         responses={
             200: DownloadLinksSerializer,
@@ -494,7 +495,7 @@ class PackageViewSet(mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
             409: OpenApiResponse(ErrorSerializer, description="None of the package's raw files is kept any more."),
         },
     )
-    @action(detail=True, methods=["post"], url_path="download-link", permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["post"], url_path="download-link")
     def download_link(self, request, pk=None):
         try:
             links = download_links_make(package=self.get_object(), user=request.user)
@@ -557,7 +558,7 @@ class DissolveResultSerializer(serializers.Serializer):
     list=extend_schema(summary="List collections, newest first"),
     retrieve=extend_schema(summary="One collection; its packages: /api/packages/?collection=ID"),
 )
-class CollectionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class CollectionViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = CollectionSerializer
 
     def get_queryset(self):
@@ -655,7 +656,7 @@ def _send_answer(request, send: PackageSend) -> Response:
     list=extend_schema(summary="List sends to Telegram, newest first"),
     retrieve=extend_schema(summary="One send to Telegram, with its parts"),
 )
-class PackageSendViewSet(viewsets.ReadOnlyModelViewSet):
+class PackageSendViewSet(ScopeAndRole, viewsets.ReadOnlyModelViewSet):
     serializer_class = PackageSendSerializer
 
     def get_queryset(self):

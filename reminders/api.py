@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer, OutcomeFields, error_response, idempotent
 from reminders import selectors, services, trial_send
 from reminders.eta import eta_estimate
@@ -61,7 +62,7 @@ class MediaUploadSerializer(serializers.Serializer):
     list=extend_schema(summary="List uploaded media"),
     retrieve=extend_schema(summary="One uploaded media"),
 )
-class MediaFileViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class MediaFileViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = MediaFileSerializer
     parser_classes = [MultiPartParser, FormParser]
 
@@ -389,7 +390,7 @@ class RunActiveSerializer(serializers.Serializer):
     ),
 )
 class ReminderViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
 ):
     serializer_class = ReminderSerializer
 
@@ -567,7 +568,7 @@ class RunTargetFilterSerializer(serializers.Serializer):
     list=extend_schema(summary="List reminder runs", parameters=[RunFilterSerializer]),
     retrieve=extend_schema(summary="One reminder run with its counters"),
 )
-class ReminderRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ReminderRunViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = ReminderRunSerializer
 
     def get_queryset(self):

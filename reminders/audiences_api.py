@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer, error_response
 from reminders import selectors, services
 from reminders.models import Audience, AudienceMember
@@ -124,7 +125,7 @@ def _refused(exc: AudienceError, status_code: int = status.HTTP_400_BAD_REQUEST)
     retrieve=extend_schema(summary="One audience with its groups and the reminders that target it"),
 )
 class AudienceViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+    ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
 ):
     serializer_class = AudienceSerializer
     parser_classes = [JSONParser, MultiPartParser, FormParser]

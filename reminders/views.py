@@ -9,7 +9,6 @@ running and stop (HTTP 286) once it is not.
 Why this size: one view per page or HTMX fragment of Reminders and Activity; the words are in presenters.py.
 """
 
-import csv
 from dataclasses import replace
 from datetime import UTC
 
@@ -31,6 +30,7 @@ from core.errors import OperatorError
 from core.forms import error_text
 from core.models import RunStatus
 from core.outcomes import outcome_pills
+from core.spreadsheets import SpreadsheetWriter
 from reminders import selectors, services, trial_send
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
 from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun, TargetStatus
@@ -463,7 +463,7 @@ def run_report(request, pk: int):
     # A few rows per group: a run of thousands of groups is a few hundred KB, written at once.
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="reminder-run-{run.pk}.csv"'
-    writer = csv.writer(response)
+    writer = SpreadsheetWriter(response)  # a group's title may read as a formula
     writer.writerow(selectors.REPORT_COLUMNS)
     writer.writerows(_report_line(row) for row in selectors.reminder_run_report(run=run))
     return response

@@ -89,9 +89,16 @@ LOGGING = {
             "fmt": "%(asctime)s %(levelname)s %(task)s%(name)s: %(message)s",
         },
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "task"}},
+    "filters": {"secrets_in_addresses": {"()": "core.logging.SecretsInAddressesFilter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "task", "filters": ["secrets_in_addresses"]}
+    },
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {
+        # The loggers that name a request's address, for every handler (error reports too), not only the console.
+        "django.request": {"filters": ["secrets_in_addresses"]},
+        "django.security.csrf": {"filters": ["secrets_in_addresses"]},
+        "django.server": {"filters": ["secrets_in_addresses"]},
         "django.db.backends": {"level": "INFO"},
         "telethon": {"level": "WARNING"},
     },

@@ -5,6 +5,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
 from core import selectors
+from core.access import ScopeAndRole
 from core.forms import AuditFilterForm
 from core.models import AuditChange, AuditEntry
 from core.roles import is_operator
@@ -43,7 +44,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):
     ),
     retrieve=extend_schema(summary="One audit entry"),
 )
-class AuditEntryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class AuditEntryViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = AuditEntrySerializer
     queryset = AuditEntry.objects.prefetch_related("changes")
 

@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core import notifications, selectors
+from core.access import ScopeAndRole
 from core.models import Notification
 
 
@@ -44,7 +45,7 @@ class NotificationsMarkedSerializer(serializers.Serializer):
     ),
     retrieve=extend_schema(summary="One notification"),
 )
-class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class NotificationViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = NotificationSerializer
     queryset = Notification.objects.all()
 

@@ -10,6 +10,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from core import people
+from core.access import ScopeAndRole
 from core.api.errors import ErrorSerializer
 from core.models import Invite, Role
 from core.roles import IsOperator
@@ -88,6 +89,10 @@ class InviteCreatedSerializer(InviteSerializer):
         read_only_fields = fields
 
 
+class OperatorsOnly(IsOperator):
+    message = "Only operators see and manage people; ask an operator."
+
+
 def _link(request, token: str) -> str:
     return request.build_absolute_uri(reverse("invite", args=[token]))
 
@@ -98,8 +103,8 @@ def _link(request, token: str) -> str:
     ),
     retrieve=extend_schema(summary="One login", responses={200: PersonSerializer, **PEOPLE_REFUSED}),
 )
-class PersonViewSet(viewsets.GenericViewSet):
-    permission_classes = [IsOperator]
+class PersonViewSet(ScopeAndRole, viewsets.GenericViewSet):
+    permission_classes = [OperatorsOnly]  # added to the checks every API view makes (ScopeAndRole)
     serializer_class = PersonSerializer
     queryset = get_user_model().objects.all()
     pagination_class = None  # a team's logins: one page
@@ -176,8 +181,8 @@ class PersonViewSet(viewsets.GenericViewSet):
         responses={200: InviteSerializer(many=True), **PEOPLE_REFUSED},
     ),
 )
-class InviteViewSet(viewsets.GenericViewSet):
-    permission_classes = [IsOperator]
+class InviteViewSet(ScopeAndRole, viewsets.GenericViewSet):
+    permission_classes = [OperatorsOnly]  # added to the checks every API view makes (ScopeAndRole)
     serializer_class = InviteSerializer
     queryset = Invite.objects.all()
     pagination_class = None

@@ -5,10 +5,10 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from core import tokens
+from core.access import LOGGED_IN, ScopeAndRole
 from core.models import ApiToken
 
 
@@ -60,12 +60,12 @@ class ApiTokenMadeSerializer(ApiTokenSerializer):
     list=extend_schema(summary="API tokens: your own, or everyone's for an operator"),
     retrieve=extend_schema(summary="One API token (never its secret)"),
 )
-class ApiTokenViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Each person manages their own; viewers may make read tokens only (so no IsOperatorOrReadOnly here)."""
+class ApiTokenViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Each person manages their own; viewers may make read tokens only (so changes by anyone logged in)."""
 
     serializer_class = ApiTokenSerializer
     queryset = ApiToken.objects.all()  # the schema's; requests get get_queryset's
-    permission_classes = [IsAuthenticated, tokens.TokenScopeAllows]
+    changes_by = LOGGED_IN
 
     def get_queryset(self):
         return tokens.api_tokens_visible(user=self.request.user)

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import task_names
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer, idempotent
 from core.errors import OperatorError
 from ingestion import services
@@ -58,7 +59,7 @@ class RepairResultSerializer(serializers.Serializer):
     list=extend_schema(summary="Catalog audits, newest first"),
     retrieve=extend_schema(summary="One catalog audit: missing destination messages, orphans, coverage"),
 )
-class CatalogAuditViewSet(viewsets.ReadOnlyModelViewSet):
+class CatalogAuditViewSet(ScopeAndRole, viewsets.ReadOnlyModelViewSet):
     serializer_class = CatalogAuditSerializer
     queryset = CatalogAudit.objects.all()
 
@@ -79,7 +80,7 @@ class CatalogAuditViewSet(viewsets.ReadOnlyModelViewSet):
         return Response({"message": f"{count} packages will be uploaded again.", "packages": count})
 
 
-class CatalogRebuildView(APIView):
+class CatalogRebuildView(ScopeAndRole, APIView):
     @idempotent
     @extend_schema(
         summary="Rebuild or repair the catalog from the destination channel (queued)",

@@ -9,6 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.models import TelegramAccount
+from core.access import ScopeAndRole
 from ingestion import selectors, services
 from ingestion.api.passwords import ChannelPasswordActions
 from ingestion.api.rules import ChannelRulesActions, ChannelUpdateSerializer, RulesSerializer
@@ -43,6 +44,7 @@ class ChannelFilterSerializer(serializers.Serializer):
     retrieve=extend_schema(summary="One channel"),
 )
 class ChannelViewSet(
+    ScopeAndRole,
     ChannelPasswordActions,
     ChannelRulesActions,
     mixins.ListModelMixin,

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import TelegramAccount
+from core.access import ScopeAndRole
 from ingestion import selectors, services
 from ingestion.api.shared import BAD_REQUEST, ChannelSerializer
 from ingestion.models import (
@@ -37,7 +38,7 @@ def destination_data() -> dict:
     return {"channel": channel, "writers": [m.account_id for m in channel.maps.all() if m.role == MapRole.WRITER]}
 
 
-class DestinationView(APIView):
+class DestinationView(ScopeAndRole, APIView):
     @extend_schema(summary="The destination channel and its writers", responses=DestinationSerializer)
     def get(self, request):
         return Response(DestinationSerializer(destination_data()).data)

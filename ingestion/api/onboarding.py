@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.models import TelegramAccount
+from core.access import ScopeAndRole
 from core.api import idempotent
 from ingestion import services
 from ingestion.api.destination import DestinationSerializer, destination_data
@@ -74,7 +75,7 @@ class DestinationCreatedSerializer(DestinationSerializer):
     added = WriterOutcomeSerializer(many=True, help_text="Each writer asked for, and whether it was added.")
 
 
-class OnboardingViewSet(viewsets.ViewSet):
+class OnboardingViewSet(ScopeAndRole, viewsets.ViewSet):
     """Joining, leaving and creating channels with an account (real Telegram requests, made while you wait)."""
 
     @extend_schema(

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import TelegramAccount
+from core.access import ScopeAndRole
 from core.api import OutcomeFields, idempotent
 from core.models import RunStatus
 from ingestion import selectors, services
@@ -98,7 +99,7 @@ class RunFilterSerializer(serializers.Serializer):
     list=extend_schema(summary="List ingestion runs, newest first", parameters=[RunFilterSerializer]),
     retrieve=extend_schema(summary="One ingestion run, with its live progress while it runs"),
 )
-class IngestionRunViewSet(viewsets.ReadOnlyModelViewSet):
+class IngestionRunViewSet(ScopeAndRole, viewsets.ReadOnlyModelViewSet):
     serializer_class = IngestionRunSerializer
 
     def get_queryset(self):
@@ -126,7 +127,7 @@ class TriggerResultSerializer(serializers.Serializer):
     runs = IngestionRunSerializer(many=True, help_text="The runs queued (or already open, for one account).")
 
 
-class IngestionTriggerView(APIView):
+class IngestionTriggerView(ScopeAndRole, APIView):
     @idempotent
     @extend_schema(
         summary="Ingest now: queue a run per account, or for one account",

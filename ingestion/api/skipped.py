@@ -5,6 +5,7 @@ from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.access import ScopeAndRole
 from core.api import idempotent
 from ingestion import selectors, services
 from ingestion.api.shared import BAD_REQUEST
@@ -64,7 +65,7 @@ class RetryResultSerializer(serializers.Serializer):
     list=extend_schema(summary="List skipped packages, newest failure first", parameters=[SkippedFilterSerializer]),
     retrieve=extend_schema(summary="One skipped package"),
 )
-class SkippedPackageViewSet(viewsets.ReadOnlyModelViewSet):
+class SkippedPackageViewSet(ScopeAndRole, viewsets.ReadOnlyModelViewSet):
     serializer_class = SkippedPackageSerializer
 
     def get_queryset(self):

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.response import Response
 
+from core.access import ScopeAndRole
 from ingestion import selectors, services
 from ingestion.api.shared import BAD_REQUEST
 from ingestion.models import (
@@ -48,7 +49,7 @@ class TopicFilterSerializer(serializers.Serializer):
     ),
     retrieve=extend_schema(summary="One forum topic of one reading account"),
 )
-class TopicViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class TopicViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = TopicSerializer
 
     def get_queryset(self):

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Chat
+from core.access import ScopeAndRole
 from core.api import ErrorSerializer
 from packages.bot import selectors, services
 from packages.models import BotAudience, BotPerson, BotSettings
@@ -145,7 +146,7 @@ class BotSettingsSerializer(serializers.ModelSerializer):
         )
 
 
-class BotSettingsView(APIView):
+class BotSettingsView(ScopeAndRole, APIView):
     """One bot per console: its settings are one resource, read by anyone logged in, changed by operators."""
 
     @extend_schema(summary="The bot's settings (its token never shown)", responses=BotSettingsSerializer)
@@ -189,7 +190,7 @@ class BotAdminDoneSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="What was done, e.g. “@stash_bot is now an admin of Archive, by …”.")
 
 
-class BotAdminView(APIView):
+class BotAdminView(ScopeAndRole, APIView):
     @extend_schema(
         summary="Make the bot an admin of a channel (the archive channel), by an account that posts there",
         request=BotAdminSerializer,
@@ -253,7 +254,7 @@ class BotPersonBlockSerializer(serializers.Serializer):
     ),
 )
 class BotPersonViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin, viewsets.GenericViewSet
+    ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin, viewsets.GenericViewSet
 ):
     serializer_class = BotPersonSerializer
     lookup_field = "user_id"

@@ -5,6 +5,7 @@ import hashlib
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -12,7 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from core.models import ApiToken, AuditEntry
+from core.models import ApiToken, AuditEntry, Invite
 from core.roles import OPERATORS_GROUP
 from core.tokens import READ_ONLY_MESSAGE, VIEWER_WRITE_MESSAGE, api_token_create, api_token_revoke
 from tests.support.migrations import latest, migrate
@@ -20,6 +21,7 @@ from tests.support.migrations import latest, migrate
 pytestmark = pytest.mark.django_db
 
 WRITE = "/api/notifications/read-all/"
+User = get_user_model()
 
 
 @pytest.fixture
@@ -47,6 +49,26 @@ def test_a_write_token_writes_and_a_read_token_only_reads(vera):
     refused = by_token(read).post(WRITE)
     assert refused.status_code == 403
     assert refused.json() == {"message": READ_ONLY_MESSAGE}
+
+
+def test_a_read_token_adds_no_login_changes_no_role_and_makes_no_link(vera, viewer):
+    """People and invites add IsOperator to the checks every API view makes; they do not replace the scope's."""
+    _, read = api_token_create(owner=vera, name="dashboard", scope="read")
+    logins, invites = list(User.objects.values_list("pk", "username")), Invite.objects.count()
+    attempts = [
+        ("/api/people/", {"username": "mallory", "role": "operator"}),
+        (f"/api/people/{viewer.pk}/role/", {"role": "operator"}),
+        ("/api/invites/", {"role": "operator"}),
+        (f"/api/people/{vera.pk}/password/", {"how": "link"}),
+    ]
+
+    for url, data in attempts:
+        refused = by_token(read).post(url, data, content_type="application/json")
+        assert refused.status_code == 403, url
+        assert refused.json() == {"message": READ_ONLY_MESSAGE}, url
+    assert list(User.objects.values_list("pk", "username")) == logins
+    assert Invite.objects.count() == invites
+    assert not viewer.groups.exists()
 
 
 def test_expired_and_revoked_tokens_are_refused_with_401_saying_which(vera):

@@ -1,4 +1,5 @@
-"""Every URL of the project, walked as nobody, as a viewer and as an operator."""
+"""Every URL of the project, walked as nobody, as a viewer and as an operator; every change (each write operation
+of the OpenAPI schema, each page's POST) sent by a read token and by a viewer."""
 
 import re
 
@@ -6,13 +7,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver
+from drf_spectacular.generators import SchemaGenerator
 
 from accounts.models import TelegramAccount
 from core.models import ApiToken, AuditEntry, Invite, Notification
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
-from core.tokens import READ_ONLY_MESSAGE, api_token_create
+from core.tokens import READ_ONLY_MESSAGE, VIEWER_TOKEN_MESSAGE, api_token_create
 from ingestion.models import CatalogAudit, Channel, IngestionRun, SkippedPackage, TopicProgress
 from packages.models import BotPerson, ChannelPassword, Collection, Package, PackagePreview, PackageSend
 from reminders.models import Audience, MediaFile, Reminder, ReminderRun
@@ -187,11 +191,7 @@ def test_every_url_as_viewer_and_operator(people):
         elif viewer_get.status_code >= 500 or viewer_get.status_code == 403:
             problems.append(f"viewer GET {url}: {viewer_get.status_code}")
         if template in SESSION or template in OWN_TOKENS:
-            continue
-        for method in ("post", "put", "patch", "delete"):
-            refused = getattr(people["viewer"], method)(url, content_type="application/json")
-            if refused.status_code != 403 or VIEWER_MESSAGE not in refused.content.decode():
-                problems.append(f"viewer {method.upper()} {url}: {refused.status_code}")
+            continue  # a viewer's changes are refused by test_every_change_is_refused_before_it_is_read
         operator_post = people["operator"].post(url)
         server_error = operator_post.status_code >= 500 and template not in OPERATORS_ONLY
         if server_error or VIEWER_MESSAGE in operator_post.content.decode():
@@ -201,13 +201,90 @@ def test_every_url_as_viewer_and_operator(people):
     assert not problems, "\n".join(problems)
 
 
+# Every write operation of the API, as its schema lists them (drf-spectacular): method and path.
+SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
+API_CHANGES = sorted(
+    (method.upper(), path)
+    for path, operations in SCHEMA["paths"].items()
+    for method in operations
+    if method in {"post", "put", "patch", "delete"} and path != "/api/auth/token/"  # logging in: anyone
+)
+# Every page, by its URL conf: any of them might take a POST. The API's own URLs are in its schema; the rest of
+# /api/ (the schema, its docs page, the root) is third-party and read-only.
+PAGES = [url for url in URLS if not url.startswith("/api/") and url not in PUBLIC | SESSION]
+NO_SUCH_ID = 987654
+# A refused request still leaves its audit entry, and a token its last use (at most once a minute).
+WRITES_ALLOWED = {"core_auditentry", "core_auditchange", "core_apitoken", "django_session"}
+WRITE_SQL = re.compile(r'^\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+"(\w+)"', re.I)
+
+
+def _no_such_row(path: str) -> str:
+    """The path with every id one no row has: a refusal must come before any lookup."""
+    return re.sub(r"{\w+}", str(NO_SUCH_ID), path)
+
+
+@pytest.fixture
+def who(request, django_user_model):
+    """A client: an operator's read token, a viewer's session or a viewer's (read) token."""
+    operator = django_user_model.objects.create_user("operator", password="x")
+    operator.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    viewer = django_user_model.objects.create_user("viewer", password="x")
+    if request.param == "viewer session":
+        client = Client()
+        client.force_login(viewer)
+        return client
+    owner = operator if request.param == "operator's read token" else viewer
+    return Client(HTTP_AUTHORIZATION=f"Token {api_token_create(owner=owner, name='look', scope='read')[1]}")
+
+
+def _changed_tables(client, method: str, url: str):
+    with CaptureQueriesContext(connection) as queries:
+        # Not JSON at all: an answer about the body would mean it was read before the refusal.
+        response = getattr(client, method.lower())(url, data="{not json", content_type="application/json")
+    written = {match[1] for query in queries.captured_queries if (match := WRITE_SQL.match(query["sql"]))}
+    return response, written - WRITES_ALLOWED
+
+
+@pytest.mark.parametrize(
+    "who", ["operator's read token", "viewer session", "viewer's token"], indirect=True, ids=lambda name: name
+)
+def test_every_change_is_refused_before_it_is_read(who, request):
+    identity = request.node.callspec.params["who"]
+    assert len(API_CHANGES) > 60 and len(PAGES) > 60, "the walk reaches the whole API and every page"
+    problems = []
+    for method, path in API_CHANGES:
+        if identity == "viewer session" and path.startswith("/api/tokens/"):
+            continue  # a viewer manages their own read tokens: tests/core/test_api_tokens.py
+        url = _no_such_row(path)
+        response, changed = _changed_tables(who, method, url)
+        message = response.json().get("message", "") if response.headers["Content-Type"] == "application/json" else ""
+        if response.status_code != 403 or message not in {READ_ONLY_MESSAGE, VIEWER_MESSAGE, VIEWER_TOKEN_MESSAGE}:
+            problems.append(f"{method} {url}: {response.status_code} {response.content[:120]!r}")
+        if changed:
+            problems.append(f"{method} {url} wrote to {sorted(changed)}")
+    for template in PAGES:
+        if identity == "viewer session" and template in OWN_TOKENS:
+            continue
+        url = template.format(**dict.fromkeys(re.findall(r"{(\w+)}", template), NO_SUCH_ID))
+        response, changed = _changed_tables(who, "POST", url)
+        if identity == "viewer session":
+            refused = response.status_code == 403 and VIEWER_MESSAGE in response.content.decode()
+        else:  # a token is no login for a page: it is sent to log in (/metrics, read-only, says 405)
+            refused = response.status_code == 405 or response.get("Location", "").startswith("/login/")
+        if not refused:
+            problems.append(f"POST {url}: {response.status_code}")
+        if changed:
+            problems.append(f"POST {url} wrote to {sorted(changed)}")
+    assert not problems, "\n".join(problems)
+
+
 def test_a_viewer_token_reads_but_does_not_write(people):
     _, secret = api_token_create(owner=get_user_model().objects.get(username="viewer"), name="look", scope="read")
     api = Client(HTTP_AUTHORIZATION=f"Token {secret}")
 
     assert api.get("/api/packages/").status_code == 200
     refused = api.post("/api/ingestion/trigger/", {}, content_type="application/json")
-    assert refused.status_code == 403 and refused.json()["message"] == READ_ONLY_MESSAGE
+    assert refused.status_code == 403 and refused.json()["message"] == VIEWER_MESSAGE
 
 
 def test_pages_tell_a_viewer_and_hide_the_controls(people):

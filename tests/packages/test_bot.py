@@ -195,7 +195,8 @@ def test_a_card_sends_the_package_once_however_often_it_is_pressed(archive, stor
         width=640,
         height=480,
     )
-    dragon.save(update_fields=["preview"])
+    dragon.caption = "Red dragon, 75 mm"
+    dragon.save(update_fields=["preview", "caption"])
 
     async def scenario():
         say(archive, f"/package {dragon.pk}")
@@ -210,7 +211,7 @@ def test_a_card_sends_the_package_once_however_often_it_is_pressed(archive, stor
     assert card["buttons"] == [["Send me"], ["Collection: Dragons"]]
     assert card["document"] == "preview.jpg", "the card is its preview, the text its caption"
     documents = [m for m in from_bot(archive) if m["document"] and m["document"] != "preview.jpg"]
-    assert [(m["document"], m["text"]) for m in documents] == [("dragon.zip", "dragon.zip #sc30")]
+    assert [(m["document"], m["text"]) for m in documents] == [("dragon.zip", "Red dragon, 75 mm")], "its caption"
     delivery = BotDelivery.objects.get()
     assert (delivery.person.user_id, delivery.package, delivery.state) == (DANA, dragon, BotDeliveryState.SENT)
     assert delivery.message_ids == [documents[0]["id"]]

@@ -14,6 +14,7 @@ from accounts.models import AccountChat, AuthState, Chat
 from accounts.services import account_gateway_call
 from core.crypto import SealBroken, reseal, seal, unseal
 from core.errors import OperatorError
+from core.formatting import format_moment
 from packages.models import (
     BotActivity,
     BotAudience,
@@ -236,9 +237,13 @@ def bot_person_block(*, user_id: int, blocked: bool) -> BotPerson | None:
     return person
 
 
-def bot_refusal(*, person: BotPerson) -> str:
-    """Why this person may not use the bot, in words; '' when they may."""
-    bot = bot_settings_get()
+def bot_person_get(*, user_id: int) -> BotPerson | None:
+    return BotPerson.objects.filter(user_id=user_id).first()
+
+
+def bot_refusal(*, person: BotPerson, bot: BotSettings | None = None) -> str:
+    """Why this person may not use the bot, in words; '' when they may. `bot`: the settings, when read already."""
+    bot = bot or bot_settings_get()
     if not bot.enabled:
         return "The archive's bot is resting; try again later."
     if person.blocked:
@@ -298,7 +303,7 @@ def bot_delivery_claim(*, person: BotPerson, package: Package) -> Delivery | str
         person = BotPerson.objects.select_for_update().get(pk=person.pk)  # one claim at a time per person
         done = BotDelivery.objects.filter(person=person, package=package).first()
         if done is not None and done.state != BotDeliveryState.FAILED:
-            when = timezone.localtime(done.created_at).strftime("%Y-%m-%d %H:%M")
+            when = format_moment(done.created_at)
             return f"{package.file_name} was already sent to you ({when})."
         limit = bot_settings_get().sends_per_day
         if _sends_today(person) >= limit:
@@ -379,6 +384,14 @@ def bot_unsubscribe(*, person: BotPerson, words: str) -> str:
     return f"Unsubscribed from “{words}”."
 
 
+def bot_stop(*, person: BotPerson) -> str:
+    """/stop: every subscription gone, so the bot writes to this person only when they write first."""
+    count, _ = person.subscriptions.all().delete()
+    if count:
+        bot_activity_add(person=person, kind="stopped", text=f"{count} subscription{'s' if count > 1 else ''} ended")
+    return "Stopped: you have no subscriptions now, and the bot writes to you only when you write to it."
+
+
 @dataclass(frozen=True)
 class Notice:
     """What one person is told in one message: new packages matching their subscriptions."""
@@ -391,10 +404,16 @@ class Notice:
 
 def bot_notices_due() -> list[Notice]:
     """New packages in the archive channel matching subscriptions, each subscription told of each package once
-    (a unique row made here, before the message), batched into one message per person."""
+    (a unique row made here, before the message), batched into one message per person. Only people the bot's
+    rules let in now (audience, allow-list, membership as last asked, blocks) are told; the bot process asks again
+    before it sends (bot_notice_allowed)."""
     by_person: dict[int, dict] = {}
-    subscriptions = BotSubscription.objects.select_related("person").filter(person__blocked=False)
-    for subscription in subscriptions:
+    bot = bot_settings_get()
+    refused: dict[int, bool] = {}
+    for subscription in BotSubscription.objects.select_related("person"):
+        person = subscription.person
+        if refused.setdefault(person.pk, bool(bot_refusal(person=person, bot=bot))):
+            continue
         found = (
             package_search(query=subscription.words)
             .filter(created_at__gte=subscription.created_at)
@@ -421,6 +440,11 @@ def bot_notices_due() -> list[Notice]:
         )
         for user_id, batch in by_person.items()
     ]
+
+
+def bot_notice_withheld(*, notice: Notice) -> None:
+    """The person is refused now: they are told nothing, and would be told of these packages once let in again."""
+    BotNotice.objects.filter(pk__in=notice.notice_ids, told_at__isnull=True).delete()
 
 
 def bot_notice_told(*, notice: Notice) -> None:

@@ -6,6 +6,7 @@ subscriptions told once."""
 import asyncio
 import io
 import json
+import re
 import signal
 import subprocess
 from datetime import datetime
@@ -206,8 +207,9 @@ def test_a_card_sends_the_package_once_however_often_it_is_pressed(archive, stor
         press(archive, card["id"], "Send me")
         return card, await until(lambda: [m for m in from_bot(archive) if "already sent" in m["text"]])
 
-    card, _ = with_bot(scenario)
+    card, (again,) = with_bot(scenario)
     assert card["text"].splitlines() == ["dragon.zip", "Size: 1.03 KB", "Files: 3", "Collection: Dragons"]
+    assert re.fullmatch(r"dragon\.zip was already sent to you \(\d\d:\d\d UTC\)\.", again["text"]), "with its zone"
     assert card["buttons"] == [["Send me"], ["Collection: Dragons"]]
     assert card["document"] == "preview.jpg", "the card is its preview, the text its caption"
     documents = [m for m in from_bot(archive) if m["document"] and m["document"] != "preview.jpg"]

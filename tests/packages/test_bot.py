@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import re
+import shlex
 import signal
 import subprocess
 from datetime import datetime
@@ -361,9 +362,13 @@ def test_in_the_demo_dana_a_member_searches_and_finn_is_told_why_not(ingest_worl
     assert (bot.enabled, bot.audience, list(bot.member_chats.all())) == (True, "members", [archive])
     assert "for members of Stashcast Archive" in out.getvalue()
 
+    printed = re.findall(r"make manage ARGS='(.+)'", out.getvalue())
+    assert [shlex.split(args)[0] for args in printed] == ["sandbox_say", "sandbox_dump", "sandbox_press", "sandbox_say"]
+
     async def scenario():
-        say(world, "/search dragon")
-        say(world, "/start", user_id=FINN)
+        for args in printed:  # as printed, quoting and all (the press needs a message number from the dump)
+            if args.startswith("sandbox_say"):
+                await in_db_thread(call_command)(*shlex.split(args), stdout=io.StringIO())
         return await until(lambda: from_bot(world)), await until(lambda: from_bot(world, FINN))
 
     (dana,), (finn,) = with_bot(scenario, token="7000001:DEMO")

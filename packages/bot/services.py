@@ -406,13 +406,15 @@ def bot_notices_due() -> list[Notice]:
     """New packages in the archive channel matching subscriptions, each subscription told of each package once
     (a unique row made here, before the message), batched into one message per person. Only people the bot's
     rules let in now (audience, allow-list, membership as last asked, blocks) are told; the bot process asks again
-    before it sends (bot_notice_allowed)."""
+    before it sends, and withholds what it may no longer send (bot_notice_withheld)."""
     by_person: dict[int, dict] = {}
     bot = bot_settings_get()
     refused: dict[int, bool] = {}
     for subscription in BotSubscription.objects.select_related("person"):
         person = subscription.person
-        if refused.setdefault(person.pk, bool(bot_refusal(person=person, bot=bot))):
+        if person.pk not in refused:
+            refused[person.pk] = bool(bot_refusal(person=person, bot=bot))
+        if refused[person.pk]:
             continue
         found = (
             package_search(query=subscription.words)

@@ -22,10 +22,13 @@ def _people(django_user_model):
         user_id=7001, first_name="Dana", username="dana_prints", member_of="Print Club", member_checked_at=now
     )
     BotPerson.objects.create(user_id=7002, first_name="Finn", member_checked_at=now)
+    long_username = BotPerson.objects.create(user_id=7003, username="a_very_long_username_of_a_maker_" + "x" * 30)
+    BotActivity.objects.create(person=long_username, kind="refused", text="You can't use this bot.")
     BotSubscription.objects.create(person=dana, words="dragon bust")
     BotActivity.objects.create(person=dana, kind="command", text="/search dragon")
     long_name = "dragon-lair-terrain-presupported-75mm-remastered-v2-final.zip"
     BotActivity.objects.create(person=dana, kind="sent", text=f"{long_name} to Dana (@dana_prints)")
+    BotActivity.objects.create(person=dana, kind="command", text="/search " + "dragonbustpresupported" * 6)
     BotActivity.objects.create(person=None, kind="admin", text="@stash_bot made an admin of Stashcast Archive")
     package = Package.objects.create(content_hash="e" * 64, file_name=long_name, file_size=9, archive_type="zip")
     BotDelivery.objects.create(person=dana, package=package, state="sent")

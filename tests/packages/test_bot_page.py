@@ -83,7 +83,7 @@ def test_for_members_of_chosen_chats_the_page_says_which_chat_each_person_is_in(
     rows = {
         cells[0]: cells[3]
         for cells in (
-            [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
+            [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
             for row in re.findall(r"<tr>(.*?)</tr>", operator.get(reverse("bot:page")).content.decode(), re.S)
         )
         if cells

@@ -19,8 +19,11 @@ HELP = (
     "/package <number> — a package's card\n"
     "/collection <number> — a collection, and sending all of it\n"
     "/subscribe <words> — be told when a matching package lands\n"
-    "/subscriptions, /unsubscribe <words>"
+    "/subscriptions, /unsubscribe <words>\n"
+    "/stop — end every subscription"
 )
+# Leaving is never refused: whoever the bot no longer lets in may still see and end their subscriptions.
+ALWAYS_ANSWERED = ("/subscriptions", "/unsubscribe", "/stop")
 
 
 @dataclass
@@ -120,10 +123,21 @@ def _number(text: str) -> int | None:
     return int(text) if text.strip().isdigit() else None
 
 
-def answer_message(*, person: BotPerson, text: str) -> Answer:
+def _command(text: str) -> tuple[str, str]:
+    """ "/search@stash_bot dragon" → ("/search", "dragon")."""
     command, _, rest = text.strip().partition(" ")
-    command = command.split("@", 1)[0].lower()
-    rest = rest.strip()
+    return command.split("@", 1)[0].lower(), rest.strip()
+
+
+def answer_refused(*, person: BotPerson, text: str, refusal: str) -> Answer:
+    """A person the bot's rules keep out is told why, unless they are leaving (ALWAYS_ANSWERED)."""
+    if _command(text)[0] in ALWAYS_ANSWERED:
+        return answer_message(person=person, text=text)
+    return Answer(replies=[Reply(refusal)])
+
+
+def answer_message(*, person: BotPerson, text: str) -> Answer:
+    command, rest = _command(text)
     services.bot_activity_add(person=person, kind="command", text=text)
     if command == "/search":
         if not rest:
@@ -143,6 +157,8 @@ def answer_message(*, person: BotPerson, text: str) -> Answer:
         return Answer(replies=[Reply(services.bot_subscribe(person=person, words=rest))])
     if command == "/unsubscribe":
         return Answer(replies=[Reply(services.bot_unsubscribe(person=person, words=rest))])
+    if command == "/stop":
+        return Answer(replies=[Reply(services.bot_stop(person=person))])
     if command == "/subscriptions":
         words = [f"• {s.words}" for s in person.subscriptions.all()]
         text = (

@@ -60,9 +60,9 @@ class BotLoop:
         for delivery in answer.deliveries:
             sent, error = [], ""
             try:
-                for chat, message_id in delivery.messages:
+                for chat, message_id, caption in delivery.messages:
                     await self.pacer.wait(user_id)
-                    sent.append(await self.bot.send_copy(user_id, chat, message_id))
+                    sent.append(await self.bot.send_copy(user_id, chat, message_id, caption=caption))
             except TelegramError as exc:
                 error = str(exc)
             await in_db_thread(services.bot_delivery_done)(delivery_id=delivery.id, message_ids=sent, error=error)
@@ -101,9 +101,9 @@ class BotLoop:
             if not await claim(user_id=message.user_id, message_id=message.message_id):
                 return  # taken up before a crash, caught up again
             if refusal:
-                await self.say(message.user_id, Reply(refusal))
-                return
-            answer = await in_db_thread(commands.answer_message)(person=person, text=message.text)
+                answer = await in_db_thread(commands.answer_refused)(person=person, text=message.text, refusal=refusal)
+            else:
+                answer = await in_db_thread(commands.answer_message)(person=person, text=message.text)
             await self.perform(message.user_id, answer)
         except TelegramError as exc:
             log.warning("The bot could not answer %s: %s", message.user_id, exc)
@@ -122,8 +122,24 @@ class BotLoop:
         except TelegramError as exc:
             log.warning("The bot could not answer a press of %s: %s", press.user_id, exc)
 
+    async def _allowed_now(self, user_id: int) -> bool:
+        """Whether the bot's rules let this person in at this moment (membership asked again when stale)."""
+        person = await in_db_thread(services.bot_person_get)(user_id=user_id)
+        if person is None:
+            return False
+        person = await self._membership(person)
+        return not await in_db_thread(services.bot_refusal)(person=person)
+
     async def tell_subscribers(self) -> None:
         for notice in await in_db_thread(services.bot_notices_due)():
+            try:
+                allowed = await self._allowed_now(notice.user_id)
+            except TelegramError as exc:
+                log.warning("The bot could not check %s before a notice: %s", notice.user_id, exc)
+                allowed = False
+            if not allowed:
+                await in_db_thread(services.bot_notice_withheld)(notice=notice)
+                continue
             count = len(notice.packages)
             words = ", ".join(f"“{w}”" for w in notice.words)
             text = f"{count} new package{'s' if count > 1 else ''} for {words}:"

@@ -14,6 +14,7 @@ from accounts.models import AccountChat, AuthState, Chat
 from accounts.services import account_gateway_call
 from core.crypto import SealBroken, reseal, seal, unseal
 from core.errors import OperatorError
+from core.formatting import format_moment
 from packages.models import (
     BotActivity,
     BotAudience,
@@ -27,7 +28,8 @@ from packages.models import (
     Package,
 )
 from packages.selectors import collection_packages, package_search
-from telegram.records import ChatRef
+from packages.sending import package_send_captions
+from telegram.records import CAPTION_MAX, ChatRef, utf16_units
 
 SUBSCRIPTIONS_MAX = 20  # per person
 NOTICE_PACKAGES_MAX = 50  # packages one tick tells a subscription about (more wait for the next)
@@ -235,9 +237,13 @@ def bot_person_block(*, user_id: int, blocked: bool) -> BotPerson | None:
     return person
 
 
-def bot_refusal(*, person: BotPerson) -> str:
-    """Why this person may not use the bot, in words; '' when they may."""
-    bot = bot_settings_get()
+def bot_person_get(*, user_id: int) -> BotPerson | None:
+    return BotPerson.objects.filter(user_id=user_id).first()
+
+
+def bot_refusal(*, person: BotPerson, bot: BotSettings | None = None) -> str:
+    """Why this person may not use the bot, in words; '' when they may. `bot`: the settings, when read already."""
+    bot = bot or bot_settings_get()
     if not bot.enabled:
         return "The archive's bot is resting; try again later."
     if person.blocked:
@@ -256,11 +262,31 @@ def bot_activity_add(*, person: BotPerson | None, kind: str, text: str) -> None:
 
 @dataclass(frozen=True)
 class Delivery:
-    """A send the bot is to make: the delivery row, and the destination messages to copy."""
+    """A send the bot is to make: the delivery row, and the destination messages to copy, each with the caption
+    the person reads under it."""
 
     id: int
     title: str
-    messages: tuple[tuple[ChatRef, int], ...]
+    messages: tuple[tuple[ChatRef, int, str], ...]
+
+
+def _caption_fit(caption: str) -> str:
+    """A caption cut to what a bot may send (a bot is never Premium: CAPTION_MAX UTF-16 units), ending in "…"."""
+    if utf16_units(caption) <= CAPTION_MAX:
+        return caption
+    while utf16_units(caption) > CAPTION_MAX - 1:
+        caption = caption[: -max(1, (utf16_units(caption) - CAPTION_MAX + 1) // 2)]
+    return caption + "…"
+
+
+def bot_delivery_messages(*, package: Package) -> tuple[tuple[ChatRef, int, str], ...]:
+    """What the bot copies to a person: each destination message with the caption the console's Send gives it
+    (package_send_captions: the source caption under the first part), never the catalog line."""
+    chat = ChatRef(id=package.destination_chat.telegram_id)
+    captions = package_send_captions(packages=[package])
+    return tuple(
+        (chat, mid, _caption_fit(caption)) for mid, caption in zip(package.dest_message_ids, captions, strict=True)
+    )
 
 
 def _sends_today(person: BotPerson) -> int:
@@ -272,12 +298,12 @@ def bot_delivery_claim(*, person: BotPerson, package: Package) -> Delivery | str
     """The delivery row made before anything goes out (one per person and package), or why nothing is sent."""
     if not package.destination_chat_id or not package.dest_message_ids:
         return f"{package.file_name} is not in the archive channel yet; try again later."
-    messages = tuple((ChatRef(id=package.destination_chat.telegram_id), mid) for mid in package.dest_message_ids)
+    messages = bot_delivery_messages(package=package)
     with transaction.atomic():
         person = BotPerson.objects.select_for_update().get(pk=person.pk)  # one claim at a time per person
         done = BotDelivery.objects.filter(person=person, package=package).first()
         if done is not None and done.state != BotDeliveryState.FAILED:
-            when = timezone.localtime(done.created_at).strftime("%Y-%m-%d %H:%M")
+            when = format_moment(done.created_at)
             return f"{package.file_name} was already sent to you ({when})."
         limit = bot_settings_get().sends_per_day
         if _sends_today(person) >= limit:
@@ -358,6 +384,14 @@ def bot_unsubscribe(*, person: BotPerson, words: str) -> str:
     return f"Unsubscribed from “{words}”."
 
 
+def bot_stop(*, person: BotPerson) -> str:
+    """/stop: every subscription gone, so the bot writes to this person only when they write first."""
+    count, _ = person.subscriptions.all().delete()
+    if count:
+        bot_activity_add(person=person, kind="stopped", text=f"{count} subscription{'s' if count > 1 else ''} ended")
+    return "Stopped: you have no subscriptions now, and the bot writes to you only when you write to it."
+
+
 @dataclass(frozen=True)
 class Notice:
     """What one person is told in one message: new packages matching their subscriptions."""
@@ -370,10 +404,18 @@ class Notice:
 
 def bot_notices_due() -> list[Notice]:
     """New packages in the archive channel matching subscriptions, each subscription told of each package once
-    (a unique row made here, before the message), batched into one message per person."""
+    (a unique row made here, before the message), batched into one message per person. Only people the bot's
+    rules let in now (audience, allow-list, membership as last asked, blocks) are told; the bot process asks again
+    before it sends, and withholds what it may no longer send (bot_notice_withheld)."""
     by_person: dict[int, dict] = {}
-    subscriptions = BotSubscription.objects.select_related("person").filter(person__blocked=False)
-    for subscription in subscriptions:
+    bot = bot_settings_get()
+    refused: dict[int, bool] = {}
+    for subscription in BotSubscription.objects.select_related("person"):
+        person = subscription.person
+        if person.pk not in refused:
+            refused[person.pk] = bool(bot_refusal(person=person, bot=bot))
+        if refused[person.pk]:
+            continue
         found = (
             package_search(query=subscription.words)
             .filter(created_at__gte=subscription.created_at)
@@ -400,6 +442,11 @@ def bot_notices_due() -> list[Notice]:
         )
         for user_id, batch in by_person.items()
     ]
+
+
+def bot_notice_withheld(*, notice: Notice) -> None:
+    """The person is refused now: they are told nothing, and would be told of these packages once let in again."""
+    BotNotice.objects.filter(pk__in=notice.notice_ids, told_at__isnull=True).delete()
 
 
 def bot_notice_told(*, notice: Notice) -> None:

@@ -4,7 +4,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from core.errors import OperatorError
-from packages.bot import selectors, services
+from packages.bot import demo, selectors, services
 from packages.bot.forms import BotSettingsForm
 from telegram.errors import TelegramError
 
@@ -33,6 +33,11 @@ def _context(form: BotSettingsForm | None = None, *, admin_notice: str = "") -> 
         "activity": selectors.bot_activity(),
         "admin_choices": services.bot_admin_choices(),
         "admin_notice": admin_notice,
+        "demo_commands": (
+            demo.demo_try_commands(members_only=bot.audience == "members")
+            if demo.demo_bot_is_ours(token=services.bot_token())
+            else []
+        ),
     }
 
 

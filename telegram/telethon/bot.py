@@ -226,14 +226,15 @@ class TelethonBot:
                 functions.messages.SetBotCallbackAnswerRequest(query_id=query_id, cache_time=0, message=text or None)
             )
 
-    async def send_copy(self, user_id: int, chat: ChatRef, message_id: int) -> int:
-        """Send a person the document (and caption) of a message of a channel the bot administers: by the
-        document itself, so the person sees a message from the bot, not a forward."""
+    async def send_copy(self, user_id: int, chat: ChatRef, message_id: int, *, caption: str) -> int:
+        """Send a person the document of a message of a channel the bot administers, with `caption` under it (the
+        message's own caption is the archive's catalog line: it stays there): by the document itself, so the
+        person sees a message from the bot, not a forward."""
         with mapped_errors():
             source = await self._client.get_messages(types.PeerChannel(chat.id), ids=message_id)
             if source is None or source.media is None:
                 raise NotFound(f"Message {message_id} of chat {chat.id} is gone or has no file.")
-            sent = await self._client.send_file(user_id, source.media, caption=source.message or "")
+            sent = await self._client.send_file(user_id, source.media, caption=caption)
         return sent.id
 
     async def is_member(self, chat: ChatRef, user_id: int) -> bool:

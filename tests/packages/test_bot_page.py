@@ -83,7 +83,7 @@ def test_for_members_of_chosen_chats_the_page_says_which_chat_each_person_is_in(
     rows = {
         cells[0]: cells[3]
         for cells in (
-            re.findall(r"<td>([^<]*)</td>", row)
+            [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
             for row in re.findall(r"<tr>(.*?)</tr>", operator.get(reverse("bot:page")).content.decode(), re.S)
         )
         if cells
@@ -105,7 +105,7 @@ def test_the_page_lists_people_subscriptions_sends_and_activity_and_blocks(opera
     BotSubscription.objects.create(person=dana, words="dragon bust")
     BotActivity.objects.create(person=dana, kind="command", text="/latest")
     page = operator.get(reverse("bot:page")).content.decode()
-    for shown in ("@dana_prints", "7001", "dragon bust", "dragon.zip", "command: /latest"):
+    for shown in ("@dana_prints", "7001", "dragon bust", "dragon.zip", ">command</span>", "/latest"):
         assert shown in page
 
     operator.post(reverse("bot:person-block", args=[7001]), {"blocked": "1"})
@@ -154,3 +154,15 @@ def test_an_operator_makes_the_bot_an_admin_of_the_archive_channel_by_an_account
     response = operator.post(reverse("bot:make-admin"), {"chat": chat.pk}, follow=True)
     assert "@stash_bot is now an admin of Archive" in response.content.decode()
     assert world.membership(3001, "bot:7000001") == "admin"
+
+
+def test_the_demo_bots_commands_show_only_for_the_demo_bot(operator):
+    """On the sandbox with the demo world's token (as `make run` connects it), the page says how to talk to it, by
+    commands that run as written from a fresh clone; another bot's page does not."""
+    BotSettings.objects.create(pk=1, audience="members", token_sealed=seal("7000001:DEMO"))
+    page = operator.get(reverse("bot:page")).content.decode()
+    assert "Try the demo bot" in page
+    assert "make manage ARGS=&#x27;sandbox_say 7001 @stash_bot &quot;/search dragon&quot;&#x27;" in page
+    assert "make manage ARGS=&#x27;sandbox_say 7002 @stash_bot /start&#x27;" in page
+    BotSettings.objects.filter(pk=1).update(token_sealed=seal(TOKEN))
+    assert "Try the demo bot" not in operator.get(reverse("bot:page")).content.decode()

@@ -75,7 +75,9 @@ def run_bot(world: World, scenario):
 
             async def on_press(press):
                 await bot.answer_press(press.query_id, "On its way")
-                await bot.send_copy(press.user_id, ChatRef(id=3001), int(press.data.split(b":")[1]))
+                await bot.send_copy(
+                    press.user_id, ChatRef(id=3001), int(press.data.split(b":")[1]), caption="A red dragon"
+                )
 
             bot.on_message(on_message)
             bot.on_press(on_press)
@@ -124,7 +126,7 @@ def test_a_pressed_button_is_answered_and_the_channels_document_sent(sandbox):
 
     assert bots.callback(world, query_id)["answer"] == "On its way"
     sent = dump(world, DANA)[-1]
-    assert (sent["from"], sent["document"], sent["text"]) == ("bot", "dragon.zip", "dragon.zip")
+    assert (sent["from"], sent["document"], sent["text"]) == ("bot", "dragon.zip", "A red dragon"), "not the channel's"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -139,7 +141,7 @@ def test_a_bot_writes_only_to_people_who_wrote_first_and_sends_only_what_it_sees
         bots.person_says(world, user_id=DANA, username="stash_bot", text="hello")
         await wait_for(lambda: bot._client.session.get_entity_rows_by_id(DANA))
         with pytest.raises(TargetForbidden):
-            await bot.send_copy(DANA, ChatRef(id=3002), 5)
+            await bot.send_copy(DANA, ChatRef(id=3002), 5, caption="")
         return True
 
     assert run_bot(world, scenario)

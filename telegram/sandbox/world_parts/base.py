@@ -180,7 +180,10 @@ class Store:
         self.path = Path(path)
         db = self.path / DB_NAME
         if not db.exists():
-            raise WorldMissing(f"No sandbox world at {db}; load one with `manage.py sandbox_load WORLD.json`.")
+            raise WorldMissing(
+                f"No sandbox world at {db}; load one with `make manage ARGS='sandbox_load WORLD.json'` "
+                "(`make run` loads the demo world)."
+            )
         self.conn = connect(db)
 
     def close(self) -> None:

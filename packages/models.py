@@ -125,7 +125,7 @@ class Package(models.Model):
     password_sealed = models.TextField(blank=True)
     password_source = models.CharField(max_length=8, choices=PasswordSource.choices, blank=True)
     # Listed entries whose data is encrypted; needs_password: every entry is, or the listing itself is
-    # (encrypted headers). Such a package is kept and uploaded like any other (docs/decisions.md).
+    # (encrypted headers). Such a package is kept and uploaded like any other (docs/decisions/0045-*.md).
     encrypted_files = models.PositiveIntegerField(default=0)
     needs_password = models.BooleanField(default=False, db_index=True)
     creator = models.CharField(max_length=255, blank=True, db_index=True)

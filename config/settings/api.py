@@ -11,11 +11,14 @@ REST_FRAMEWORK = {
         "core.tokens.TokenScopeAllows",
         "core.roles.IsOperatorOrReadOnly",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # `?page_size=` up to 500, Link headers, cursors on the lists named in API_CURSOR_LISTS.
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.ApiPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
+# The big lists, paged by cursor (core/pagination.py); `?page=N` still pages them by number.
+API_CURSOR_LISTS = {"packages.Package", "core.AuditEntry", "ingestion.IngestionRun", "reminders.ReminderRun"}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Stashcast API",
     "DESCRIPTION": "Telegram archive ingestion and paced broadcast reminders.",
@@ -35,4 +38,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        # Link headers on lists, ETag and 304 on detail reads (core/api/etags.py).
+        "core.api.etags.schema_conventions",
+    ],
 }

@@ -28,7 +28,7 @@ TELEGRAM_SESSION_WAIT_SECONDS = envint("TELEGRAM_SESSION_WAIT_SECONDS", 30, mini
 INGEST_SESSION_HANDOVER_WAIT_SECONDS = envint("INGEST_SESSION_HANDOVER_WAIT_SECONDS", 120, minimum=0)
 REMINDER_SESSION_WAIT_SECONDS = envint("REMINDER_SESSION_WAIT_SECONDS", 600, minimum=0)
 # The members' bot (packages/bot/): a token from BotFather, used when the console has none; the Bot API's
-# limits the bot keeps under (docs/decisions.md, "The bot's pace"); how often it looks for packages to tell
+# limits the bot keeps under (docs/decisions/0122-*.md); how often it looks for packages to tell
 # subscribers about.
 TELEGRAM_BOT_TOKEN = envstr("TELEGRAM_BOT_TOKEN", "")
 BOT_SENDS_PER_SECOND = envint("BOT_SENDS_PER_SECOND", 25, minimum=1)

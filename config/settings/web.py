@@ -39,6 +39,8 @@ MIDDLEWARE = [
     "core.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # ETag and 304 on the API's detail reads.
+    "core.api.etags.DetailETagMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "core.roles.ViewerReadOnlyMiddleware",

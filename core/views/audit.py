@@ -1,4 +1,4 @@
-"""The Audit page: who changed what, filtered; viewers read it too (docs/decisions.md), the addresses are shown
+"""The Audit page: who changed what, filtered; viewers read it too (docs/decisions/0114-*.md), the addresses are shown
 to operators only."""
 
 from django.contrib.auth.decorators import login_required

@@ -21,7 +21,7 @@ NOTICE_SHOWN = 10  # packages listed in one notice message
 
 class Pacer:
     """Sends spaced to stay inside the Bot API's limits: `per_second` messages overall, and one per
-    `person_gap` seconds to any one person (docs/decisions.md, "The bot's pace")."""
+    `person_gap` seconds to any one person (docs/decisions/0122-*.md)."""
 
     def __init__(self, *, per_second: int, person_gap: float):
         self._gap = 1 / per_second

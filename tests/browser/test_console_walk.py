@@ -195,6 +195,7 @@ def test_every_page_fits_with_the_demo_data(live_server, transactional_db, demo,
     _every_page_fits(live_server, django_user_model, browser, artifacts, "demo")
 
 
+@pytest.mark.large  # some three minutes: `make test` walks it, `make test-fast` leaves it out
 def test_every_page_fits_with_200_rows_in_every_list(
     live_server, transactional_db, demo, django_user_model, browser, artifacts
 ):

@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import AccountPaceEvent, AccountRest, AccountSendMinute, PaceEventKind, TelegramAccount
 from accounts.signals import account_rest_ended, account_rest_started, account_sending_changed
 from core.errors import OperatorError
+from core.formatting import format_moment
 from core.ratelimit import Pace, TokenBucket, account_send_bucket
 
 logger = logging.getLogger(__name__)
@@ -230,6 +231,6 @@ def account_send_problem(*, account: TelegramAccount) -> str:
     if account.sending_stopped:
         return f"Sending is stopped for {account} by the operator; allow sending on the Accounts page, then Resume."
     if account.is_resting:
-        until = timezone.localtime(account.resting_until).strftime("%Y-%m-%d %H:%M %Z")
+        until = format_moment(account.resting_until, dated=True)
         return f"{account} is resting until {until} ({account.rest_reason})."
     return ""

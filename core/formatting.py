@@ -33,18 +33,20 @@ def format_moment(
     zone: tzinfo | None = None,
     seconds: bool = False,
     short: bool = False,
+    dated: bool = False,
 ) -> str:
     """A time as the operator reads it, always with its zone: "14:05 UTC" today, "25 Nov, 14:05 UTC" another day,
     "25 Nov 2025, 14:05 UTC" another year. The zone is the console's (UTC) unless one is given (a reminder's):
-    "10:00 +08 (Asia/Kuala_Lumpur)", or "10:00 +08" when `short` (rows of a list whose page names the zone)."""
+    "10:00 +08 (Asia/Kuala_Lumpur)", or "10:00 +08" when `short` (rows of a list whose page names the zone).
+    `dated`: always with its date and year, for words kept and read later (errors, notifications, the audit)."""
     zone = zone or timezone.get_default_timezone()
     local, today = moment.astimezone(zone), (now or clock.now()).astimezone(zone)
     utc = str(zone) in ("UTC", "Etc/UTC")
     name = local.tzname() if utc or short else f"{local.tzname()} ({zone})"
     clock_time = f"{local:%H:%M:%S}" if seconds else f"{local:%H:%M}"
-    if local.date() == today.date():
+    if local.date() == today.date() and not dated:
         return f"{clock_time} {name}"
-    if local.year == today.year:
+    if local.year == today.year and not dated:
         return f"{local.day} {local:%b}, {clock_time} {name}"
     return f"{local.day} {local:%b %Y}, {clock_time} {name}"
 

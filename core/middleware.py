@@ -14,20 +14,18 @@ from django.shortcuts import render
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from core.sizes import size_text
+
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 TOO_LARGE = 413
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 1024**2:.1f} MB"
 
 
 def _too_large_message(request: HttpRequest) -> str:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     size = int(request.META.get("CONTENT_LENGTH") or 0)
-    sent = f"{_megabytes(size)} were sent" if size else "more was sent"
+    sent = f"{size_text(size)} were sent" if size else "more was sent"
     return (
-        f"What was sent is too large to read: at most {_megabytes(limit)} of text (uploaded files aside), "
+        f"What was sent is too large to read: at most {size_text(limit)} of text (uploaded files aside), "
         f"and {sent}. A Telegram message is at most 4,096 characters: shorten the text, or upload a long "
         "text as a file."
     )

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.formatting import format_moment
 from core.models import ClaimableRun, RunStatus
 from core.notifications import RUN_REQUEUED, notifications_resolve, notify_run_reaped, run_subject
 from core.workers import worker_gone, worker_id
@@ -163,7 +164,7 @@ def runs_reap(
             if run.requeue_count >= max_requeues:
                 run.status = RunStatus.FAILED
                 run.finished_at = timezone.now()
-                last = f"{run.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if run.heartbeat_at else "none"
+                last = format_moment(run.heartbeat_at, seconds=True, dated=True) if run.heartbeat_at else "none"
                 run.error = (
                     f"Worker {run.worker_id} stopped answering (last heartbeat {last}) and the run was already "
                     f"re-queued {run.requeue_count} times."

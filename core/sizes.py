@@ -32,9 +32,23 @@ def size_parse(text: str) -> int:
     return value
 
 
-def size_text(size: int) -> str:
-    """2000000 → "2 MB", 1500 → "1.5 KB", 999 → "999 B" (decimal units, as size_parse reads them)."""
-    for unit, factor in (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000)):
-        if size >= factor:
-            return f"{size / factor:.3g} {unit}" if size % factor else f"{size // factor} {unit}"
-    return f"{size} B"
+def size_text(size: int | None) -> str:
+    """The one way a size is written, on every page, in the API's words, the bot and CSV: decimal units as
+    size_parse reads them, one decimal at most: 651600 → "651.6 KB", 2000000 → "2 MB", 999 → "999 B"; "" for none."""
+    if size is None:
+        return ""
+    if size < 1000:
+        return f"{size} B"
+    for unit, factor in (("KB", 1000), ("MB", 1000**2), ("GB", 1000**3)):
+        if round(size / factor, 1) < 1000:  # 999,960 bytes is "1 MB", not "1000 KB"
+            return _in_unit(size / factor, unit)
+    return _in_unit(size / 1000**4, "TB")
+
+
+def rate_text(bytes_per_second: int | None) -> str:
+    """ "2 MB/s"; "" for none."""
+    return f"{size_text(bytes_per_second)}/s" if bytes_per_second else ""
+
+
+def _in_unit(value: float, unit: str) -> str:
+    return f"{value:,.1f}".removesuffix(".0") + f" {unit}"

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from core.sizes import size_text
 from packages.detection import MODEL, RAR, SEVEN_ZIP, ZIP, ArchiveSet
 
 KINDS = {ZIP: "ZIP", RAR: "RAR", SEVEN_ZIP: "7z", MODEL: "Model files (.stl, .3mf, .pdf, …)"}
@@ -53,21 +54,11 @@ def size_parse(text: str | int | None) -> int | None:
     return int(Decimal(match.group("number").replace(",", ".")) * _UNITS[unit])
 
 
-def size_text(size: int | None) -> str:
-    """A size as people read it: 500 MB, 1.5 GB, 12 kB, 800 bytes."""
-    if size is None:
-        return ""
-    for unit, name in ((1000**4, "TB"), (1000**3, "GB"), (1000**2, "MB"), (1000, "kB")):
-        if size >= unit:
-            return f"{size / unit:.1f}".removesuffix(".0") + f" {name}"
-    return f"{size} bytes"
-
-
 def size_exact(size: int | None) -> str:
     """A size to edit, without rounding: "500 MB" when it is a whole number of a unit, else its bytes."""
     if size is None:
         return ""
-    for unit, name in ((1000**4, "TB"), (1000**3, "GB"), (1000**2, "MB"), (1000, "kB")):
+    for unit, name in ((1000**4, "TB"), (1000**3, "GB"), (1000**2, "MB"), (1000, "KB")):
         if size and size % unit == 0:
             return f"{size // unit} {name}"
     return str(size)

@@ -14,6 +14,7 @@ from accounts.models import AccountChat, AuthState, TelegramAccount
 from core import task_names
 from core.formatting import format_moment
 from core.models import RunStatus
+from core.sizes import size_text
 from ingestion.models import (
     RUN_OUTCOME_FILTERS,
     AccountChannelMap,
@@ -27,7 +28,7 @@ from ingestion.models import (
     StartPoint,
     TopicProgress,
 )
-from ingestion.rules import KINDS, size_text
+from ingestion.rules import KINDS
 from telegram.records import CHANNEL, SUPERGROUP, ChatRef
 
 # Basic groups carry no archives worth watching; they are reminder targets.

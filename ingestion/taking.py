@@ -17,6 +17,7 @@ from core import locks
 from core.db_thread import in_db_thread
 from core.engine import OUTAGES, WorkInterrupted
 from core.formatting import format_duration
+from core.sizes import size_text
 from core.storage import storage_describe, storage_outage
 from ingestion import notifications
 from ingestion import services as ingestion_services
@@ -116,7 +117,8 @@ class SetStage:
             if size > settings.INGEST_MAX_PACKAGE_BYTES:
                 raise SetFailed(
                     SkipReason.SIZE_LIMIT,
-                    f"{size} bytes is above INGEST_MAX_PACKAGE_BYTES ({settings.INGEST_MAX_PACKAGE_BYTES}).",
+                    f"{size_text(size)} is above {size_text(settings.INGEST_MAX_PACKAGE_BYTES)}, "
+                    "the largest package the console takes.",
                 )
             if writer is None:
                 await in_db_thread(notifications.notify_destination_unreachable)()
@@ -184,7 +186,7 @@ class SetStage:
         self.context.waiting_until = until if earliest is None else min(earliest, until)
         return (
             f"Waiting for more volumes of {archive_set.file_name}: {newest.document.name} was posted "
-            f"{age / 60:.0f} min ago; {rule}."
+            f"{format_duration(age)} ago; {rule}."
         )
 
     def _set_folder(self, ref: ChatRef, archive_set: ArchiveSet) -> Path:

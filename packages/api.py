@@ -14,6 +14,7 @@ from accounts.models import AuthState, Chat, TelegramAccount
 from core.access import ScopeAndRole
 from core.api import ErrorSerializer, OutcomeFields, idempotent
 from core.roles import is_operator
+from core.sizes import size_text
 from packages import grouping, previews, selectors, sending, services
 from packages.models import (
     Collection,
@@ -53,6 +54,9 @@ class PackageSerializer(serializers.ModelSerializer):
     # Annotated by packages.selectors: the channels' ids, as /api/channels/ names them.
     source_channel = serializers.IntegerField(read_only=True, allow_null=True)
     destination_channel = serializers.IntegerField(read_only=True, allow_null=True)
+    file_size_text = serializers.SerializerMethodField(
+        help_text='The size as the console writes it ("651.6 KB": decimal units, as file_size in bytes).'
+    )
     matched_paths = serializers.SerializerMethodField(
         help_text="With a search: some of the paths inside the archive that matched it."
     )
@@ -102,6 +106,7 @@ class PackageSerializer(serializers.ModelSerializer):
             "caption",
             "password_source",
             "file_size",
+            "file_size_text",
             "archive_type",
             "content_hash",
             "is_multipart",
@@ -146,6 +151,9 @@ class PackageSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_preview_url(self, package: Package) -> str | None:
         return preview_url(package.pk, package.preview_id)
+
+    def get_file_size_text(self, package: Package) -> str:
+        return size_text(package.file_size)
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_matched_paths(self, package: Package) -> list[str]:

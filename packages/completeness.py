@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from core.sizes import size_text
 from packages.detection import RAR, SEVEN_ZIP, ZIP, ArchiveSet
 
 # (volume index, offset, length) -> the bytes there: the caller's ranged read of a posted volume.
@@ -77,8 +78,9 @@ def _seven_zip(head: bytes, *, total: int) -> SetVerdict:
         return SetVerdict(None, OPAQUE)
     expected = SEVEN_ZIP_START_HEADER.size + next_offset + next_size
     if total >= expected:
-        return SetVerdict(True, f"7z start header: the archive is {expected:,} bytes and all of them are posted")
-    return SetVerdict(False, f"7z start header: the archive is {expected:,} bytes; {total:,} are posted so far")
+        return SetVerdict(True, f"7z start header: the archive is {size_text(expected)} and all of it is posted")
+    posted = f"{size_text(total)} of it is posted so far"
+    return SetVerdict(False, f"7z start header: the archive is {size_text(expected)}; {posted}")
 
 
 def _zip(tail: bytes, *, total: int) -> SetVerdict:

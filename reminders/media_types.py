@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from PIL import Image, UnidentifiedImageError
 
+from core.sizes import size_text
 from telegram.records import PREMIUM_UPLOAD_MAX_BYTES, UPLOAD_MAX_BYTES
 
 PHOTO_MAX_BYTES = 10 * 1024 * 1024
@@ -120,8 +121,8 @@ def media_type(*, file, name: str, size: int) -> FileType:
         if size > PHOTO_MAX_BYTES:
             raise ValidationError(
                 {
-                    "file": f"The picture is {size / 1024**2:.1f} MB; Telegram takes photos up to "
-                    f"{PHOTO_MAX_BYTES // 1024**2} MB. Make it smaller, or send it inside a ZIP as a file."
+                    "file": f"The picture is {size_text(size)}; Telegram takes photos up to "
+                    f"{size_text(PHOTO_MAX_BYTES)}. Make it smaller, or send it inside a ZIP as a file."
                 }
             )
         return photo
@@ -138,7 +139,10 @@ def media_type(*, file, name: str, size: int) -> FileType:
         raise ValidationError({"file": f"{name} is not a type Stashcast sends. {ACCEPTED_TEXT}"})
     if size > PREMIUM_UPLOAD_MAX_BYTES:
         raise ValidationError(
-            {"file": f"The file is {size / 1024**3:.2f} GB; Telegram takes files up to 4 GB (Premium)."}
+            {
+                "file": f"The file is {size_text(size)}; "
+                f"Telegram takes files up to {size_text(PREMIUM_UPLOAD_MAX_BYTES)} (Premium)."
+            }
         )
     return found
 
@@ -148,6 +152,6 @@ def media_fits_account(*, size: int, upload_limit_bytes: int) -> str:
     if size <= upload_limit_bytes:
         return ""
     return (
-        f"the file is {size / 1024**3:.2f} GB and this account sends at most {upload_limit_bytes / 1024**3:.2f} GB "
-        f"(Telegram: {UPLOAD_MAX_BYTES / 1024**3:.2f} GB, {PREMIUM_UPLOAD_MAX_BYTES / 1024**3:.2f} GB with Premium)"
+        f"the file is {size_text(size)} and this account sends at most {size_text(upload_limit_bytes)} "
+        f"(Telegram: {size_text(UPLOAD_MAX_BYTES)}, {size_text(PREMIUM_UPLOAD_MAX_BYTES)} with Premium)"
     )

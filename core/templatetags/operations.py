@@ -7,6 +7,7 @@ from django.utils.html import format_html
 from django.utils.timesince import timesince
 
 from core.formatting import format_duration, format_moment, format_relative
+from core.sizes import size_text
 
 register = template.Library()
 
@@ -14,6 +15,12 @@ register = template.Library()
 @register.filter
 def duration(seconds) -> str:
     return format_duration(None if seconds in (None, "") else float(seconds))
+
+
+@register.filter
+def size(value: int | None) -> str:
+    """Bytes as every page, the API's words and the bot write them: "651.6 KB" (core.sizes.size_text)."""
+    return "" if value in (None, "") else size_text(int(value))
 
 
 @register.filter

@@ -82,6 +82,7 @@ class PreviewSetSerializer(serializers.Serializer):
     message_id = serializers.IntegerField()
     file_name = serializers.CharField()
     size = serializers.IntegerField()
+    size_text = serializers.CharField(help_text='The size as the console writes it ("651.6 KB").')
     volumes = serializers.IntegerField()
     taken = serializers.BooleanField()
     left_out = serializers.CharField(help_text="Why the rules leave it out; empty when taken.")
@@ -121,7 +122,7 @@ class ChannelRulesActions:
     def rules_preview(self, request, pk=None):
         channel, rules = self._rules_tried(request)
         preview = services.channel_rules_preview(channel=channel, rules=rules)
-        sets = [{**vars(row), "taken": not row.left_out} for row in preview.rows]
+        sets = [{**vars(row), "size_text": row.size_text, "taken": not row.left_out} for row in preview.rows]
         return Response({"account": preview.account, "taken": preview.taken, "sets": sets})
 
     @extend_schema(

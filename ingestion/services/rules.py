@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.services import gateway_call
 from core.errors import OperatorError
+from core.sizes import size_text
 from ingestion import selectors
 from ingestion.fetching import documents_above
 from ingestion.models import Channel, StartPoint
@@ -22,13 +23,13 @@ from ingestion.rules import (
     message_link_parse,
     name_pattern_check,
     size_parse,
-    size_text,
 )
 from ingestion.services.skipped import channel_rewind
 from packages.detection import group_sets, set_may_grow
 from telegram.errors import TelegramError
 
 UNCHANGED = ...
+TELEGRAM_BEGAN = date(2013, 8, 14)  # no post in any channel is older
 
 
 def channel_rules_check(
@@ -68,12 +69,17 @@ def channel_rules_check(
     cap = settings.INGEST_MAX_PACKAGE_BYTES
     low, high = values["min_bytes"], values["max_bytes"]
     if "max_bytes" not in errors and high is not None and high > cap:
-        errors["max_bytes"] = f"At most {cap} bytes (INGEST_MAX_PACKAGE_BYTES, the limit over every channel)."
+        errors["max_bytes"] = (
+            f"At most {size_text(cap)}: the console takes no package above that from any channel. "
+            "Leave it empty to take up to that."
+        )
     if not errors.keys() & {"min_bytes", "max_bytes"} and low is not None and high is not None and low > high:
         errors["min_bytes"] = "The smallest size is above the largest: swap them, or leave one empty."
     start = values["start_from"]
-    if start == StartPoint.DATE and values["start_date"] is None and "start_date" not in errors:
-        errors["start_date"] = "Choose the date to start from."
+    if start == StartPoint.DATE and "start_date" not in errors:
+        odd = _start_date_odd(values["start_date"])
+        if odd:
+            errors["start_date"] = odd
     if start == StartPoint.MESSAGE and (given.get("start_message_link") or "").strip():
         try:
             link = message_link_parse(given["start_message_link"])
@@ -124,6 +130,21 @@ def _start_moved(channel: Channel, values: dict) -> bool:
     if start == StartPoint.MESSAGE:
         return values["start_message_id"] != channel.start_message_id
     return False
+
+
+def _start_date_odd(day: datetime | None) -> str:
+    """Why a start date cannot be the one meant, in words; "" when it can."""
+    if day is None:
+        return "Choose the date to start from."
+    said = f"{day.day} {day:%b %Y}"
+    if day.date() > timezone.localdate():
+        return (
+            f"{said} is still to come: the date picks where in the channel's past to begin. "
+            "Choose a day up to today, or From now to take only what is posted from here on."
+        )
+    if day.date() < TELEGRAM_BEGAN:
+        return f"{said} is before Telegram began (August 2013): choose The whole history instead."
+    return ""
 
 
 def _kinds_parse(kinds) -> list[str]:
@@ -205,7 +226,7 @@ def _judged(messages, rules: Rules) -> list[PreviewRow]:
         size = sum(sizes)
         why = rules.left_out(archive_set, size=size, may_grow=set_may_grow(archive_set, sizes=sizes))
         if not why and size > settings.INGEST_MAX_PACKAGE_BYTES:
-            why = "above INGEST_MAX_PACKAGE_BYTES, the limit over every channel"
+            why = f"above {size_text(settings.INGEST_MAX_PACKAGE_BYTES)}, the largest package the console takes"
         rows.append(PreviewRow(archive_set.items[0].id, archive_set.file_name, size, len(sizes), why))
     return rows
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.ingest_limits import account_ingest_wait
 from accounts.models import AuthState, TelegramAccount
 from core import task_names
+from core.formatting import format_moment
 from core.models import RunStatus
 from core.runs import run_task_send
 from ingestion.models import (
@@ -38,7 +39,7 @@ def ingestion_run_request(
         raise ValidationError(f"{account} is not an active, logged-in account.")
     if account.is_resting:
         raise ValidationError(
-            f"{account} is resting until {account.resting_until:%Y-%m-%d %H:%M} UTC; nothing is "
+            f"{account} is resting until {format_moment(account.resting_until, dated=True)}; nothing is "
             "ingested through it until then."
         )
     if trigger == IngestionTrigger.MANUAL and (wait := account_ingest_wait(account=account)):

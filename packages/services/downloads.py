@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from core import clock
 from core.audit import AuditScope, audit_entry_write, audit_scope_current
+from core.formatting import format_moment
 from core.models import AuditEntry
 from core.roles import is_operator
 from packages.models import Package, RawFile
@@ -88,7 +89,7 @@ def download_links_make(*, package: Package, user, path: str = "", address: str 
             DownloadFile(name=raw.file_name, size=raw.size, sha256=raw.hash, url=url, gone_since=raw.purged_at)
         )
     if audit_scope_current() is None:
-        until = f"{expires_at:%Y-%m-%d %H:%M} UTC"
+        until = format_moment(expires_at, dated=True)
         action = f"download links made for package {package.pk} ({package.file_name[:150]}), until {until}"
         audit_entry_write(
             scope=AuditScope(
@@ -125,7 +126,8 @@ def download_link_open(*, token: str) -> OpenedLink:
     expired_at = datetime.fromtimestamp(expires, tz=UTC)
     if clock.now() >= expired_at:
         raise DownloadLinkRefused(
-            f"This download link expired at {expired_at:%Y-%m-%d %H:%M} UTC; make a new one on the package's page.",
+            f"This download link expired at {format_moment(expired_at, dated=True)}; "
+            "make a new one on the package's page.",
             status=410,
         )
     user = get_user_model().objects.filter(pk=user_id).first()

@@ -6,10 +6,10 @@ import logging
 
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts.models import AccountChat, TelegramAccount
 from core import clock
+from core.formatting import format_moment
 from core.models import RunStatus
 from core.notifications import notification_raise
 from reminders.models import MOVABLE, PAUSABLE, PauseCause, ReminderRun, ReminderRunTarget, TargetStatus
@@ -87,7 +87,7 @@ def runs_pause_for_rest(*, account: TelegramAccount, reason: str) -> list[int]:
     notification_raise(
         type="account_resting",
         severity="warning",
-        title=f"{account} is resting until {timezone.localtime(account.resting_until):%Y-%m-%d %H:%M %Z}",
+        title=f"{account} is resting until {format_moment(account.resting_until, dated=True)}",
         message=f"{reason}. Its runs are paused and resume by themselves after the rest, unless you say otherwise "
         "on the Accounts page.",
         subject=f"account-rest:{account.pk}",

@@ -6,9 +6,9 @@ from datetime import datetime
 
 from django.conf import settings
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts.models import TelegramAccount
+from core.formatting import format_moment
 from core.models import RunStatus
 from core.notifications import notification_raise, notifications_resolve, run_subject
 from reminders.models import (
@@ -93,7 +93,7 @@ def summary_account_resting(
             f"Paused: sending is stopped for {account} by the operator. {delivered} "
             "Allow sending on the Accounts page, then Resume."
         )
-    until = timezone.localtime(account.resting_until).strftime("%Y-%m-%d %H:%M %Z") if account.resting_until else ""
+    until = format_moment(account.resting_until, dated=True) if account.resting_until else ""
     after = (
         "It resumes by itself when the rest ends."
         if account.rest_resumes_runs

@@ -136,7 +136,9 @@ htmx.onLoad((root) => {
     for (const row of table.querySelectorAll("tbody tr")) {
       let column = 0;
       for (const cell of row.children) {
-        if (cell.tagName === "TD" && headings[column] && !cell.hasAttribute("data-label")) {
+        // A cell across every column ("Nothing yet.") is a sentence of its own, not a value of its first column.
+        const across = cell.colSpan > 1 && cell.colSpan >= headings.length;
+        if (cell.tagName === "TD" && headings[column] && !across && !cell.hasAttribute("data-label")) {
           cell.dataset.label = headings[column];
         }
         column += cell.colSpan || 1;

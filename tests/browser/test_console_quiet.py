@@ -6,7 +6,7 @@ import re
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import get_resolver, reverse
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -23,6 +23,7 @@ from tests.support import reminders
 from tests.support.browser import SIZES, log_in_as, log_in_as_operator, off_the_page_thread, top
 from tests.support.ingestion import READER, SOURCE, run_cycle, world
 from tests.support.reminders import groups_world
+from tests.support.walk import MISFITS, NOT_PAGES, UNZONED_TIMES, ConsoleWatch, named_patterns
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
@@ -32,8 +33,6 @@ MESSAGES = [
     {"id": 12, "document": {"name": "bust.stl", "size": 4000, "seed": 3}},
     {"id": 13, "document": {"name": "huge.zip", "archive": [{"path": "huge.stl", "size": 60_000}]}},
 ]
-# Not pages a person opens: machine endpoints, the proxy to Flower, the API (its docs page is walked), admin.
-NOT_PAGES = re.compile(r"^(admin:|flower|metrics-prometheus$|healthz$|logout$|login$|api-(?!docs$))")
 # Every page the walk must reach; a page added later is walked too, without being named here.
 MUST_VISIT = {
     "dashboard",
@@ -81,15 +80,6 @@ def console_world(fanout_world, at, enqueued):
     return off_the_page_thread(build)
 
 
-def _named_patterns(patterns, namespace=""):
-    for pattern in patterns:
-        if isinstance(pattern, URLResolver):
-            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
-            yield from _named_patterns(pattern.url_patterns, inner)
-        elif isinstance(pattern, URLPattern) and pattern.name:
-            yield f"{namespace}{pattern.name}", pattern
-
-
 def _object_for(name: str, paused: ReminderRun) -> dict[str, int]:
     """The pk a route's <int:pk> stands for, chosen by what the route is about."""
     channel = Channel.objects.get(chat__telegram_id=SOURCE)
@@ -113,7 +103,7 @@ def console_pages(client: Client, paused: ReminderRun) -> dict[str, str]:
     """Every named route a person can open with GET: {name: path}; forms' POST targets answer 405 and drop out,
     fragments (bell, rows) have no <html>."""
     pages = {}
-    for name, pattern in _named_patterns(get_resolver().url_patterns):
+    for name, pattern in named_patterns(get_resolver().url_patterns):
         if NOT_PAGES.match(name) or name in pages:
             continue
         wanted = set(pattern.pattern.regex.groupindex)
@@ -125,75 +115,6 @@ def console_pages(client: Client, paused: ReminderRun) -> dict[str, str]:
         if response.status_code == 200 and b"<html" in response.content:
             pages[name] = path
     return pages
-
-
-class ConsoleWatch:
-    """Console errors and warnings, page errors and failed requests, per page visited."""
-
-    def __init__(self, page):
-        self.problems: list[str] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        page.on("response", self._response)
-
-    def _console(self, message):
-        if message.type in ("error", "warning"):
-            self.problems.append(f"console {message.type}: {message.text}")
-
-    def _response(self, response):
-        if response.status >= 400 and response.request.method == "GET":
-            self.problems.append(f"{response.status} {response.url}")
-
-
-# What does not fit: the page wider than the window, an element reaching past either side of it, a box whose
-# content is cut or scrolls sideways, a button cut by a box around it. Drop-downs and dialogs that are closed take
-# no room, so hidden elements (no box) are left out.
-MISFITS = """() => {
-  const width = document.documentElement.clientWidth;
-  const seen = [];
-  const name = (el) => {
-    const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim().split("\\n")[0].slice(0, 40);
-    return `<${el.tagName.toLowerCase()}${[...el.classList].map((c) => "." + c).join("")}> "${text}"`;
-  };
-  if (document.documentElement.scrollWidth > width + 1) {
-    seen.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${width} px window`);
-  }
-  const reported = [];
-  for (const el of document.body.querySelectorAll("*")) {
-    const box = el.getBoundingClientRect();
-    if (box.width <= 1 || box.height <= 1 || getComputedStyle(el).visibility === "hidden") continue;
-    if (el.closest("dialog:not([open]), details:not([open]) > :not(summary), .visually-hidden")) continue;
-    if (reported.some((outer) => outer.contains(el))) continue; // what is inside a misfit is said once, by it
-    const before = seen.length;
-    if (box.right > width + 1 || box.left < -1) {
-      seen.push(`${name(el)} spans ${Math.round(box.left)}..${Math.round(box.right)} px of a ${width} px window`);
-      reported.push(el);
-      continue;
-    }
-    const style = getComputedStyle(el);
-    const clips = style.overflowX !== "visible";
-    if (clips && el.scrollWidth > el.clientWidth + 1 && !["TEXTAREA", "SELECT", "INPUT"].includes(el.tagName)) {
-      seen.push(`${name(el)} holds ${el.scrollWidth} px in ${el.clientWidth} px (cut or scrolled sideways)`);
-    }
-    if (el.matches("button, a.button, .button, input[type=submit]")) {
-      if (el.scrollWidth > el.clientWidth + 1) seen.push(`${name(el)}: its label is cut`);
-      for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
-        if (getComputedStyle(up).overflowX === "visible" && getComputedStyle(up).overflowY === "visible") continue;
-        const around = up.getBoundingClientRect();
-        if (box.left < around.left - 1 || box.right > around.right + 1) {
-          seen.push(`${name(el)} is cut by ${name(up)}`);
-          break;
-        }
-      }
-    }
-    if (seen.length > before) reported.push(el);
-  }
-  return [...new Set(seen)].slice(0, 20);
-}"""
-# A clock time shown without its zone ("at 21:00" of which zone?): every time says UTC, or the reminder's zone.
-UNZONED_TIMES = """() => [...document.querySelectorAll("main time")]
-  .map((time) => time.innerText.trim())
-  .filter((text) => /\\d:\\d\\d/.test(text) && !/UTC|[+-]\\d\\d\\b|\\b[A-Z]{3,4}\\b/.test(text))"""
 
 
 def _walk(page, live_server, pages: dict[str, str], artifacts, *, role: str, size: str) -> dict[str, list[str]]:

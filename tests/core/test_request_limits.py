@@ -28,7 +28,7 @@ def test_the_api_answers_413_in_json_with_the_limit(client, token, content_type)
 
     assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert "at most 2.5 MB of text" in response.json()["message"]
+    assert "at most 2.6 MB of text" in response.json()["message"]
 
 
 def test_a_multipart_api_upload_is_not_counted_as_text(client, token, settings, tmp_path):
@@ -62,7 +62,7 @@ def test_a_plain_form_gets_a_page_that_sends_back_to_it(admin_client):
 
     assert response.status_code == 413
     html = response.content.decode()
-    assert "Not sent" in html and "at most 2.5 MB of text" in html and f'href="http://testserver{compose}"' in html
+    assert "Not sent" in html and "at most 2.6 MB of text" in html and f'href="http://testserver{compose}"' in html
 
 
 def test_a_stranger_is_refused_the_same_way_without_a_traceback():

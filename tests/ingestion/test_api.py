@@ -278,7 +278,7 @@ def test_skipped_packages_list_and_filter(api, too_large):
     assert item["reason"] == "SIZE_LIMIT" and item["reason_label"] == "Too large"
     assert (item["file_name"], item["attempt_count"], item["message_id"]) == ("dragon.zip", 1, 11)
     assert item["channel"] == too_large.channel_id and item["topic_id"] is None
-    assert item["file_size"] > 100 and "INGEST_MAX_PACKAGE_BYTES" in item["error_message"]
+    assert item["file_size"] > 100 and "the largest package the console takes" in item["error_message"]
     assert api.get("/api/skipped-packages/?reason=MISSING_PART").json()["count"] == 0
     bad = api.get("/api/skipped-packages/?reason=NOPE")
     assert bad.status_code == 400 and bad.json()["message"].startswith("reason:")

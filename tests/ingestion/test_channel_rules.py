@@ -99,7 +99,8 @@ def test_the_global_cap_still_holds_over_a_channel_range(ingest_world, settings)
     with pytest.raises(ValidationError) as refused:
         channel_rules_update(channel=source(), max_bytes="2 MB")
 
-    assert "INGEST_MAX_PACKAGE_BYTES" in refused.value.message_dict["max_bytes"][0]
+    said = refused.value.message_dict["max_bytes"][0]
+    assert said.startswith("At most 1 MB: ") and "INGEST_MAX_PACKAGE_BYTES" not in said and "bytes" not in said
 
 
 # Start point --------------------------------------------------------------------------------------------------
@@ -231,6 +232,8 @@ def test_the_history_count_counts_sets_and_bytes_from_search_results(ingest_worl
         ({"start_from": "yesterday"}, "start_from", "Start from one of"),
         ({"start_from": "date"}, "start_date", "Choose the date"),
         ({"start_from": "date", "start_date": "30/06/2025"}, "start_date", "2025-06-30"),
+        ({"start_from": "date", "start_date": "2030-01-01"}, "start_date", "1 Jan 2030 is still to come"),
+        ({"start_from": "date", "start_date": "1999-01-01"}, "start_date", "before Telegram began"),
         ({"start_from": "message", "start_message_link": "t.me/c/999/4"}, "start_message_link", "another chat"),
         ({"start_from": "message", "start_message_link": "hello"}, "start_message_link", "Copy Post Link"),
         ({"start_from": "message"}, "start_message_link", "Paste the link"),

@@ -2,7 +2,8 @@
 
 import pytest
 
-from ingestion.rules import MessageLink, message_link_parse, size_exact, size_parse, size_text
+from core.sizes import size_text
+from ingestion.rules import MessageLink, message_link_parse, size_exact, size_parse
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,7 @@ def test_what_is_not_a_size_says_what_to_write(typed):
 
 
 def test_sizes_are_shown_rounded_and_edited_exactly():
-    assert (size_text(1_500_000_000), size_text(2_100), size_text(12)) == ("1.5 GB", "2.1 kB", "12 bytes")
+    assert (size_text(1_500_000_000), size_text(2_100), size_text(12)) == ("1.5 GB", "2.1 KB", "12 B")
     assert (size_exact(500_000_000), size_exact(1_234_567)) == ("500 MB", "1234567")
 
 

@@ -82,7 +82,7 @@ def test_the_run_page_shows_channels_skipped_with_reasons_and_what_it_ingested(a
 
     assert f"Run #{run.pk}" in page and "Partial" in page
     assert "Models A" in page and "Models B" in page and "never scanned" in page
-    assert "huge.zip" in page and "Too large" in page and "above INGEST_MAX_PACKAGE_BYTES" in page
+    assert "huge.zip" in page and "Too large" in page and "the largest package the console takes" in page
     assert "dragon.zip" in page and "wyvern.zip" in page
     assert "Requests to Telegram" in page and f">{run.requests_sent}<" in page
     runs_page = admin_client.get(reverse("ingestion:runs")).content.decode()

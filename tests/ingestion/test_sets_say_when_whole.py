@@ -85,7 +85,7 @@ def test_a_7z_split_still_open_waits_saying_why_and_is_taken_when_its_volume_com
     waiting = SkippedPackage.objects.get()
     assert (first.ingested, waiting.reason) == (0, SkipReason.WAITING_FOR_VOLUMES)
     assert "7z start header: the archive is " in waiting.error_message
-    assert "are posted so far" in waiting.error_message
+    assert "is posted so far" in waiting.error_message
 
     post_now(volumes[2:])
     second = run_cycle()

@@ -16,6 +16,7 @@ LIST_FIELDS = {
     "caption",
     "password_source",
     "file_size",
+    "file_size_text",
     "archive_type",
     "content_hash",
     "is_multipart",

@@ -82,6 +82,16 @@ def test_search_counts_the_matching_files_and_the_tree_highlights_them(admin_cli
     assert "<mark>left.stl</mark>" in page and "<mark>body.stl</mark>" not in page
 
 
+def test_a_package_opened_from_a_search_of_its_name_shows_its_whole_tree(admin_client, ingested):
+    castle = ingested["castle.zip"]
+    page = admin_client.get(reverse("packages:detail", args=[castle.pk]), {"q": "castle.zip"}).content.decode()
+
+    assert "0 files" not in page and "match “castle.zip”" not in page
+    assert "“castle.zip” matched this package, not a file inside it" in page
+    assert "<details open>" in page and "<details>" not in page
+    assert f'href="{reverse("packages:list")}?q=castle.zip"' in page  # back to the search
+
+
 def test_creator_and_tags_are_edited_in_place(admin_client, ingested):
     castle = ingested["castle.zip"]
     url = reverse("packages:edit", args=[castle.pk])

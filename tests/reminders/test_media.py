@@ -59,7 +59,11 @@ def huge_png(width: int, height: int) -> bytes:
         (b"#!/bin/sh\nrm -rf /\n", "run.txt", "is a script"),
         (b"\x00" * (50 * MB), "big.jpg", "big.jpg is named .jpg, but its bytes are not a picture"),
         (b"\x00\x01\x02\x03" * 100, "data.bin", "data.bin is not a type Stashcast sends"),
-        (png_bytes(1) + b"\x00" * (11 * MB), "poster.png", "The picture is 11.0 MB; Telegram takes photos up to 10 MB"),
+        (
+            png_bytes(1) + b"\x00" * (11 * MB),
+            "poster.png",
+            "The picture is 11.5 MB; Telegram takes photos up to 10.5 MB",
+        ),
         (huge_png(20000, 20000), "huge.png", "far more pixels"),
         (huge_png(9000, 2000), "banner.png", "9000×2000 pixels"),
         (b"", "empty.png", "empty"),
@@ -100,7 +104,7 @@ def test_a_file_above_the_accounts_upload_limit_is_refused_in_the_reminder(api, 
     response = api.post("/api/reminders/", body(parts=[{"media": media.pk, "caption": "The catalogue"}]), format="json")
 
     assert response.status_code == 400
-    assert "the file is 3.00 GB and this account sends at most 1.95 GB" in response.json()["message"]
+    assert "the file is 3.2 GB and this account sends at most 2.1 GB" in response.json()["message"]
 
 
 def test_the_form_says_what_it_takes_and_names_a_fake_picture_on_its_row(operator, fanout_world):

@@ -89,10 +89,15 @@ LOGGING = {
             "fmt": "%(asctime)s %(levelname)s %(task)s%(name)s: %(message)s",
         },
     },
+    # Request paths are logged as their routes: a path may be a secret (core.routes).
+    "filters": {"routes_not_paths": {"()": "core.logging.RoutesNotPaths"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "task"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "telethon": {"level": "WARNING"},
+        "django.request": {"filters": ["routes_not_paths"]},
+        # runserver's request lines (Django's own handler for them is replaced by ours).
+        "django.server": {"handlers": ["console"], "filters": ["routes_not_paths"], "propagate": False},
     },
 }

@@ -1,8 +1,11 @@
-"""Log lines name the Celery task they come from, and nothing stands in that place outside tasks."""
+"""Log lines name the Celery task they come from, and nothing stands in that place outside tasks; a request's
+path is logged as its route (core.routes), never as sent."""
 
 import logging
+from urllib.parse import urlsplit
 
 from celery import current_task
+from gunicorn import glogging
 
 
 class TaskFormatter(logging.Formatter):
@@ -36,3 +39,23 @@ class RoutesNotPaths(logging.Filter):
         elif record.args:
             record.args = tuple(_no_secret(value) for value in record.args)
         return True
+
+
+class GunicornAccessLog(glogging.Logger):
+    """gunicorn's access log (`--logger-class core.logging.GunicornAccessLog`): the request line, the path and the
+    referrer name the route, never the path sent (an invite link, a signed download link); no query string, and
+    no Authorization or Cookie header even if a format asks for them."""
+
+    def atoms(self, resp, req, environ, request_time):
+        from core.routes import path_shown
+
+        atoms = super().atoms(resp, req, environ, request_time)
+        route = path_shown(environ.get("PATH_INFO", ""))
+        atoms["r"] = f"{environ['REQUEST_METHOD']} {route} {environ['SERVER_PROTOCOL']}"
+        atoms["U"] = route
+        atoms["q"] = ""
+        referrer = environ.get("HTTP_REFERER")
+        atoms["f"] = path_shown(urlsplit(referrer).path) if referrer else "-"
+        for header in ("{authorization}i", "{cookie}i", "{referer}i", "{x-csrftoken}i"):
+            atoms.pop(header, None)
+        return atoms

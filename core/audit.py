@@ -12,8 +12,8 @@ sent back with its errors) leaves none. Nothing a viewer may not read is written
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -27,7 +27,8 @@ from django.utils import timezone
 from rest_framework.permissions import SAFE_METHODS
 
 from core.audit_changes import HIDDEN, audit_signals_connect, audit_value_mask, audited, row_named
-from core.audit_words import process_words, request_words
+from core.audit_words import counted, process_words, request_words
+from core.db_thread import in_db_thread
 from core.models import ApiToken, AuditChange, AuditEntry
 from core.routes import NO_ROUTE, path_shown
 from core.security import client_ip
@@ -36,8 +37,10 @@ __all__ = ["HIDDEN", "audit_signals_connect", "audit_value_mask"]
 
 SYSTEM = "system"
 ANONYMOUS = "anonymous"
-# Commands that change the schema or serve requests (each request is its own scope).
-UNRECORDED_COMMANDS = frozenset({"migrate", "makemigrations", "runserver", "test", "collectstatic"})
+# Commands that change the schema or serve requests (each request is its own scope; the bot tells each update
+# it answers: audit_bot_scope).
+UNRECORDED_COMMANDS = frozenset({"migrate", "makemigrations", "runserver", "test", "collectstatic", "run_bot"})
+THE_BOT = "the bot"
 # Routes whose every write is told, changed or not: who logged in or out, who tried an invite link.
 ALWAYS_TOLD = frozenset({"login", "logout", "invite"})
 # Answers about what was sent (a form with errors, a row that is not there, a body too large): untold when
@@ -110,6 +113,8 @@ def _summary(scope: AuditScope) -> str:
         return scope.summary
     if scope.via in (AuditEntry.Via.TASK, AuditEntry.Via.COMMAND):
         return process_words(action=scope.action, changes=scope.changes, left_out=scope.left_out_counts)
+    if scope.via == AuditEntry.Via.BOT:
+        return f"The bot {scope.action}: {counted(scope.changes, scope.left_out_counts)}"
     return request_words(
         actor=scope.actor,
         route=scope.route,
@@ -158,6 +163,20 @@ def audit_scope(*, via: str, action: str, always: bool = False, **details) -> It
         _scope.reset(token)
         if always or scope.changes or scope.left_out:
             audit_entry_write(scope=scope)
+
+
+@asynccontextmanager
+async def audit_bot_scope(*, action: str) -> AsyncIterator[AuditScope]:
+    """One update the bot answers ("answered Dana (@dana, 7001)"): one entry, written as it goes, if it changed
+    something. The bot's process is one long command; its entries are its updates."""
+    scope = AuditScope(via=AuditEntry.Via.BOT, action=action[:300], actor=THE_BOT)
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+        if scope.changes or scope.left_out:
+            await in_db_thread(audit_entry_write)(scope=scope)
 
 
 # A request's SQL watch: rows changed by an UPDATE send no signal, but are an action all the same.

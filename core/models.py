@@ -141,6 +141,7 @@ class AuditEntry(models.Model):
         API = "api", "API"
         COMMAND = "command", "Command"
         TASK = "task", "Task"
+        BOT = "bot", "Bot"
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     user = models.ForeignKey(

@@ -53,5 +53,13 @@ class Migration(migrations.Migration):
             name="summary",
             field=models.CharField(blank=True, max_length=500),
         ),
+        migrations.AlterField(
+            model_name="auditentry",
+            name="via",
+            field=models.CharField(
+                choices=[("page", "Page"), ("api", "API"), ("command", "Command"), ("task", "Task"), ("bot", "Bot")],
+                max_length=10,
+            ),
+        ),
         migrations.RunPython(scrub, migrations.RunPython.noop),
     ]

@@ -94,6 +94,9 @@ def _merged(kept: AuditChange, change: AuditChange) -> None:
         kept.operation, kept.fields = change.operation, change.fields
         return
     for name, (before, after) in change.fields.items():
+        if name in change.relations and name in kept.fields:  # rows added or removed, one save after another
+            kept.fields[name] = [sorted({*kept.fields[name][0], *before}), sorted({*kept.fields[name][1], *after})]
+            continue
         first = kept.fields[name][0] if name in kept.fields else before
         if first == after != HIDDEN and kept.operation != AuditChange.Operation.CREATED:
             kept.fields.pop(name, None)  # changed and changed back

@@ -73,7 +73,7 @@ def row_named(instance: models.Model) -> str:
     return name[:300]
 
 
-def _record(*, instance: models.Model, operation: str, fields: dict, using: str) -> None:
+def _record(*, instance: models.Model, operation: str, fields: dict, using: str, relation: bool = False) -> None:
     from core.audit import audit_scope_current
 
     scope = audit_scope_current()
@@ -84,6 +84,8 @@ def _record(*, instance: models.Model, operation: str, fields: dict, using: str)
         operation=operation,
         fields=fields,
     )
+    # Rows added to or removed from a relation: merged with the same row's other changes by union, not replaced.
+    change.relations = set(fields) if relation else set()
     # Only what was committed: a change rolled back with its transaction never happened.
     transaction.on_commit(lambda: scope.add(change), using=using)
 
@@ -181,7 +183,7 @@ def _relations_changed(sender, instance, action, model, pk_set=None, using=None,
     names = sorted(str(row) for row in model._base_manager.using(using).filter(pk__in=pk_set))
     related = str(model._meta.verbose_name_plural)
     fields = {related: [[], names] if action == "post_add" else [names, []]}
-    _record(instance=instance, operation=AuditChange.Operation.CHANGED, fields=fields, using=using)
+    _record(instance=instance, operation=AuditChange.Operation.CHANGED, fields=fields, using=using, relation=True)
 
 
 def audit_signals_connect() -> None:

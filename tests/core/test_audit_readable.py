@@ -84,3 +84,21 @@ def test_a_write_refused_for_who_sent_it_is_told_in_words(django_user_model):
     viewer.force_login(django_user_model.objects.create_user(username="vic", password="pw-long-enough"))
     viewer.post("/notifications/read-all/")
     assert AuditEntry.objects.get().summary == "vic was refused (403): notifications mark all read"
+
+
+def test_rows_added_to_a_relation_one_by_one_are_told_together():
+    from ingestion.models import IngestionRun
+    from packages.models import Package
+    from tests.support.factories import account
+
+    run = IngestionRun.objects.create(account=account(), trigger="command")
+    packages = [
+        Package.objects.create(content_hash=f"{n:064d}", file_name=f"set-{n}.zip", file_size=1, archive_type="zip")
+        for n in range(3)
+    ]
+    audit_task_started(task_id="t-relation", task_name="ingestion.tasks.example")
+    for package in packages:
+        run.packages.add(package)
+    audit_task_finished(task_id="t-relation")
+    change = AuditChange.objects.get(kind="ingestion.IngestionRun")
+    assert change.fields == {"packages": [[], ["set-0.zip", "set-1.zip", "set-2.zip"]]}

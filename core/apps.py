@@ -6,7 +6,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self):
-        from celery.signals import task_postrun, task_prerun
+        from celery.signals import before_task_publish, task_postrun, task_prerun
 
         from core.api import api_error_status_register
         from core.audit import audit_signals_connect
@@ -17,6 +17,7 @@ class CoreConfig(AppConfig):
         audit_signals_connect()
         task_prerun.connect(_task_started, weak=False, dispatch_uid="audit_task_started")
         task_postrun.connect(_task_finished, weak=False, dispatch_uid="audit_task_finished")
+        before_task_publish.connect(_task_sent, weak=False, dispatch_uid="audit_task_sent")
 
 
 def _task_started(sender=None, task_id=None, task=None, **kwargs):
@@ -29,3 +30,9 @@ def _task_finished(sender=None, task_id=None, **kwargs):
     from core.audit import audit_task_finished
 
     audit_task_finished(task_id=task_id)
+
+
+def _task_sent(sender=None, **kwargs):
+    from core.audit import audit_task_sent
+
+    audit_task_sent(task_name=sender)

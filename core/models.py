@@ -141,6 +141,7 @@ class AuditEntry(models.Model):
         API = "api", "API"
         COMMAND = "command", "Command"
         TASK = "task", "Task"
+        BOT = "bot", "Bot"
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     user = models.ForeignKey(
@@ -151,6 +152,9 @@ class AuditEntry(models.Model):
     actor = models.CharField(max_length=200, db_index=True)
     via = models.CharField(max_length=10, choices=Via.choices)
     action = models.CharField(max_length=300, help_text='"POST reminders:run-cancel" or "command rotate_session_keys"')
+    # The action in words (core.audit_words): "vera cancelled Flash sale run #12".
+    summary = models.CharField(max_length=500, blank=True)
+    # The route, never the path a person sent (it may be a secret: core.routes): "/invite/:token/".
     path = models.CharField(max_length=500, blank=True)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     address = models.GenericIPAddressField(null=True, blank=True)

@@ -1,9 +1,12 @@
 """Reads for the notification pages, the bell and the audit trail."""
 
+import re
 from datetime import datetime
 
+from django.apps import apps
 from django.db.models import BooleanField, ExpressionWrapper, Model, Q, QuerySet
 
+from core.audit_words import kind_words
 from core.models import AuditChange, AuditEntry, Notification
 
 
@@ -28,6 +31,16 @@ def notification_panel(*, limit: int) -> list[Notification]:
     return list(Notification.objects.order_by(unread.desc(), "-last_raised_at", "-pk")[:limit])
 
 
+def _kind_labels(kind: str) -> list[str]:
+    """ "reminders.ReminderRun", "ReminderRun" or "reminder run" -> the labels it names."""
+    wanted = kind.strip().lower()
+    return [
+        model._meta.label
+        for model in apps.get_models()
+        if wanted in (model._meta.label.lower(), model._meta.object_name.lower(), str(model._meta.verbose_name).lower())
+    ]
+
+
 def audit_entries(
     *,
     actor: str = "",
@@ -36,15 +49,21 @@ def audit_entries(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> QuerySet[AuditEntry]:
-    """The trail, newest first, narrowed by who (their login, or part of a token's name), by what kind of row
-    it changed ("reminders.ReminderRun", or just "ReminderRun") and which one, and by when."""
+    """The trail, newest first, narrowed by who (a person's login: their entries and their tokens'; or part of a
+    token's name), by what kind of row it changed ("reminders.ReminderRun", "ReminderRun" or "reminder run") and
+    which one, and by when."""
     entries = AuditEntry.objects.select_related("user").prefetch_related("changes")
     if actor:
-        entries = entries.filter(actor__icontains=actor)
+        actor = actor.strip()
+        entries = entries.filter(
+            Q(actor__iexact=actor)
+            | Q(actor__istartswith=f"{actor}'s token '")
+            | Q(actor__iregex=rf"'s token '.*{re.escape(actor)}.*'$")
+        )
     if kind or object_id:
         changes = AuditChange.objects.all()
         if kind:
-            changes = changes.filter(kind__iendswith=kind)
+            changes = changes.filter(kind__in=_kind_labels(kind))
         if object_id:
             changes = changes.filter(object_id=object_id)
         entries = entries.filter(pk__in=changes.values("entry_id"))
@@ -55,8 +74,10 @@ def audit_entries(
     return entries
 
 
-def audit_kinds() -> list[str]:
-    return list(AuditChange.objects.order_by("kind").values_list("kind", flat=True).distinct())
+def audit_kinds() -> list[tuple[str, str]]:
+    """(label, words) of every kind of row the trail has changed, by their words."""
+    labels = AuditChange.objects.order_by("kind").values_list("kind", flat=True).distinct()
+    return sorted(((label, kind_words(label)) for label in labels), key=lambda kind: kind[1])
 
 
 def audit_history(*, obj: Model, page_path: str = "", limit: int = 20) -> list[AuditEntry]:

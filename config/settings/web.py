@@ -91,16 +91,26 @@ LOGGING = {
             "fmt": "%(asctime)s %(levelname)s %(task)s%(name)s: %(message)s",
         },
     },
-    "filters": {"secrets_in_addresses": {"()": "core.logging.SecretsInAddressesFilter"}},
+    # Request paths are logged as their routes: a path may be a secret (core.routes); any other line naming a
+    # secret address or a token has the secret hidden.
+    "filters": {
+        "routes_not_paths": {"()": "core.logging.RoutesNotPaths"},
+        "secrets_in_addresses": {"()": "core.logging.SecretsInAddressesFilter"},
+    },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "task", "filters": ["secrets_in_addresses"]}
     },
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {
         # The loggers that name a request's address, for every handler (error reports too), not only the console.
-        "django.request": {"filters": ["secrets_in_addresses"]},
+        "django.request": {"filters": ["routes_not_paths", "secrets_in_addresses"]},
         "django.security.csrf": {"filters": ["secrets_in_addresses"]},
-        "django.server": {"filters": ["secrets_in_addresses"]},
+        # runserver's request lines (Django's own handler for them is replaced by ours).
+        "django.server": {
+            "handlers": ["console"],
+            "filters": ["routes_not_paths", "secrets_in_addresses"],
+            "propagate": False,
+        },
         "django.db.backends": {"level": "INFO"},
         "telethon": {"level": "WARNING"},
     },

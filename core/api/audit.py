@@ -6,25 +6,49 @@ from rest_framework.exceptions import ValidationError
 
 from core import selectors
 from core.access import ScopeAndRole
+from core.audit_words import kind_words
 from core.forms import AuditFilterForm
 from core.models import AuditChange, AuditEntry
 from core.roles import is_operator
 
 
 class AuditChangeSerializer(serializers.ModelSerializer):
+    kind_name = serializers.SerializerMethodField(help_text='The kind in words: "reminder run".')
+
     class Meta:
         model = AuditChange
-        fields = ["kind", "object_id", "object_repr", "operation", "fields"]
+        fields = ["kind", "kind_name", "object_id", "object_repr", "operation", "fields"]
         read_only_fields = fields
+
+    def get_kind_name(self, change) -> str:
+        return kind_words(change.kind)
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
+    summary = serializers.CharField(
+        read_only=True, help_text='The action in words: "vera cancelled Flash sale run #12". `action` stays the route.'
+    )
+    path = serializers.CharField(
+        read_only=True, help_text='The route, never the path sent (it may hold a secret): "/invite/:token/".'
+    )
     changes = AuditChangeSerializer(many=True, read_only=True)
     address = serializers.SerializerMethodField(help_text="Where it came from; shown to operators only.")
 
     class Meta:
         model = AuditEntry
-        fields = ["id", "at", "actor", "via", "action", "path", "status_code", "address", "changes", "changes_left_out"]
+        fields = [
+            "id",
+            "at",
+            "actor",
+            "via",
+            "action",
+            "summary",
+            "path",
+            "status_code",
+            "address",
+            "changes",
+            "changes_left_out",
+        ]
         read_only_fields = fields
 
     def get_address(self, entry) -> str | None:
@@ -35,8 +59,14 @@ class AuditEntrySerializer(serializers.ModelSerializer):
     list=extend_schema(
         summary="The audit trail, newest first",
         parameters=[
-            OpenApiParameter("actor", str, description="The person's login, or part of a token's name"),
-            OpenApiParameter("kind", str, description='What kind of row it changed: "reminders.ReminderRun"'),
+            OpenApiParameter(
+                "actor",
+                str,
+                description="A person's login (their entries and their tokens'), or part of a token's name",
+            ),
+            OpenApiParameter(
+                "kind", str, description='What kind of row it changed: "reminders.ReminderRun", or "reminder run"'
+            ),
             OpenApiParameter("object_id", str, description="Which row (with kind)"),
             OpenApiParameter("since", str, description="ISO 8601 time: from"),
             OpenApiParameter("until", str, description="ISO 8601 time: before"),

@@ -8,6 +8,7 @@ import logging
 
 from django.conf import settings
 
+from core.audit import audit_bot_scope
 from core.db_thread import in_db_thread
 from packages.bot import commands, services
 from packages.bot.commands import Answer, Reply
@@ -95,6 +96,11 @@ class BotLoop:
         return person, refusal
 
     async def on_message(self, message) -> None:
+        who = f"@{message.username}, {message.user_id}" if message.username else str(message.user_id)
+        async with audit_bot_scope(action=f"answered {message.first_name} ({who})"):
+            await self._answer_message(message)
+
+    async def _answer_message(self, message) -> None:
         try:
             person, refusal = await self._person(message.user_id, message.first_name, message.username)
             claim = in_db_thread(services.bot_message_claim)
@@ -109,6 +115,10 @@ class BotLoop:
             log.warning("The bot could not answer %s: %s", message.user_id, exc)
 
     async def on_press(self, press) -> None:
+        async with audit_bot_scope(action=f"answered a button pressed by {press.user_id}"):
+            await self._answer_press(press)
+
+    async def _answer_press(self, press) -> None:
         try:
             person, refusal = await self._person(press.user_id)
             if refusal:
@@ -131,6 +141,10 @@ class BotLoop:
         return not await in_db_thread(services.bot_refusal)(person=person)
 
     async def tell_subscribers(self) -> None:
+        async with audit_bot_scope(action="told subscribers of new packages"):
+            await self._tell_subscribers()
+
+    async def _tell_subscribers(self) -> None:
         for notice in await in_db_thread(services.bot_notices_due)():
             try:
                 allowed = await self._allowed_now(notice.user_id)

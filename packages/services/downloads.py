@@ -95,6 +95,8 @@ def download_links_make(*, package: Package, user, path: str = "", address: str 
             scope=AuditScope(
                 via=AuditEntry.Via.PAGE,
                 action=action,
+                summary=f"{user.get_username()} made download links for package #{package.pk} "
+                f"{package.file_name[:150]}, until {until}",
                 actor=user.get_username(),
                 user=user,
                 path=path,
@@ -152,8 +154,15 @@ def download_link_used(*, raw: RawFile, maker, path: str, address: str | None) -
     """A download begun (the whole file, or a range from its first byte) leaves an audit entry naming the
     link's maker; the further ranges of the same download do not."""
     action = f"download of {raw.file_name[:200]} by a link of {maker.get_username()}"
+    summary = f"a download of {raw.file_name[:200]} began, by a link {maker.get_username()} made"
     audit_entry_write(
         scope=AuditScope(
-            via=AuditEntry.Via.PAGE, action=action, actor=maker.get_username(), user=maker, path=path, address=address
+            via=AuditEntry.Via.PAGE,
+            action=action,
+            summary=summary,
+            actor=maker.get_username(),
+            user=maker,
+            path=path,
+            address=address,
         )
     )

@@ -83,4 +83,4 @@ def test_a_log_line_naming_a_secret_address_hides_the_secret(heard):
         logging.getLogger(logger).info('"GET %s HTTP/1.1" 200', f"/packages/download/{SECRET}/a.zip?sig={SECRET}")
     logging.getLogger("django.request").error("token %s", f"sct_{SECRET}")
 
-    assert SECRET not in heard.text and heard.text.count("[hidden]") == 10
+    assert SECRET not in heard.text and "sct_[hidden]" in heard.text

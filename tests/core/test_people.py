@@ -225,7 +225,8 @@ def test_an_operator_changes_roles_and_the_trail_says_so(operator):
     assert entry.actor == "operator"
     [membership] = entry.changes.all()
     assert (membership.kind, membership.object_id, membership.operation) == ("auth.User", str(walt.pk), "changed")
-    assert membership.fields == {"groups": [[], ["Operators"]]}
+    assert membership.fields == {"role": ["viewer", "operator"]}
+    assert entry.summary == f"operator changed the role of user walt (#{walt.pk})"
     assert operator.post(f"/people/{walt.pk}/role/", {"role": "viewer"}).status_code == 302
     assert not is_operator(_fresh(walt))
     assert "walt is now viewer." in operator.get("/people/").content.decode()

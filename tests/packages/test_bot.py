@@ -410,3 +410,22 @@ def test_the_bot_process_waits_while_off_and_stops_quietly(archive):
     assert bot.returncode == 0, errors
     assert "turn it on on the Bot page" in said
     assert conversation(archive) == []
+
+
+@pytest.mark.processes
+def test_the_bot_process_leaves_an_audit_entry_per_update_as_it_goes(archive):
+    from core.models import AuditEntry
+
+    bot = start_program(["manage.py", "run_bot"], TELEGRAM_BOT_TOKEN=TOKEN)
+    try:
+        wait_for(lambda: BotSettings.objects.get().username, timeout=60, what="the bot process's login")
+        say(archive, "/start")
+        entry = wait_for(
+            lambda: AuditEntry.objects.filter(via="bot").first(), timeout=60, what="the bot's entry, while it runs"
+        )
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        bot.communicate(timeout=30)
+    assert entry.actor == "the bot"
+    assert entry.summary.startswith(f"The bot answered Dana (@dana_prints, {DANA}):"), entry.summary
+    assert not AuditEntry.objects.filter(via="command").exists(), "a bot's run is not one command's entry"

@@ -9,7 +9,6 @@ from django.utils import timezone
 
 from core.models import RunStatus
 from reminders.models import ReminderRun, ReminderRunTarget, TargetStatus
-from reminders.services.runs import CANCELED
 
 
 def reminder_run_progress_record(*, run_id: int, progress: dict[str, int | float]) -> None:
@@ -54,29 +53,14 @@ def run_target_part_sent(*, target: ReminderRunTarget, parts_sent: int) -> None:
 def run_target_end(
     *, target: ReminderRunTarget, status: str, error: str, latency_ms: int | None, parts_total: int
 ) -> None:
-    """The group's outcome; pending again when it stopped part-way."""
+    """The group's outcome; pending again when it stopped part-way. What the operator decided meanwhile stands
+    (a group Cancel skipped, or Pause made pending, stays so), unless every part went out: then it was sent."""
     finished = None if status == TargetStatus.PENDING else timezone.now()
     sent = {"parts_sent": parts_total} if status == TargetStatus.SENT else {}
-    ReminderRunTarget.objects.filter(pk=target.pk).update(
-        status=status,
-        error=error[:2000],
-        latency_ms=latency_ms,
-        finished_at=finished,
-        message_ids=target.message_ids,
-        album_ids=target.album_ids,
-        **sent,
+    posted = {"message_ids": target.message_ids, "album_ids": target.album_ids}
+    still = [TargetStatus.SENDING, TargetStatus.PENDING, TargetStatus.SKIPPED] if sent else [TargetStatus.SENDING]
+    ended = ReminderRunTarget.objects.filter(pk=target.pk, status__in=still).update(
+        status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished, **posted, **sent
     )
-
-
-def run_target_skip_if_canceled(*, target: ReminderRunTarget, run_id: int, parts_total: int) -> bool:
-    """A group stopped part-way in a run the operator canceled meanwhile is skipped as the canceled groups are
-    (its parts already sent are counted); False when the run goes on."""
-    status = ReminderRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
-    if status in (RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.QUEUED):
-        return False
-    ReminderRunTarget.objects.filter(pk=target.pk).update(
-        status=TargetStatus.SKIPPED,
-        error=f"{CANCELED} after {target.parts_sent} of {parts_total} parts",
-        finished_at=timezone.now(),
-    )
-    return True
+    if not ended:  # what went out is recorded all the same
+        ReminderRunTarget.objects.filter(pk=target.pk).update(**posted)

@@ -100,6 +100,7 @@ class Heartbeat:
         self.lost: WorkInterrupted | None = None
         self.beats = 0
         self._progressed = False
+        self._seen = False  # this connection has seen the run (only then is a missing row a deleted run)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._callbacks: list[Callable[[WorkInterrupted], None]] = []
@@ -176,7 +177,10 @@ class Heartbeat:
     def _watch(self, connection: psycopg.Connection) -> WorkInterrupted | None:
         row = connection.execute(f"SELECT status, worker_id FROM {self.table} WHERE id = %s", [self.run_id]).fetchone()
         if row == (RunStatus.RUNNING, self.worker_id):
+            self._seen = True
             return None
+        if row is None and not self._seen:
+            return None  # not committed where this connection looks (a test's transaction): not deleted since
         return _why_not_ours(row, self.worker_id)
 
     def _beat(self, connection: psycopg.Connection) -> WorkInterrupted | None:

@@ -12,7 +12,15 @@ from playwright.sync_api import expect
 
 from reminders.models import ReminderRun
 from reminders.services import PartSpec, reminder_fire
-from tests.support.browser import SIZES, TEAM_PASSWORD, log_in_as, quiet_page, screenshot, team_add
+from tests.support.browser import (
+    SIZES,
+    TEAM_PASSWORD,
+    log_in_as,
+    off_the_page_thread,
+    quiet_page,
+    screenshot,
+    team_add,
+)
 from tests.support.processes import purge_queues, send_times, start_celery_worker, wait_for
 from tests.support.reminders import groups_world, image, make_reminder
 
@@ -33,7 +41,7 @@ def test_pause_resume_and_cancel_on_the_run_page_mid_slow_mode(
     live_server, transactional_db, fanout_world, settings, tmp_path, django_user_model, browser
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
-    world = fanout_world(groups_world(groups=3, slow_mode=30))
+    world = off_the_page_thread(lambda: fanout_world(groups_world(groups=3, slow_mode=30)))
     team_add(django_user_model)
     reminder = make_reminder(
         name="Market day", parts=[PartSpec(text="**Stalls** open at nine"), PartSpec(album=(image(1), image(2)))]

@@ -53,6 +53,7 @@ from reminders.services.run_targets import (
     run_target_previous_record,
     run_target_start,
     run_target_step_done,
+    run_targets_in_flight_release,
 )
 from reminders.services.runs import (
     CANCELED,
@@ -116,6 +117,7 @@ __all__ = [
     "run_target_previous_record",
     "run_target_start",
     "run_target_step_done",
+    "run_targets_in_flight_release",
     "summary_account_resting",
     "summary_too_many_failed",
     "CANCELED",

@@ -64,3 +64,9 @@ def run_target_end(
     )
     if not ended:  # what went out is recorded all the same
         ReminderRunTarget.objects.filter(pk=target.pk).update(**posted)
+
+
+def run_targets_in_flight_release(*, run_id: int) -> None:
+    """The worker has stopped every group (a crash, a stop of its own): none of an ended run stays `sending`; each
+    goes on at its next part if the run is resumed."""
+    ReminderRunTarget.objects.filter(run_id=run_id, status=TargetStatus.SENDING).update(status=TargetStatus.PENDING)

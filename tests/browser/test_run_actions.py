@@ -100,3 +100,26 @@ def test_pause_resume_and_cancel_on_the_run_page_mid_slow_mode(
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
+
+
+@pytest.mark.parametrize("username", ["vera", "victor"])
+def test_compose_at_both_sizes_for_an_operator_and_a_viewer(
+    live_server, transactional_db, fanout_world, django_user_model, browser, username
+):
+    off_the_page_thread(lambda: fanout_world(groups_world(groups=2)))
+    team_add(django_user_model)
+    SHOTS.mkdir(exist_ok=True)
+    role = "operator" if username == "vera" else "viewer"
+    for size in ("wide", "phone"):
+        with quiet_page(browser, size=size, refusals=(403,)) as page:
+            log_in_as(page, live_server.url, username, TEAM_PASSWORD)
+            page.goto(f"{live_server.url}/reminders/new/")
+            expect(page.get_by_role("heading", name="New reminder")).to_be_visible()
+            if role == "operator":
+                page.get_by_role("button", name="Next: Groups →").click()
+                expect(page.get_by_text("Give the reminder a name.")).to_be_visible()
+                page.get_by_label("Name").fill("Market day")
+                expect(page.get_by_text("Give the reminder a name.")).to_have_count(0)
+                next_button = page.get_by_role("button", name="Next: Groups →").bounding_box()
+                assert next_button["x"] + next_button["width"] <= SIZES[size]["width"], "the button fits the window"
+            screenshot(page, SHOTS / f"compose-{role}-{SIZES[size]['width']}.png")

@@ -171,7 +171,7 @@ class Fanout(RunEngine):
         finally:
             if self.temp_dir is not None:
                 shutil.rmtree(self.temp_dir, ignore_errors=True)
-        services.run_targets_in_flight_release(run_id=self.run.pk)
+        services.run_targets_in_flight_release(run=self.run)
         counts = services.target_counts(run_id=self.run.pk)
         progress = {
             **counts,

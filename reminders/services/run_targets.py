@@ -4,7 +4,7 @@ Each write is one conditional UPDATE: the WHERE clauses are what make a step hap
 or operator moved first.
 """
 
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.models import RunStatus
@@ -66,7 +66,10 @@ def run_target_end(
         ReminderRunTarget.objects.filter(pk=target.pk).update(**posted)
 
 
-def run_targets_in_flight_release(*, run_id: int) -> None:
+def run_targets_in_flight_release(*, run: ReminderRun) -> None:
     """The worker has stopped every group (a crash, a stop of its own): none of an ended run stays `sending`; each
-    goes on at its next part if the run is resumed."""
-    ReminderRunTarget.objects.filter(run_id=run_id, status=TargetStatus.SENDING).update(status=TargetStatus.PENDING)
+    goes on at its next part if the run is resumed. Never the groups of another worker that took the run over."""
+    taken_over = Q(run__status=RunStatus.RUNNING) & ~Q(run__worker_id=run.worker_id)
+    ReminderRunTarget.objects.filter(run_id=run.pk, status=TargetStatus.SENDING).exclude(taken_over).update(
+        status=TargetStatus.PENDING
+    )

@@ -43,14 +43,22 @@ def _polled(html: str, run: ReminderRun) -> HttpResponse:
 def run_row(request, pk: int):
     """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is not."""
     run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    return _polled(render_to_string(f"{RUNS}#run-row", {"run": run}, request=request), run)
+    context = {"run": run, **_also_shown(request, run)}
+    return _polled(render_to_string(f"{RUNS}#run-row", context, request=request), run)
 
 
 @login_required
 @require_GET
 def run_panel(request, pk: int):
     run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    return _polled(render_to_string(f"{RUNS}#run-panel", panel_context(run), request=request), run)
+    context = {**panel_context(run), **_also_shown(request, run)}
+    return _polled(render_to_string(f"{RUNS}#run-panel", context, request=request), run)
+
+
+def _also_shown(request, run: ReminderRun) -> dict:
+    """A polled row or panel whose page also shows the run's other rendering (`?also=`) keeps saying so, for its
+    actions' out-of-band answer."""
+    return {"row_ids": {run.pk}, "panel_ids": {run.pk}} if request.GET.get("also") in ("row", "panel") else {}
 
 
 def _run_action(request, pk: int, action, done) -> HttpResponse:
@@ -91,7 +99,7 @@ def run_pause(request, pk: int):
         request,
         pk,
         services.reminder_run_pause,
-        lambda run: f"Paused: it stops at its next group; {plural(run.pending, 'group')} wait for Resume.",
+        lambda run: f"Paused: it stops now, even mid-wait; {plural(run.pending, 'group')} wait for Resume.",
     )
 
 

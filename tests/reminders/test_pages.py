@@ -128,7 +128,7 @@ def test_send_now_fires_a_run_and_opens_the_reminder(operator, fanout_world, dja
     assert len(work_queued(callbacks)) == 1, "the run is enqueued"
     page = operator.get(response["HX-Redirect"]).content.decode()
     assert f"Run #{run.pk} is sending “Weekly promo” to 3 groups." in page
-    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 2s"' in page
+    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}?also=row" hx-trigger="every 2s"' in page
 
 
 def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, fanout_world, at):
@@ -155,7 +155,7 @@ def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, 
     assert run.status == WAITING
     page = response.content.decode()
     assert f"Run #{run.pk} waits for the delivery window." in page and 'class="badge outcome--waiting"' in page
-    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 30s"' in page
+    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}?also=row" hx-trigger="every 30s"' in page
     assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
     activity = operator.get(reverse("reminders:activity"), {"status": "waiting"}).content.decode()
     assert f'id="run-{run.pk}"' in activity and "Waiting: for the delivery window" in activity
@@ -537,6 +537,9 @@ def test_resume_from_the_banner_queues_the_same_run_and_polls_it_to_success(
     assert "Resumed: 6 groups to go." in panel and 'hx-trigger="every 2s"' in panel
     assert f'<tr id="run-{run.pk}" class="run-row" hx-swap-oob="true"' in panel, "its history row changes too"
     assert 'name="also" value="row"' in panel, "the panel's next action says so again"
+    assert f"/activity/runs/{run.pk}/panel/?also=row" in panel, "and so does the panel its polling brings"
+    polled = operator.get(reverse("reminders:activity-run-panel", args=[run.pk]), {"also": "row"}).content.decode()
+    assert 'name="also" value="row"' in polled
 
     execute(run)
     response = operator.get(reverse("reminders:activity-run-panel", args=[run.pk]))

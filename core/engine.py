@@ -11,9 +11,11 @@ work with a `Heartbeat`: a thread with a database connection of its own that, ev
 
 A lost lock, lease or claim cancels the work at once, whatever it awaits (a transfer part, a FloodWait, a
 database step), so nothing more goes to Telegram; the engine hands the run back (queued again, re-enqueued)
-and logs why. The database not answering for longer than one period counts as lost: its locks may be gone.
-The operator's Pause or Cancel is checked before every send (`RunEngine.guard`): it stops the work at its next
-message, and the one on the wire is counted by the engine's own ending.
+and logs why (its locks may be gone with a database that stays away).
+The operator's Pause or Cancel is checked before every send (`RunEngine.guard`), and watched between beats (every
+STOP_WATCH_SECONDS): it wakes every wait the work sleeps in (`RunEngine.sleep`, `RunEngine.interruptible`), so the
+run stops within a second or so, and the message on the wire is counted by the engine's own ending. A failed beat
+is tried again within the period: only the database silent for longer than a period counts as lost.
 """
 
 import asyncio
@@ -40,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# How often, between beats, the heartbeat looks whether the operator paused or canceled the run (one primary-key
+# read): a run asleep in a wait stops within about this long.
+STOP_WATCH_SECONDS = 0.5
 BUSY = "busy"  # another run holds the account, or another process its session: the task tries again later
 # The database away (a restart, a dropped connection): an outage, never the fault of the item being worked on.
 OUTAGES = (OperationalError, InterfaceError)
@@ -95,6 +100,7 @@ class Heartbeat:
         self.lost: WorkInterrupted | None = None
         self.beats = 0
         self._progressed = False
+        self._seen = False  # this connection has seen the run (only then is a missing row a deleted run)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._callbacks: list[Callable[[WorkInterrupted], None]] = []
@@ -124,22 +130,37 @@ class Heartbeat:
             callback(self.lost)
         return lambda: self._callbacks.remove(callback)
 
+    def connect(self) -> psycopg.Connection:
+        """The heartbeat's own connection, named so that pg_stat_activity says whose it is."""
+        params = {"connect_timeout": max(1, round(self.period)), **connection_params()}
+        return psycopg.connect(**params, autocommit=True, application_name=f"heartbeat {self.label}"[:63])
+
     def _beat_forever(self) -> None:
+        """Beat every period and, between beats, watch the run's status every STOP_WATCH_SECONDS: the operator's
+        Pause or Cancel wakes the work from whatever it waits out. A failed query is tried again within the period
+        (a blip is not a loss); the database silent for longer than a period, counted from the first failure, is."""
         connection = None
-        answered = time.monotonic()
-        wait = self.period
+        failing_since: float | None = None
+        next_beat = time.monotonic() + self.period
+        watch = min(STOP_WATCH_SECONDS, self.period)
+        wait = watch
         while not self._stopping.wait(wait):
+            now = time.monotonic()
+            beating = now >= next_beat or failing_since is not None
             try:
                 if connection is None:
-                    params = {"connect_timeout": max(1, round(self.period)), **connection_params()}
-                    connection = psycopg.connect(**params, autocommit=True)
-                lost = self._beat(connection)
-                answered, wait = time.monotonic(), self.period
+                    connection = self.connect()
+                lost = self._beat(connection) if beating else self._watch(connection)
+                failing_since = None
+                if beating:
+                    next_beat = now + self.period
+                wait = max(0.0, min(watch, next_beat - time.monotonic()))
             except psycopg.Error as exc:
                 if connection is not None:
                     connection.close()
                     connection = None
-                silent = time.monotonic() - answered
+                failing_since = now if failing_since is None else failing_since
+                silent = time.monotonic() - failing_since
                 if silent < self.period:
                     wait = min(1.0, self.period - silent)  # try again soon: a blip is not a loss
                     continue
@@ -152,6 +173,15 @@ class Heartbeat:
                 break
         if connection is not None:
             connection.close()
+
+    def _watch(self, connection: psycopg.Connection) -> WorkInterrupted | None:
+        row = connection.execute(f"SELECT status, worker_id FROM {self.table} WHERE id = %s", [self.run_id]).fetchone()
+        if row == (RunStatus.RUNNING, self.worker_id):
+            self._seen = True
+            return None
+        if row is None and not self._seen:
+            return None  # not committed where this connection looks (a test's transaction): not deleted since
+        return _why_not_ours(row, self.worker_id)
 
     def _beat(self, connection: psycopg.Connection) -> WorkInterrupted | None:
         held = locks.held_locks()
@@ -207,6 +237,7 @@ class RunEngine:
     def __init__(self, *, run: ClaimableRun):
         self.run = run
         self.heartbeat = Heartbeat(run=run)
+        self._stopped: asyncio.Event | None = None  # set (on the work's loop) once the run must stop
 
     def drive(self, main: Callable[[], Awaitable[T]]) -> T:
         """Run `main` (the engine's async work) while the heartbeat beats. A lost lock, lease or claim cancels it
@@ -216,9 +247,12 @@ class RunEngine:
             task = asyncio.current_task()
             loop = asyncio.get_running_loop()
 
+            self._stopped = asyncio.Event()
+
             def cancel(lost: WorkInterrupted) -> None:
-                if isinstance(lost, WorkLost):
-                    loop.call_soon_threadsafe(task.cancel)
+                # Lost ground stops everything at once; the operator's stop wakes the waits, and the part on the
+                # wire is let finish so that the engine's ending counts it.
+                loop.call_soon_threadsafe(task.cancel if isinstance(lost, WorkLost) else self._stopped.set)
 
             forget = self.heartbeat.on_lost(cancel)
             try:
@@ -249,6 +283,26 @@ class RunEngine:
         self.check()
         if not await sync_to_async(run_holds, thread_sensitive=True)(run=self.run):
             raise WorkStopped("The run was paused or canceled.")
+
+    async def interruptible(self, awaitable: Awaitable[T]) -> T:
+        """Await a wait (a slow mode, a FloodWait, a token of the pace, Redis coming back) that the operator's
+        Pause or Cancel ends at once, raising WorkStopped."""
+        work = asyncio.ensure_future(awaitable)
+        stopped = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        if work.cancelled():
+            self.check()
+        return work.result()
+
+    async def sleep(self, seconds: float) -> None:
+        """asyncio.sleep that the operator's Pause or Cancel cuts short (raising WorkStopped)."""
+        await self.interruptible(asyncio.sleep(max(0.0, seconds)))
 
     def progressed(self) -> None:
         self.heartbeat.progressed()

@@ -613,7 +613,7 @@ class ReminderRunViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveMod
         return self.get_paginated_response(RunReportRowSerializer(page, many=True).data)
 
     @extend_schema(
-        summary="Pause a queued or running run: it stops at its next group, every part sent so far kept",
+        summary="Pause a queued or running run: it stops within a second, even mid-wait, every part sent so far kept",
         request=None,
         responses={200: ReminderRunSerializer, 409: ERRORS[409]},
     )

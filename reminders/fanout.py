@@ -109,8 +109,14 @@ class Part:
 
 
 def reminder_run_execute(*, run_id: int) -> str | None:
-    """Send a queued run; its ending status, BUSY when its account is busy, None when there is nothing to do."""
-    return run_engine_start(model=ReminderRun, run_id=run_id, engine=Fanout)
+    """Send a queued run; its ending status, BUSY when its account is busy, None when there is nothing to do.
+    A busy account's run says for what it waits; a run that let go of its account starts the next one at once."""
+    ending = run_engine_start(model=ReminderRun, run_id=run_id, engine=Fanout)
+    if ending == BUSY:
+        services.reminder_run_wait_note(run_id=run_id)
+    else:
+        services.reminder_run_next_send(run_id=run_id)
+    return ending
 
 
 class Fanout(RunEngine):
@@ -143,6 +149,7 @@ class Fanout(RunEngine):
         started = time.monotonic()
         error = ""
         logger.info("Reminder run #%s: sending for %s", self.run.pk, self.account)
+        services.reminder_run_started(run=self.run)
         try:
             self.drive(self._main)
         except SessionInUse:
@@ -155,6 +162,8 @@ class Fanout(RunEngine):
             # Its lock or claim went (a database restart): the next worker goes on at each group's next part.
             self.hand_back(lost)
             return None
+        except WorkStopped:  # the operator stopped it while it waited for the account's session
+            self.lost_claim = True
         except Exception as exc:
             logger.exception("Reminder run #%s failed", self.run.pk)
             self._stop(StopReason.CRASHED, exc)
@@ -162,6 +171,7 @@ class Fanout(RunEngine):
         finally:
             if self.temp_dir is not None:
                 shutil.rmtree(self.temp_dir, ignore_errors=True)
+        services.run_targets_in_flight_release(run=self.run)
         counts = services.target_counts(run_id=self.run.pk)
         progress = {
             **counts,
@@ -176,8 +186,8 @@ class Fanout(RunEngine):
         if self.lost_claim or not run_finish(
             run=self.run, status=status, error=error, error_summary=summary, pause_cause=cause, **progress
         ):
-            # canceled while sending: the canceller set the ending; keep the counters true
-            services.reminder_run_progress_record(run_id=self.run.pk, progress=progress)
+            # paused or canceled while sending: the operator set the ending; keep the counters and summary true
+            services.reminder_run_cancel_settle(run_id=self.run.pk, progress=progress)
             return None
         logger.info("Reminder run #%s: %s %s", self.run.pk, status, summary)
         services.reminder_run_notify(run=self.run)
@@ -357,12 +367,8 @@ class Fanout(RunEngine):
             self._count_outcome(error if status == TargetStatus.FAILED else "")
 
     def _target_left(self, target: ReminderRunTarget) -> None:
-        """A group stopped part-way goes on at its next part when the run resumes; when the operator canceled the
-        run meanwhile, it is skipped as the canceled groups are (its parts already sent are counted)."""
-        if self.lost_claim and services.run_target_skip_if_canceled(
-            target=target, run_id=self.run.pk, parts_total=len(self.parts)
-        ):
-            return
+        """A group stopped part-way goes on at its next part when the run resumes; one the operator's Cancel
+        skipped (or Pause made pending) already stays as the operator left it (services.run_target_end)."""
         self._target_end(target, TargetStatus.PENDING)
 
     def _count_outcome(self, error: str) -> None:
@@ -448,7 +454,9 @@ class Fanout(RunEngine):
                     await in_db_thread(self._part_sent)(target, index)
             if self.options.get("pin") and not target.pinned and target.message_ids[0]:
                 await self._pin(target, ref)
-        except _LeavePending:
+        except (_LeavePending, WorkStopped) as exc:
+            # WorkStopped: the operator's Pause or Cancel woke this group from its wait (or met it at a send).
+            self.lost_claim = self.lost_claim or isinstance(exc, WorkStopped)
             await in_db_thread(self._target_left)(target)
             return
         except _TargetFailed as exc:
@@ -563,7 +571,7 @@ class Fanout(RunEngine):
         left = self._window_left()
         if left is not None and delay >= left:
             self._window_hold()
-        await asyncio.sleep(delay)
+        await self.sleep(delay)
 
     def _window_hold(self) -> None:
         """This group's slow mode puts its next part after the window's end: it waits for the next window at that
@@ -576,11 +584,7 @@ class Fanout(RunEngine):
         keeps them: Redis may have forgotten), then a token of the account's budget, and any FloodWait the account
         is serving. A halted bucket (the account rests, or its sending was stopped) stops the run, whichever
         process halted it; Redis away for longer than REDIS_PATIENCE_SECONDS pauses it."""
-        try:
-            await self.guard()
-        except WorkStopped as exc:
-            self.lost_claim = True
-            raise _LeavePending from exc
+        await self.guard()
         if await in_db_thread(pace.account_send_check)(account=self.account, bucket=self.bucket):
             self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending
@@ -589,7 +593,7 @@ class Fanout(RunEngine):
             self._stop_window()
             raise _LeavePending
         try:
-            now = await self.bucket.acquire(wait_at_most=left, taken=self._spent)
+            now = await self.interruptible(self.bucket.acquire(wait_at_most=left, taken=self._spent))
         except BucketHalted as exc:
             self._stop(StopReason.ACCOUNT_RESTING)
             raise _LeavePending from exc
@@ -615,7 +619,7 @@ class Fanout(RunEngine):
     async def _serve_pause(self) -> None:
         loop = asyncio.get_running_loop()
         while (delay := self.pause_until - loop.time()) > 0:
-            await asyncio.sleep(delay)
+            await self.sleep(delay)
         if self._aborting:
             raise _LeavePending
 
@@ -738,7 +742,7 @@ class Fanout(RunEngine):
         if past_window:
             raise _LeavePending from exc
         if slow_mode:
-            await asyncio.sleep(exc.seconds)
+            await self.sleep(exc.seconds)
             return
         logger.warning("Reminder run #%s: %s waits %s s (%s)", self.run.pk, self.account, exc.seconds, exc.rpc)
         loop = asyncio.get_running_loop()

@@ -153,7 +153,10 @@ class ReminderForm(forms.Form):
         label="Name",
         max_length=200,
         required=False,
-        widget=forms.TextInput(attrs={"placeholder": "e.g. Weekly promo", "autocomplete": "off"}),
+        # its one rule is "filled": the page drops "Give the reminder a name." as soon as it is (reminders.js)
+        widget=forms.TextInput(
+            attrs={"placeholder": "e.g. Weekly promo", "autocomplete": "off", "data-error-clears": "filled"}
+        ),
     )
     account = AccountChoiceField(
         queryset=TelegramAccount.objects.order_by("display_name", "phone"),

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from django.utils import timezone
-
 from accounts import pace
 from accounts.models import AccountChat
 from accounts.services import gateway_call
@@ -23,6 +21,7 @@ from core.errors import OperatorError
 from core.ratelimit import BucketUnavailable
 from reminders.fanout import Part, media_local_path, part_build, part_send
 from reminders.models import MediaFile, Reminder
+from reminders.schedule import DeliveryWindow, zone
 from reminders.services import ReminderStateError
 from reminders.services.runs import random_id_new, run_account_problem
 from telegram.errors import FloodWait, SessionInUse, TelegramError
@@ -46,11 +45,18 @@ class SentTest:
     where: str  # "Saved Messages", or the chat's title
     at: datetime
     messages: int
+    zone_name: str = "UTC"  # the reminder's time zone, in which the time is said
+    closed_window: str = ""  # the delivery window, when the test went out while it was closed
 
     @property
     def summary(self) -> str:
-        at = timezone.localtime(self.at).strftime("%H:%M")
-        return f"Sent to {self.where} at {at} — outside the window, not counted."
+        at = f"{self.at.astimezone(zone(self.zone_name)):%H:%M} ({self.zone_name})"
+        if self.closed_window:
+            return (
+                f"Sent to {self.where} at {at}, outside the delivery window {self.closed_window}: a test goes out at "
+                "any hour, and counts in no run."
+            )
+        return f"Sent to {self.where} at {at}. A test counts in no run."
 
 
 def reminder_test_send(*, reminder: Reminder, chat: int | None = None) -> SentTest:
@@ -102,7 +108,10 @@ def reminder_test_send(*, reminder: Reminder, chat: int | None = None) -> SentTe
             ) from exc
         except TelegramError as exc:
             raise ReminderStateError(f"No test sent: Telegram refused it ({exc}).") from exc
-    sent = SentTest(where=where, at=clock.now(), messages=messages)
+    now = clock.now()
+    window = DeliveryWindow.of(reminder)
+    closed = "" if window.containing(now) is not None else window.text
+    sent = SentTest(where=where, at=now, messages=messages, zone_name=reminder.timezone, closed_window=closed)
     logger.info("Reminder #%s: test sent to %s by %s (%s messages)", reminder.pk, where, account, messages)
     return sent
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reminders import audience_views, views
+from reminders.views import runs as run_views
 
 app_name = "reminders"
 
@@ -23,14 +24,14 @@ urlpatterns = [
     path("reminders/audiences/import/", audience_views.audience_import, name="audience-import"),
     path("reminders/audiences/<int:pk>/", audience_views.audience_edit, name="audience"),
     path("reminders/audiences/<int:pk>/delete/", audience_views.audience_delete, name="audience-delete"),
-    path("activity/", views.activity, name="activity"),
-    path("activity/runs/<int:pk>/", views.run_detail, name="activity-run"),
-    path("activity/runs/<int:pk>/row/", views.run_row, name="activity-run-row"),
-    path("activity/runs/<int:pk>/report.csv", views.run_report, name="activity-run-report"),
-    path("activity/runs/<int:pk>/panel/", views.run_panel, name="activity-run-panel"),
-    path("activity/runs/<int:pk>/pause/", views.run_pause, name="activity-pause"),
-    path("activity/runs/<int:pk>/resume/", views.run_resume, name="activity-resume"),
-    path("activity/runs/<int:pk>/move/", views.run_move, name="activity-move"),
-    path("activity/runs/<int:pk>/cancel/", views.run_cancel, name="activity-cancel"),
-    path("activity/runs/<int:pk>/retry-failed/", views.run_retry_failed, name="activity-retry-failed"),
+    path("activity/", run_views.activity, name="activity"),
+    path("activity/runs/<int:pk>/", run_views.run_detail, name="activity-run"),
+    path("activity/runs/<int:pk>/row/", run_views.run_row, name="activity-run-row"),
+    path("activity/runs/<int:pk>/report.csv", run_views.run_report, name="activity-run-report"),
+    path("activity/runs/<int:pk>/panel/", run_views.run_panel, name="activity-run-panel"),
+    path("activity/runs/<int:pk>/pause/", run_views.run_pause, name="activity-pause"),
+    path("activity/runs/<int:pk>/resume/", run_views.run_resume, name="activity-resume"),
+    path("activity/runs/<int:pk>/move/", run_views.run_move, name="activity-move"),
+    path("activity/runs/<int:pk>/cancel/", run_views.run_cancel, name="activity-cancel"),
+    path("activity/runs/<int:pk>/retry-failed/", run_views.run_retry_failed, name="activity-retry-failed"),
 ]

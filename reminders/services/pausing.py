@@ -34,8 +34,9 @@ logger = logging.getLogger(__name__)
 
 
 def reminder_run_pause(*, run: ReminderRun) -> ReminderRun:
-    """The operator's Pause: a queued run does not start; a running one stops at its next group (the worker sees
-    the run is no longer its own), every part sent so far kept. Resume goes on from there."""
+    """The operator's Pause: a queued run does not start; a running one stops within a second, even asleep in a
+    wait (the worker sees the run is no longer its own), every part sent so far kept: its groups in flight are
+    pending again at once, and Resume goes on at each one's next part."""
     with transaction.atomic():
         run = run_locked(run)
         if run.status not in PAUSABLE:
@@ -48,6 +49,7 @@ def reminder_run_pause(*, run: ReminderRun) -> ReminderRun:
         run.finished_at = now
         run.error_summary = summary_paused_by_operator(run=run, at=now)
         run.save(update_fields=["status", "pause_cause", "finished_at", "error_summary"])
+        run.targets.filter(status=TargetStatus.SENDING).update(status=TargetStatus.PENDING)
         reminder_run_counts_refresh(run=run)
     return run
 

@@ -4,12 +4,11 @@ Each write is one conditional UPDATE: the WHERE clauses are what make a step hap
 or operator moved first.
 """
 
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.models import RunStatus
 from reminders.models import ReminderRun, ReminderRunTarget, TargetStatus
-from reminders.services.runs import CANCELED
 
 
 def reminder_run_progress_record(*, run_id: int, progress: dict[str, int | float]) -> None:
@@ -54,29 +53,23 @@ def run_target_part_sent(*, target: ReminderRunTarget, parts_sent: int) -> None:
 def run_target_end(
     *, target: ReminderRunTarget, status: str, error: str, latency_ms: int | None, parts_total: int
 ) -> None:
-    """The group's outcome; pending again when it stopped part-way."""
+    """The group's outcome; pending again when it stopped part-way. What the operator decided meanwhile stands
+    (a group Cancel skipped, or Pause made pending, stays so), unless every part went out: then it was sent."""
     finished = None if status == TargetStatus.PENDING else timezone.now()
     sent = {"parts_sent": parts_total} if status == TargetStatus.SENT else {}
-    ReminderRunTarget.objects.filter(pk=target.pk).update(
-        status=status,
-        error=error[:2000],
-        latency_ms=latency_ms,
-        finished_at=finished,
-        message_ids=target.message_ids,
-        album_ids=target.album_ids,
-        **sent,
+    posted = {"message_ids": target.message_ids, "album_ids": target.album_ids}
+    still = [TargetStatus.SENDING, TargetStatus.PENDING, TargetStatus.SKIPPED] if sent else [TargetStatus.SENDING]
+    ended = ReminderRunTarget.objects.filter(pk=target.pk, status__in=still).update(
+        status=status, error=error[:2000], latency_ms=latency_ms, finished_at=finished, **posted, **sent
     )
+    if not ended:  # what went out is recorded all the same
+        ReminderRunTarget.objects.filter(pk=target.pk).update(**posted)
 
 
-def run_target_skip_if_canceled(*, target: ReminderRunTarget, run_id: int, parts_total: int) -> bool:
-    """A group stopped part-way in a run the operator canceled meanwhile is skipped as the canceled groups are
-    (its parts already sent are counted); False when the run goes on."""
-    status = ReminderRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
-    if status in (RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.QUEUED):
-        return False
-    ReminderRunTarget.objects.filter(pk=target.pk).update(
-        status=TargetStatus.SKIPPED,
-        error=f"{CANCELED} after {target.parts_sent} of {parts_total} parts",
-        finished_at=timezone.now(),
+def run_targets_in_flight_release(*, run: ReminderRun) -> None:
+    """The worker has stopped every group (a crash, a stop of its own): none of an ended run stays `sending`; each
+    goes on at its next part if the run is resumed. Never the groups of another worker that took the run over."""
+    taken_over = Q(run__status=RunStatus.RUNNING) & ~Q(run__worker_id=run.worker_id)
+    ReminderRunTarget.objects.filter(run_id=run.pk, status=TargetStatus.SENDING).exclude(taken_over).update(
+        status=TargetStatus.PENDING
     )
-    return True

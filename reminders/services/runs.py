@@ -36,6 +36,7 @@ from reminders.services.summaries import (
     reminder_run_notifications_resolve,
     reminder_run_notify,
     summary_account_resting,
+    summary_canceled,
     summary_waiting,
 )
 
@@ -196,6 +197,47 @@ def reminder_run_enqueue(run_id: int) -> None:
     run_task_send(task_names.REMINDER_RUN_EXECUTE, run_id)
 
 
+WAITING_NOTE = "Waiting:"  # what a queued run says while its account is busy; gone once it starts
+
+
+def reminder_run_wait_note(*, run_id: int) -> None:
+    """A queued run whose account is busy says for what it waits, instead of a bare "waiting for a worker"."""
+    run = ReminderRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).select_related("account").first()
+    if run is None:
+        return
+    others = ReminderRun.objects.filter(account_id=run.account_id).exclude(pk=run_id)
+    sending = others.filter(status=RunStatus.RUNNING).order_by("pk").first()
+    stopping = others.exclude(worker_id="").filter(finished_at__isnull=False).order_by("-finished_at").first()
+    if sending is not None:
+        note = f"{WAITING_NOTE} run #{sending.pk} of {run.account} is sending; this one starts when it ends."
+    elif stopping is not None and (clock.now() - stopping.finished_at).total_seconds() < 60:
+        note = f"{WAITING_NOTE} the account's previous run (#{stopping.pk}) is still stopping; this one starts next."
+    else:
+        note = f"{WAITING_NOTE} another task of {run.account} (an archive or package send) has its session."
+    ReminderRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(error_summary=note)
+
+
+def reminder_run_started(*, run: ReminderRun) -> None:
+    """The run has its account: what it waited for is over."""
+    if run.error_summary.startswith(WAITING_NOTE):
+        ReminderRun.objects.filter(pk=run.pk, error_summary=run.error_summary).update(error_summary="")
+        run.error_summary = ""
+
+
+def reminder_run_next_send(*, run_id: int) -> None:
+    """A run let go of its account: the account's oldest queued run starts now, not at its task's next retry."""
+    account_id = ReminderRun.objects.filter(pk=run_id).values_list("account_id", flat=True).first()
+    waiting = (
+        ReminderRun.objects.filter(account_id=account_id, status=RunStatus.QUEUED)
+        .exclude(pk=run_id)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if waiting is not None:
+        reminder_run_enqueue(waiting)
+
+
 def target_counts(*, run_id: int) -> dict[str, int]:
     """Counters from the targets themselves; a target `sending` is still pending."""
     by_status = dict(ReminderRunTarget.objects.filter(run_id=run_id).values_list("status").annotate(count=Count("pk")))
@@ -296,38 +338,57 @@ def reminder_run_retry_failed(*, run: ReminderRun) -> ReminderRun:
 
 
 def reminder_run_cancel(*, run: ReminderRun) -> ReminderRun:
-    """Pending targets become skipped ("canceled by operator") and the run partial.
-
-    A running worker notices at its next group and stops; what it has in flight finishes.
-    """
+    """Every group not delivered yet is skipped ("canceled by operator"), the ones cut part-way too (their parts
+    sent are kept and shown), and the run is partial: counters, summary and rows say so at once. A running worker
+    wakes from whatever it waits out within a second; a part on the wire that completes its group makes the group
+    sent after all, and the worker's ending writes the counters and summary again (`reminder_run_cancel_settle`)."""
     with transaction.atomic():
         run = run_locked(run)
         if run.status not in CANCELABLE:
             raise ReminderStateError(f"Run #{run.pk} is {run.outcome.label.lower()}; there is nothing left to cancel.")
         now = clock.now()
-        canceled = run.targets.filter(status=TargetStatus.PENDING).update(
-            status=TargetStatus.SKIPPED, error=CANCELED, finished_at=now
-        )
+        error = CANCELED
         if run.status != RunStatus.RUNNING:
             # left `sending` by a worker that died: its last part may or may not have gone out
-            canceled += run.targets.filter(status=TargetStatus.SENDING).update(
-                status=TargetStatus.SKIPPED, error=f"{CANCELED} (the send in flight may have gone through)"
-            )
+            error = f"{CANCELED} (the send in flight may have gone through)"
+        canceled = run.targets.filter(status=TargetStatus.SENDING).update(
+            status=TargetStatus.SKIPPED, error=error, finished_at=now
+        )
+        canceled += run.targets.filter(status=TargetStatus.PENDING).update(
+            status=TargetStatus.SKIPPED, error=CANCELED, finished_at=now
+        )
         if not canceled and run.status == RunStatus.FAILED:
             raise ReminderStateError(f"Run #{run.pk} has no pending groups to cancel.")
         reminder_run_counts_refresh(run=run)
         run.status = RunStatus.PARTIAL
         run.finished_at = now
-        run.error_summary = (
-            f"Canceled by operator: {run.sent} of {run.total} groups delivered, {run.skipped} skipped"
-            + (f", {run.failed} failed." if run.failed else ".")
-        )
+        run.error_summary = _canceled_summary(run)
         missed = run.pause_cause == PauseCause.MISSED
         run.pause_cause = ""
         run.save(update_fields=["status", "finished_at", "error_summary", "pause_cause"])
         # The operator ended it: what the bell said about it needs no one any more.
         reminder_run_notifications_resolve(run=run, missed=missed)
     return run
+
+
+def _canceled_summary(run: ReminderRun) -> str:
+    counts = {name: getattr(run, name) for name in ("sent", "failed", "skipped", "pending")}
+    partly = run.targets.filter(status=TargetStatus.SKIPPED, parts_sent__gt=0).count()
+    return summary_canceled(counts=counts, partly=partly)
+
+
+def reminder_run_cancel_settle(*, run_id: int, progress: dict) -> None:
+    """The worker of a run canceled (or paused) under it has stopped: its counters, and a canceled run's summary,
+    from the groups as they ended (a part that was on the wire may have completed a group)."""
+    with transaction.atomic():
+        run = ReminderRun.objects.select_for_update().get(pk=run_id)
+        fields = {**progress, **target_counts(run_id=run_id)}
+        for name, value in fields.items():
+            setattr(run, name, value)
+        if run.status == RunStatus.PARTIAL and run.error_summary.startswith("Canceled by operator"):
+            run.error_summary = _canceled_summary(run)
+            fields["error_summary"] = run.error_summary
+        ReminderRun.objects.filter(pk=run_id).update(**fields)
 
 
 def _window_opened(run: ReminderRun) -> bool:

@@ -33,6 +33,15 @@ def summary_waiting(*, reminder: Reminder, fired_at: datetime, now: datetime) ->
     return f"{fired}: it starts by itself when the window opens, at {window.local_dated(window.next_start(now))}."
 
 
+def summary_canceled(*, counts: dict[str, int], partly: int) -> str:
+    """What a canceled run says, from the same counts as its counters: a group cut part-way is a skipped one."""
+    total = sum(counts.values())
+    text = f"Canceled by operator: {counts['sent']} of {total} groups delivered, {counts['skipped']} skipped"
+    if partly:
+        text += f" ({partly} of them part-way)"
+    return text + (f", {counts['failed']} failed." if counts["failed"] else ".")
+
+
 def _still_pending(counts: dict[str, int], partly: int) -> str:
     text = f"{counts['pending']} still pending"
     return text + f" ({partly} with some parts sent; resume sends only the rest)" if partly else text

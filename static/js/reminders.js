@@ -42,6 +42,16 @@ document.addEventListener("input", (event) => {
     refreshGroupCounts(section);
     return;
   }
+  // A field whose only rule is "filled" (the name, a part's text): its message goes once it is filled, not at the
+  // next step. Other messages stay until the server has seen the new value.
+  const filled = event.target.closest?.('[data-error-clears="filled"]');
+  if (filled && filled.value.trim() !== "") {
+    const field = filled.closest(".has-error");
+    if (field) {
+      for (const error of field.querySelectorAll(".field-error")) error.remove();
+      field.classList.remove("has-error");
+    }
+  }
   // A crontab typed by hand: the preset list says which preset it is, or "Custom…".
   const crontab = event.target;
   if (crontab.id) {

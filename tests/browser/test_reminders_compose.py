@@ -40,7 +40,9 @@ def test_compose_a_reminder_the_pill_goes_amber_then_green_and_it_is_scheduled(
 
     # A name, a text, a picture (uploaded as soon as it is chosen) with a caption, and a second text.
     page.get_by_label("Name").fill("Black Friday")
+    expect(page.get_by_text("Give the reminder a name.")).to_have_count(0)  # gone once filled, not at Next
     page.get_by_label("Text of part 1").fill("Black Friday starts now: everything 30 % off.")
+    expect(page.get_by_text("Write the text, or remove this part.")).to_have_count(0)
     page.get_by_role("button", name="+ Picture or file").click()
     page.get_by_label("Choose a picture or file").set_input_files(
         files=[{"name": "promo.png", "mimeType": "image/png", "buffer": png_bytes(5)}]

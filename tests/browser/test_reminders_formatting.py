@@ -87,8 +87,16 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
     top(page)
     page.screenshot(path=artifacts / f"reminders-wizard-3-when-{width}.png", full_page=True)
     page.get_by_role("button", name="Next: Review →").click()
+    # Review shows each part as it arrives: formatted, the album by its files
+    expect(page.get_by_role("heading", name="Review", exact=True)).to_be_visible()
+    review = page.locator(".review-parts > li")
+    expect(review.nth(0).locator("b")).to_have_text("Black Friday")
+    expect(review.nth(0)).not_to_contain_text("**")
+    expect(review.nth(1)).to_contain_text("album 3 files: kit-1.png, kit-2.png, kit-3.png")
+    expect(review.nth(1).locator("b")).to_have_text("Three")
     top(page)
     page.screenshot(path=artifacts / f"reminders-wizard-4-review-{width}.png", full_page=True)
+    page.screenshot(path=f"/tmp/shots-runs/compose-review-operator-{width}.png", full_page=True)
     page.get_by_role("button", name="Save reminder").click()
     expect(page.get_by_role("heading", name="Black Friday")).to_be_visible()
     assert problems == []

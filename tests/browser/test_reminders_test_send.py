@@ -36,7 +36,7 @@ def test_send_me_a_test_says_where_and_when(
 
         page.get_by_role("button", name="Send me a test").click()
         expect(page.locator(".test-send [role=status]")).to_have_text(
-            "Sent to Saved Messages at 14:02 — outside the window, not counted."
+            "Sent to Saved Messages at 14:02 (UTC). A test counts in no run."
         )
         screenshot(page, artifacts / f"reminders-test-send-{width}.png")
 

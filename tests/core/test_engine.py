@@ -111,3 +111,67 @@ def test_a_run_without_progress_keeps_its_requeue_count():
     RunEngine(run=run).drive(lambda: asyncio.sleep(1.5))
 
     assert ProbeRun.objects.get(pk=run.pk).requeue_count == 2
+
+
+def _heartbeat_backend(engine: RunEngine) -> int | None:
+    """The server process of the heartbeat's own connection, found as an operator would: by its name."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", [f"heartbeat {engine.heartbeat.label}"]
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def test_one_dropped_heartbeat_connection_keeps_the_run():
+    engine = RunEngine(run=_claimed())
+    killed = []
+
+    async def work():
+        pid = None
+        for _ in range(30):  # its connection opens at the first beat
+            await asyncio.sleep(0.1)
+            if pid := await sync_to_async(_heartbeat_backend)(engine):
+                break
+        assert pid, "the heartbeat's connection says whose it is"
+        await sync_to_async(_terminate)(pid)
+        killed.append(pid)
+        await asyncio.sleep(3)  # three periods: the beat after the drop fails, the retry within the period answers
+
+    engine.drive(work)
+
+    assert killed and engine.heartbeat.lost is None, "a blip is not a loss"
+    run = ProbeRun.objects.get(pk=engine.run.pk)
+    assert run.status == RunStatus.RUNNING and run.worker_id == engine.run.worker_id
+    assert _heartbeat_backend(engine) is None, "the heartbeat closed its connection when the work ended"
+
+
+def test_a_database_away_for_longer_than_a_period_still_loses_the_run(settings):
+    engine = RunEngine(run=_claimed())
+    engine.heartbeat.connect = lambda: (_ for _ in ()).throw(psycopg.OperationalError("connection refused"))
+
+    with pytest.raises(WorkLost, match="The database did not answer for"):
+        engine.drive(lambda: asyncio.sleep(60))
+
+
+def test_cancel_wakes_the_run_from_its_wait_at_once():
+    engine = RunEngine(run=_claimed())
+    threading.Timer(0.5, lambda: ProbeRun.objects.filter(pk=engine.run.pk).update(status=RunStatus.PARTIAL)).start()
+    started = time.monotonic()
+
+    with pytest.raises(WorkStopped, match="canceled"):
+        engine.drive(lambda: engine.sleep(60))  # a slow mode, a FloodWait, a pace: whatever the run waits out
+
+    assert time.monotonic() - started < 2
+
+
+def test_pause_interrupts_any_awaitable_the_run_waits_on(settings):
+    settings.WORK_HEARTBEAT_SECONDS = 30  # the stop is noticed long before the next beat
+    engine = RunEngine(run=_claimed())
+    threading.Timer(0.5, lambda: ProbeRun.objects.filter(pk=engine.run.pk).update(status=RunStatus.PAUSED)).start()
+    started = time.monotonic()
+
+    with pytest.raises(WorkStopped, match="paused"):
+        engine.drive(lambda: engine.interruptible(asyncio.Event().wait()))  # a Redis patience, a bucket's token
+
+    assert time.monotonic() - started < 2

@@ -158,7 +158,7 @@ def test_the_run_panel_offers_pause_and_move(admin_user, client, fanout_world):
     panel = client.post(
         reverse("reminders:activity-pause", args=[run.pk]), {"as": "panel"}, HTTP_HX_REQUEST="true"
     ).content.decode()
-    assert "Paused: it stops at its next group" in panel and "Move pending groups" in panel
+    assert "Paused: it stops now, even mid-wait" in panel and "Move pending groups" in panel
     moved = client.post(
         reverse("reminders:activity-move", args=[run.pk]),
         {"as": "panel", "account": account(SENDER_B).pk},

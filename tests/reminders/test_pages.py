@@ -128,7 +128,7 @@ def test_send_now_fires_a_run_and_opens_the_reminder(operator, fanout_world, dja
     assert len(work_queued(callbacks)) == 1, "the run is enqueued"
     page = operator.get(response["HX-Redirect"]).content.decode()
     assert f"Run #{run.pk} is sending “Weekly promo” to 3 groups." in page
-    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 2s"' in page
+    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}?also=row" hx-trigger="every 2s"' in page
 
 
 def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, fanout_world, at):
@@ -155,7 +155,7 @@ def test_send_now_outside_the_window_says_so_and_starts_when_it_opens(operator, 
     assert run.status == WAITING
     page = response.content.decode()
     assert f"Run #{run.pk} waits for the delivery window." in page and 'class="badge outcome--waiting"' in page
-    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}" hx-trigger="every 30s"' in page
+    assert f'hx-get="{reverse("reminders:activity-run-panel", args=[run.pk])}?also=row" hx-trigger="every 30s"' in page
     assert operator.get(reverse("reminders:activity-run-panel", args=[run.pk])).status_code == 200, "still polled"
     activity = operator.get(reverse("reminders:activity"), {"status": "waiting"}).content.decode()
     assert f'id="run-{run.pk}"' in activity and "Waiting: for the delivery window" in activity
@@ -525,7 +525,10 @@ def test_resume_from_the_banner_queues_the_same_run_and_polls_it_to_success(
     at(KL_NEXT_MORNING)
 
     with django_capture_on_commit_callbacks() as callbacks:
-        panel = htmx_post(operator, reverse("reminders:activity-resume", args=[run.pk]), {"as": "panel"})
+        # the reminder's page shows this run's history row beside its panel, and its forms say so
+        page = operator.get(reverse("reminders:detail", args=[run.reminder_id])).content.decode()
+        assert page.count('<input type="hidden" name="also" value="row">') == 2  # Resume, Cancel
+        panel = htmx_post(operator, reverse("reminders:activity-resume", args=[run.pk]), {"as": "panel", "also": "row"})
 
     assert len(work_queued(callbacks)) == 1, "the run is enqueued again"
     run.refresh_from_db()
@@ -533,6 +536,10 @@ def test_resume_from_the_banner_queues_the_same_run_and_polls_it_to_success(
     assert panel.startswith(f'<section id="run-panel-{run.pk}" class="run-panel run-panel--waiting"')
     assert "Resumed: 6 groups to go." in panel and 'hx-trigger="every 2s"' in panel
     assert f'<tr id="run-{run.pk}" class="run-row" hx-swap-oob="true"' in panel, "its history row changes too"
+    assert 'name="also" value="row"' in panel, "the panel's next action says so again"
+    assert f"/activity/runs/{run.pk}/panel/?also=row" in panel, "and so does the panel its polling brings"
+    polled = operator.get(reverse("reminders:activity-run-panel", args=[run.pk]), {"also": "row"}).content.decode()
+    assert 'name="also" value="row"' in polled
 
     execute(run)
     response = operator.get(reverse("reminders:activity-run-panel", args=[run.pk]))
@@ -655,3 +662,19 @@ def test_a_runs_groups_name_their_forum_topic(operator, fanout_world):
 
     assert f'{news.title} <span class="muted small">/ News</span>' in page
     assert "topic 7" not in page
+
+
+def test_an_action_answers_with_no_out_of_band_part_the_page_does_not_have(operator, pause_a_run, at):
+    """Activity shows rows only, a run's page its live part only: an out-of-band panel or row there would be an
+    htmx:oobErrorNoTarget in the console."""
+    run = pause_a_run()
+    at(KL_NEXT_MORNING)
+    activity = operator.get(reverse("reminders:activity")).content.decode()
+    assert '<input type="hidden" name="also" value="">' in activity
+
+    row = htmx_post(operator, reverse("reminders:activity-pause", args=[run.pk]), {"as": "row", "also": ""})
+    assert "hx-swap-oob" not in row and row.startswith(f'<tr id="run-{run.pk}"')
+
+    live = htmx_post(operator, reverse("reminders:activity-resume", args=[run.pk]), {"as": "page"})
+    assert live.startswith('<div id="run-live"') and "hx-swap-oob" not in live
+    assert "outcome--waiting" in live and "Resumed: 6 groups to go." in live

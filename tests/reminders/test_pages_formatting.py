@@ -2,6 +2,8 @@
 (live, through HTMX), a part Telegram would refuse says where the problem is; an album is built from several
 files."""
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -140,3 +142,25 @@ def test_how_it_arrives_is_chosen_with_the_message_and_shown_on_the_reminder(ope
     assert options == (True, False, True, True)
     detail = operator.get(reverse("reminders:detail", args=[reminder.pk])).content.decode()
     assert "Silent · no link preview · pinned in each group · replaces the previous run's post" in detail
+
+
+def test_the_review_step_shows_each_part_as_it_arrives_and_names_the_album_files(operator, fanout_world):
+    fanout_world(groups_world(groups=2))
+    kits = [image(seed) for seed in (1, 2)]
+    data = compose(
+        part=["0", "1"],
+        **{
+            "part-0-text": "**Sale** <today>",
+            "part-0-format": "markdown",
+            "part-1-kind": "album",
+            "part-1-album": [str(media.pk) for media in kits],
+            "part-1-caption": "",
+        },
+    )
+
+    html = htmx_post(operator, reverse("reminders:compose"), data | {"step": "when", "action": "goto-review"})
+
+    review = html[html.index('id="step-review-title"') :]
+    assert '<p class="part-text part-text--live"><b>Sale</b> &lt;today&gt;</p>' in review
+    assert "**Sale**" not in review
+    assert re.search(r'<span class="media-kind">album</span> 2 files: promo-1\.png, promo-2\.png', review)

@@ -60,7 +60,8 @@ def test_a_test_goes_to_saved_messages_formatted_with_its_album_outside_the_wind
         "where": "Saved Messages",
         "at": "2026-11-25T10:00:01Z",
         "messages": 3,
-        "message": "Sent to Saved Messages at 10:00 — outside the window, not counted.",
+        "message": "Sent to Saved Messages at 18:00 (Asia/Kuala_Lumpur), outside the delivery window 09:00–18:00: "
+        "a test goes out at any hour, and counts in no run.",
     }
     text, first, second = saved_messages(world)
     assert text["text"] == "🎉 Sale today: shop"
@@ -173,6 +174,18 @@ def test_the_page_offers_it_to_operators_and_says_where_and_when(client, world, 
 
     assert answer.status_code == 200
     html = answer.content.decode()
-    assert "Sent to Saved Messages at 14:02 — outside the window, not counted." in html
+    assert (
+        "Sent to Saved Messages at 22:02 (Asia/Kuala_Lumpur), outside the delivery window 09:00–18:00: a test goes "
+        "out at any hour, and counts in no run." in html
+    )
     assert 'class="test-send"' in html and "<html" not in html
     assert len(saved_messages(world)) == 3
+
+
+def test_a_test_inside_the_window_does_not_say_outside(api, world, at):
+    reminder = make_reminder(parts=[PartSpec(text="Hello")])  # 00–24 UTC: always inside
+    at(datetime(2026, 11, 25, 14, 2, tzinfo=UTC))
+
+    message = api.post(f"/api/reminders/{reminder.pk}/test-send/", {}, format="json").json()["message"]
+
+    assert message == "Sent to Saved Messages at 14:02 (UTC). A test counts in no run."

@@ -1,39 +1,33 @@
-"""The Reminders pages (list, compose wizard, edit pages, detail) and Activity (every run).
+"""The Reminders pages (list, compose wizard, edit pages, detail); Activity and the runs are in views/runs.py.
 
 The wizard is one form on one page: every step's fields stay in it (the steps not shown are hidden), so
 nothing is lost going back and forth; each button posts the whole form and the page answers with the
 form again (a step further, or with errors), the whole page without HTMX. The ETA panel beside it posts
-the same form to `eta` whenever a field changes. Run rows and panels poll while their run is queued or
-running and stop (HTTP 286) once it is not.
+the same form to `eta` whenever a field changes.
 
-Why this size: one view per page or HTMX fragment of Reminders and Activity; the words are in presenters.py.
+Why this size: one view per page or HTMX fragment of Reminders; the words are in presenters.py.
 """
 
 from dataclasses import replace
-from datetime import UTC
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling, reswap
+from django_htmx.http import HttpResponseClientRedirect, reswap
 
 from core import clock
 from core.errors import OperatorError
 from core.forms import error_text
 from core.models import RunStatus
-from core.outcomes import outcome_pills
-from core.spreadsheets import SpreadsheetWriter
 from reminders import selectors, services, trial_send
 from reminders.forms import SECTIONS, STEP_KEYS, STEPS, ReminderForm
-from reminders.models import ACTIVE, WAITING, PartFormat, Reminder, ReminderRun, TargetStatus
+from reminders.models import ACTIVE, WAITING, PartFormat, Reminder
 from reminders.presenters import (
     eta_context,
     panel_context,
@@ -50,15 +44,10 @@ from reminders.services import ReminderStateError
 LIST = "reminders/list.html"
 FORM = "reminders/form.html"
 DETAIL = "reminders/detail.html"
-ACTIVITY = "reminders/activity.html"
-RUN = "reminders/run.html"
-RUNS = "reminders/runs.html"  # the run row and run panel, shared by the detail and Activity pages
 HISTORY_ROWS = 20
-RUNS_PER_PAGE = 25
-TARGETS_PER_PAGE = 100
 
 
-def _back(request, default: str) -> str:
+def back_url(request, default: str) -> str:
     url = request.POST.get("next", "")
     if url and url_has_allowed_host_and_scheme(url, allowed_hosts={request.get_host()}):
         return url
@@ -122,7 +111,7 @@ def reminder_send_now(request, pk: int):
         messages.error(
             request, "The delivery window opened or closed since this page was shown; check and press again."
         )
-        return _go(request, _back(request, detail))
+        return _go(request, back_url(request, detail))
     try:
         run = services.reminder_fire(reminder=reminder, again=again)
     except services.ReminderRunActive as exc:
@@ -130,7 +119,7 @@ def reminder_send_now(request, pk: int):
         return _go(request, detail)
     except ReminderStateError as exc:
         messages.error(request, str(exc))
-        return _go(request, _back(request, detail))
+        return _go(request, back_url(request, detail))
     if run.status == RunStatus.FAILED:
         messages.error(request, f"Run #{run.pk} could not start. {run.error_summary}")
     elif run.status == WAITING:
@@ -188,6 +177,9 @@ def reminder_detail(request, pk: int):
         "target_titles": target_titles(list(reminder.targets.all())),
         "history": history,
         "panels": [panel_context(run) for run in open_runs],
+        # a run's action refreshes its other rendering out of band only where the page has it
+        "row_ids": {run.pk for run in history},
+        "panel_ids": {run.pk for run in open_runs},
         "next_fire": next_fire.astimezone(tz) if next_fire else None,
     }
     return render(request, DETAIL, context)
@@ -235,6 +227,7 @@ def _form_page(request, form: ReminderForm, *, step: str, compose: bool, url: st
         "part_formats": PartFormat.choices,
         **eta_context(spec, draft_parts=len(form.part_rows)),
         "target_titles": target_titles(spec.targets) if spec else [],
+        "part_list": part_shown(spec) if spec else [],  # Review: the parts as they arrive, formatted
     }
     if not request.htmx:
         return render(request, FORM, context)
@@ -330,164 +323,3 @@ def _posted_form(request) -> ReminderForm:
             raise Http404
         return ReminderForm(request.POST, sections=[section], reminder=_reminder(int(reminder_id)))
     return ReminderForm(request.POST)
-
-
-# Runs --------------------------------------------------------------------------------------------------------------
-
-
-def _polled(html: str, run: ReminderRun) -> HttpResponse:
-    return HttpResponse(html) if run.is_live else HttpResponseStopPolling(html)
-
-
-@login_required
-@require_GET
-def run_row(request, pk: int):
-    """Polled every 2 s while the run is queued or running; HTTP 286 stops the polling once it is not."""
-    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    return _polled(render_to_string(f"{RUNS}#run-row", {"run": run}, request=request), run)
-
-
-@login_required
-@require_GET
-def run_panel(request, pk: int):
-    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    return _polled(render_to_string(f"{RUNS}#run-panel", panel_context(run), request=request), run)
-
-
-def _run_action(request, pk: int, action, done) -> HttpResponse:
-    """Resume, Cancel or Retry failed; answers with the run's row or panel (`as`), the outcome in it."""
-    run = get_object_or_404(ReminderRun, pk=pk)
-    try:
-        run = action(run=run)
-    except ReminderStateError as exc:
-        notice, is_error = str(exc), True
-    else:
-        notice, is_error = done(run), False
-    if not request.htmx:
-        messages.add_message(request, messages.ERROR if is_error else messages.SUCCESS, f"Run #{pk}: {notice}")
-        return redirect(_back(request, reverse("reminders:activity")))
-    run = selectors.reminder_run_get(pk=pk)
-    partial, other = ("run-panel", "run-row") if request.POST.get("as") == "panel" else ("run-row", "run-panel")
-    context = {**panel_context(run), "notice": notice, "notice_is_error": is_error}
-    html = render_to_string(f"{RUNS}#{partial}", context, request=request)
-    # The same run's row or panel elsewhere on the page (its history, the banner) changes with it, out of band;
-    # a <template> lets a <tr> travel beside a <section>.
-    also = render_to_string(f"{RUNS}#{other}", {**context, "notice": "", "oob_swap": True}, request=request)
-    return HttpResponse(f"{html}<template>{also}</template>")
-
-
-@login_required
-@require_POST
-def run_pause(request, pk: int):
-    return _run_action(
-        request,
-        pk,
-        services.reminder_run_pause,
-        lambda run: f"Paused: it stops at its next group; {plural(run.pending, 'group')} wait for Resume.",
-    )
-
-
-@login_required
-@require_POST
-def run_move(request, pk: int):
-    """Hand the pending groups of a stopped run to the chosen account; the outcome names the new run."""
-    account = selectors.account_find(pk=request.POST.get("account", ""))
-
-    def move(*, run: ReminderRun) -> ReminderRun:
-        if account is None:
-            raise ReminderStateError("Pick the account that should send the pending groups.")
-        return services.reminder_run_move(run=run, account=account)
-
-    return _run_action(
-        request,
-        pk,
-        move,
-        lambda moved: f"Moved {plural(moved.total, 'pending group')} to run #{moved.pk}, sent by {moved.account}.",
-    )
-
-
-@login_required
-@require_POST
-def run_resume(request, pk: int):
-    return _run_action(
-        request, pk, services.reminder_run_resume, lambda run: f"Resumed: {plural(run.pending, 'group')} to go."
-    )
-
-
-@login_required
-@require_POST
-def run_cancel(request, pk: int):
-    return _run_action(
-        request, pk, services.reminder_run_cancel, lambda run: f"Canceled: {plural(run.skipped, 'group')} skipped."
-    )
-
-
-@login_required
-@require_POST
-def run_retry_failed(request, pk: int):
-    return _run_action(
-        request,
-        pk,
-        services.reminder_run_retry_failed,
-        lambda run: f"Retrying {plural(run.pending, 'failed group')}.",
-    )
-
-
-@login_required
-@require_GET
-def activity(request):
-    reminder = None
-    reminder_id = request.GET.get("reminder", "")
-    if reminder_id.isdecimal():
-        reminder = Reminder.objects.filter(pk=reminder_id).first()
-    counts = selectors.reminder_run_outcome_counts(reminder_id=reminder.pk if reminder else None)
-    outcome = request.GET.get("status", "")
-    if outcome not in counts:
-        outcome = ""
-    runs = selectors.reminder_run_filter(outcome=outcome, reminder_id=reminder.pk if reminder else None)
-    context = {
-        "runs": Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page")),
-        "status": outcome,
-        "pills": outcome_pills(counts),
-        "total": sum(counts.values()),
-        "reminder": reminder,
-    }
-    return render(request, ACTIVITY, context)
-
-
-@login_required
-@require_GET
-def run_report(request, pk: int):
-    """The run's report as CSV: every group, one row per part (selectors.reminder_run_report)."""
-    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    # A few rows per group: a run of thousands of groups is a few hundred KB, written at once.
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="reminder-run-{run.pk}.csv"'
-    writer = SpreadsheetWriter(response)  # a group's title may read as a formula
-    writer.writerow(selectors.REPORT_COLUMNS)
-    writer.writerows(_report_line(row) for row in selectors.reminder_run_report(run=run))
-    return response
-
-
-def _report_line(row: dict) -> list:
-    sent_at = row["sent_at"].astimezone(UTC).isoformat() if row["sent_at"] else ""
-    others = " ".join(str(i) for i in row["album_message_ids"])
-    values = {**row, "sent_at": sent_at, "album_message_ids": others}
-    return ["" if values[column] is None else values[column] for column in selectors.REPORT_COLUMNS]
-
-
-@login_required
-@require_GET
-def run_detail(request, pk: int):
-    run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
-    status = request.GET.get("status", "")
-    if status not in TargetStatus.values:
-        status = ""
-    targets = selectors.reminder_run_targets(run_id=pk, status=status or None).order_by("pk")
-    context = {
-        **panel_context(run),
-        "targets": Paginator(targets, TARGETS_PER_PAGE).get_page(request.GET.get("page")),
-        "status": status,
-        "statuses": TargetStatus.choices,
-    }
-    return render(request, RUN, context)

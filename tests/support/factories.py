@@ -25,8 +25,9 @@ def channel(title: str = "Models A", *, member: TelegramAccount | None = None, *
 
 
 def work_queued(callbacks: list) -> list:
-    """The on-commit callbacks that queue work: the audit trail's own records (core.audit) left out."""
-    return [callback for callback in callbacks if callback.__module__ != "core.audit"]
+    """The on-commit callbacks that queue work: the audit trail's own records (core.audit, core.audit_changes) left
+    out."""
+    return [callback for callback in callbacks if callback.__module__ not in ("core.audit", "core.audit_changes")]
 
 
 def package_with_raw_files(folder, volumes: dict[str, bytes], *, name: str = "") -> Package:

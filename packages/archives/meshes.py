@@ -64,7 +64,7 @@ def mesh_triangles(path: str, data: bytes):
             # Read in place (50 bytes a triangle: normal, three vertices, attribute): trimesh would merge
             # vertices first, seconds at a million triangles for a picture that does not need it.
             records = np.frombuffer(data, dtype=_stl_record(), count=_stl_binary_count(data), offset=_STL_HEADER_BYTES)
-            triangles = records["vertices"].astype(np.float32)
+            triangles = records["vertices"]  # a view of the bytes read: no copy
         else:
             import trimesh  # half a second to import: not for a binary STL, read in place
 
@@ -79,7 +79,8 @@ def mesh_triangles(path: str, data: bytes):
     if len(triangles) > MESH_MAX_TRIANGLES:
         raise MeshRefused(f"the model has {len(triangles):,} triangles, above the {MESH_MAX_TRIANGLES:,} drawn")
     finite = np.isfinite(triangles).all(axis=(1, 2))
-    triangles = triangles[finite]
+    if not finite.all():
+        triangles = np.ascontiguousarray(triangles[finite])
     if len(triangles) == 0:
         raise MeshRefused("every vertex of the model is NaN or infinite")
     return triangles

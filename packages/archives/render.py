@@ -43,7 +43,7 @@ def render_pixels(triangles, edge: int):
     span = high - low + 1
     drawn = (span > 0).all(axis=1)
     # Boxes rounded up to powers of two (wide and tall apart), so one bucket's tests are one array.
-    powers = np.ceil(np.log2(np.maximum(span, 1))).astype(np.int64)
+    powers = np.ceil(np.log2(np.maximum(span, 1))).astype(np.int32)
     buckets = powers[:, 0] * 64 + powers[:, 1]
     for bucket in np.unique(buckets[drawn]):
         faces = np.nonzero(drawn & (buckets == bucket))[0]
@@ -63,7 +63,7 @@ def render_pixels(triangles, edge: int):
 
 def _corner(values, pick, rounding):
     """The first (or last) pixel whose centre lies within a triangle's box, on one axis."""
-    return rounding(pick(pick(values[:, 0], values[:, 1]), values[:, 2]) - 0.5).astype(np.int64)
+    return rounding(pick(pick(values[:, 0], values[:, 1]), values[:, 2]) - 0.5).astype(np.int32)
 
 
 def _project(triangles, edge: int):
@@ -78,8 +78,10 @@ def _project(triangles, edge: int):
     cos_e, sin_e = np.float32(math.cos(_ELEVATION)), np.float32(math.sin(_ELEVATION))
     x = px * cos_a - py * sin_a
     y = px * sin_a + py * cos_a
+    del px, py  # a million triangles' coordinates are 12 MB an array: kept no longer than needed
     up = y * sin_e + pz * cos_e
     depth = y * cos_e - pz * sin_e  # larger is farther from the camera
+    del y, pz
     extent = max(float(x.max() - x.min()), float(up.max() - up.min()), 1e-9)
     scale = np.float32(edge * _MARGIN / extent)
     screen_x = edge / 2 + x * scale

@@ -19,9 +19,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
-import trimesh
-
 from packages.archives import read_archive
 from packages.archives.members import zip_member_chunks
 from packages.detection import ZIP
@@ -29,8 +26,11 @@ from packages.detection import ZIP
 SIZES = (10_000, 100_000, 1_000_000)
 
 
-def mesh_of(triangles: int) -> trimesh.Trimesh:
+def mesh_of(triangles: int):
     """Balls in a row, about `triangles` in all: a dense, closed surface like a sculpted figure's."""
+    import numpy as np  # here: the processes that measure memory must not carry numpy's or trimesh's
+    import trimesh
+
     ball = trimesh.creation.icosphere(subdivisions=int(np.floor(np.log(max(triangles, 80) / 20) / np.log(4))))
     count = max(1, round(triangles / len(ball.faces)))
     return trimesh.util.concatenate([ball.copy().apply_translation((i * 2.2, 0, 0)) for i in range(count)])
@@ -44,27 +44,50 @@ def draw_only(path: str) -> None:
     data = Path(path).read_bytes()
     started = time.process_time()
     render_jpeg(mesh_triangles("model.stl", data))
-    print(f"{time.process_time() - started:.2f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}")
+    print(f"{time.process_time() - started:.2f} {peak_mb()}")
 
 
-def previews(folder: Path) -> None:
-    print("triangles | STL MB | preview in the child: wall s, CPU s, peak MB | drawing alone: CPU s, process peak MB")
+def peak_mb() -> int:
+    """This process's own peak (VmHWM): ru_maxrss would carry over the peak of the process that started it."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) // 1024
+
+
+def listed_in_child(archive: str) -> None:
+    """In a small process of its own: the listing child's wall time, CPU and peak memory, and the outcome."""
+    started = time.monotonic()
+    listing = read_archive(ZIP, [Path(archive)], model_preview=True)
+    wall = time.monotonic() - started
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # On a machine this loaded the child's wall-time budget can run out: say so; the drawing is timed apart.
+    drawn = any(t.kind == "render" for t in listing.thumbnails)
+    outcome = "drawn" if drawn else listing.model_preview_refused
+    print(f"{wall:.2f}, {used.ru_utime + used.ru_stime:.2f}, {used.ru_maxrss // 1024} ({outcome})")
+
+
+def models_make(folder: Path) -> None:
+    """In a process of its own, so the bench's own memory stays small and out of the children's figures."""
     for wanted in SIZES:
         mesh = mesh_of(wanted)
         stl = folder / f"model-{wanted}.stl"
         stl.write_bytes(mesh.export(file_type="stl"))
-        archive = folder / f"model-{wanted}.zip"
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as packed:
+        with zipfile.ZipFile(folder / f"model-{wanted}.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=1) as packed:
             packed.write(stl, "figure/model.stl")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.monotonic()
-        listing = read_archive(ZIP, [archive], model_preview=True)
-        wall = time.monotonic() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        # On a machine this loaded the child's wall-time budget can run out: say so, and still time the drawing.
-        drawn = any(t.kind == "render" for t in listing.thumbnails)
-        outcome = "drawn" if drawn else listing.model_preview_refused
+
+
+def previews(folder: Path) -> None:
+    print("triangles | STL MB | preview in the child: wall s, CPU s, peak MB | drawing alone: CPU s, process peak MB")
+    subprocess.run([sys.executable, "-m", "bench.model_previews", "--make", str(folder)], check=True)
+    for wanted in SIZES:
+        stl = folder / f"model-{wanted}.stl"
+        archive = folder / f"model-{wanted}.zip"
+        triangles = (stl.stat().st_size - 84) // 50
+        listed = subprocess.run(
+            [sys.executable, "-m", "bench.model_previews", "--list", str(archive)],
+            capture_output=True,
+            check=True,
+            text=True,
+        ).stdout.strip()
         alone = subprocess.run(
             [sys.executable, "-m", "bench.model_previews", "--draw-only", str(stl)],
             capture_output=True,
@@ -72,10 +95,7 @@ def previews(folder: Path) -> None:
             text=True,
             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
         ).stdout.split()
-        print(
-            f"{len(mesh.faces):,} | {stl.stat().st_size / 1e6:.0f} | {wall:.2f}, {cpu:.2f}, "
-            f"{after.ru_maxrss // 1024} ({outcome}) | {alone[0]}, {alone[1]}"
-        )
+        print(f"{triangles:,} | {stl.stat().st_size / 1e6:.0f} | {listed} | {alone[0]}, {alone[1]}")
 
 
 class CountingReader(io.FileIO):
@@ -89,7 +109,7 @@ class CountingReader(io.FileIO):
 
 def one_file_out(folder: Path) -> None:
     archive = folder / "big.zip"
-    model = mesh_of(100_000).export(file_type="stl")[: 5 * 1024**2]
+    model = mesh_of(200_000).export(file_type="stl")[: 5 * 1024**2]
     filler = os.urandom(1024**2)
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED, allowZip64=True) as packed:
         for half in ("a", "z"):
@@ -126,10 +146,18 @@ def one_file_out(folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--draw-only")
+    parser.add_argument("--make")
+    parser.add_argument("--list")
     parser.add_argument("--skip-2gb", action="store_true")
     options = parser.parse_args()
     if options.draw_only:
         draw_only(options.draw_only)
+        return
+    if options.list:
+        listed_in_child(options.list)
+        return
+    if options.make:
+        models_make(Path(options.make))
         return
     with tempfile.TemporaryDirectory(prefix="bench-previews-") as folder:
         previews(Path(folder))

@@ -4,6 +4,8 @@ there; the link streams the file (packages/services/file_links.py), without a lo
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_safe
 
 from core.security import client_ip
@@ -44,9 +46,11 @@ def package_file(request, token: str, name: str):
             chunks = file_bytes(file=file)
         except ListingError as exc:
             return refused(request, str(exc), 422)
-        file_link_used(file=file, maker=maker, path=request.path, address=client_ip(request))
+        # The page's path for this file, not the link's: a signed link is never stored.
+        where = reverse("packages:file-get", args=[file.package_id, file.pk])
+        file_link_used(file=file, maker=maker, path=where, address=client_ip(request))
         response = StreamingHttpResponse(chunks, content_type="application/octet-stream")
     response["Content-Length"] = str(file.size)
-    response["Content-Disposition"] = f'attachment; filename="{disk_name(file.path.rsplit("/", 1)[-1])}"'
+    response["Content-Disposition"] = content_disposition_header(True, disk_name(file.path.rsplit("/", 1)[-1]))
     response["Cache-Control"] = "private, no-store"
     return response

@@ -5,7 +5,6 @@ A zip member is read in place (packages.archives.members: its local header and d
 as it streams); any other member is written out by the listing child, with its limits, then served and removed.
 """
 
-import io
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -129,11 +128,12 @@ def _kept_raws(package: Package) -> list:
 
 
 def _raw_reader(raw):
-    """A seekable reader of the kept archive: the file itself, or ranged reads of the object (never all of it)."""
+    """A seekable reader of the kept archive: the file itself, or ranged reads of the object, unbuffered so each
+    read asks for exactly its bytes (the header, then the member's data a chunk at a time; nothing past it)."""
     if storage_is_local():
         return default_storage.open(raw.object.name, "rb")
     volume = RemoteVolume(name=disk_name(raw.file_name), url=default_storage.url(raw.object.name), size=raw.size)
-    return io.BufferedReader(RangedReader(volume), buffer_size=MEMBER_CHUNK_BYTES)
+    return RangedReader(volume)
 
 
 def _closing(chunks: Iterator[bytes], reader) -> Iterator[bytes]:

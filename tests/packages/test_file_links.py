@@ -12,9 +12,13 @@ from django.core.files.storage import default_storage
 from django.test import Client
 
 from core.models import AuditEntry
+from packages.archives import RemoteVolume
 from packages.archives.members import MemberUnreadable, zip_member_chunks
+from packages.archives.ranged import RangedReader
 from packages.models import PackageFile
+from packages.raw_objects import storage_is_local
 from packages.services import package_metadata_fill
+from packages.services.file_links import file_bytes
 from tests.support.archives import RAR_FIXTURES, run, tool
 from tests.support.factories import package_with_raw_files
 
@@ -144,3 +148,34 @@ def client_as_viewer(django_user_model):
     client = Client()
     client.force_login(user)
     return client
+
+
+def test_in_an_object_store_a_zip_member_is_read_by_ranged_reads_of_its_header_and_data(object_store, tmp_path):
+    archive = packed(tmp_path, "kit.zip", tool("zip"), "-q", "-r")
+    package = package_with_raw_files(tmp_path, {"kit.zip": archive})
+    assert not storage_is_local()
+    raw = package.raw_files.get()
+    with zipfile.ZipFile(io.BytesIO(archive)) as listed:
+        info = listed.getinfo("kit/ball.stl")
+    PackageFile.objects.create(
+        package=package,
+        path="kit/ball.stl",
+        size=info.file_size,
+        compressed_size=info.compress_size,
+        crc32=info.CRC,
+        header_offset=info.header_offset,
+    )
+
+    assert b"".join(file_bytes(file=PackageFile.objects.get(package=package))) == MODEL
+
+    reader = RangedReader(RemoteVolume("kit.zip", default_storage.url(raw.object.name), raw.size))
+    with reader:
+        chunks = zip_member_chunks(
+            reader,
+            header_offset=info.header_offset,
+            compressed_size=info.compress_size,
+            size=info.file_size,
+            crc32=info.CRC,
+        )
+        assert b"".join(chunks) == MODEL
+        assert reader.fetched == 30 + info.compress_size, "the local header and the member's data, nothing else"

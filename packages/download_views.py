@@ -13,10 +13,10 @@ from core.storage import storage_download_url
 from packages.raw_objects import disk_name
 from packages.services.downloads import DownloadLinkRefused, download_link_open, download_link_used, raw_file_gone
 
-TITLES = {403: "Download link refused", 410: "Download link no longer works"}
+TITLES = {403: "Download link refused", 410: "Download link no longer works", 422: "File cannot be read out"}
 
 
-def _refused(request, message: str, status: int):
+def refused(request, message: str, status: int):
     if "text/html" in request.headers.get("Accept", ""):
         context = {"title": TITLES[status], "status": status, "message": message}
         return render(request, "core/error.html", context, status=status)
@@ -29,7 +29,7 @@ def download(request, token: str, name: str):
     try:
         link = download_link_open(token=token)
     except DownloadLinkRefused as exc:
-        return _refused(request, str(exc), exc.status)
+        return refused(request, str(exc), exc.status)
     raw = link.raw
     range_header = request.headers.get("Range", "")
     if request.method == "GET" and _begins(range_header, size=raw.size):
@@ -42,7 +42,7 @@ def download(request, token: str, name: str):
     try:
         opened = default_storage.open(raw.object.name, "rb")
     except FileNotFoundError:
-        return _refused(request, raw_file_gone(raw=raw), 410)
+        return refused(request, raw_file_gone(raw=raw), 410)
     size = default_storage.size(raw.object.name)
     return file_response_ranged(opened=opened, size=size, name=saved_as, range_header=range_header)
 

@@ -116,6 +116,8 @@ class Package(models.Model):
         max_length=12, choices=MetadataStatus.choices, default=MetadataStatus.PENDING, db_index=True
     )
     metadata_error = models.TextField(blank=True)
+    # Why its main model got no preview (hostile, huge, empty, unreadable); blank when it got one or has none.
+    model_preview_note = models.TextField(blank=True)
     # The source post's text (its caption), as posted: the set's first caption, and each volume's in order.
     # Packages ingested before captions were kept have none.
     caption = models.TextField(blank=True)
@@ -180,6 +182,8 @@ class PackageFile(models.Model):
     compressed_size = models.BigIntegerField(null=True, blank=True)
     crc32 = models.BigIntegerField(null=True, blank=True)
     encrypted = models.BooleanField(default=False)
+    # A zip entry's local header offset (a single-volume zip): the file is read out by ranged reads from there.
+    header_offset = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["path"]
@@ -193,14 +197,17 @@ class PackageFile(models.Model):
 class PreviewSource(models.TextChoices):
     PHOTO = "photo", "Photo posted with the archive"
     ARCHIVE = "archive", "Image inside the archive"
+    EMBEDDED = "embedded", "The 3MF model's own picture"
+    RENDER = "render", "Drawn from the model"
 
 
 class PackagePreview(models.Model):
-    """A thumbnail a package can show: of the photo posted with it, or of an image inside its archive."""
+    """A thumbnail a package can show: of the photo posted with it, of an image inside its archive, or of its
+    main model (the 3MF's own picture, or one drawn of its mesh)."""
 
     package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="previews")
     source = models.CharField(max_length=8, choices=PreviewSource.choices)
-    # The archive entry's path, or the photo's message id in the source chat.
+    # The archive entry's path (the image's, or the model's), or the photo's message id in the source chat.
     path = models.TextField(blank=True)
     source_message_id = models.BigIntegerField(null=True, blank=True)
     image = models.FileField(upload_to="previews/", max_length=500)

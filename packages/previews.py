@@ -1,8 +1,9 @@
-"""Previews: thumbnails of the photo posted with a package, or of images inside its archive.
+"""Previews: thumbnails of the photo posted with a package, of images inside its archive, or of its main model.
 
 The photo wins when there is one: posted in the same album, or in the same topic within
 PACKAGE_PREVIEW_PHOTO_WINDOW_SECONDS with a caption that names the archive. Else the first image inside the
-archive (thumbnails made in the listing child, packages.archives). Thumbnails are JPEGs kept through Django's
+archive (thumbnails made in the listing child, packages.archives), else its main model: the 3MF's own picture or
+one drawn of its mesh (same child). Thumbnails are JPEGs kept through Django's
 storage, so they live wherever media do (local disk or an object store).
 """
 
@@ -80,12 +81,18 @@ def _preview_store(
         return PackagePreview.objects.get(package=package, source=source, path=path)
 
 
-def previews_from_archive(*, package: Package, thumbnails: list[Thumbnail]) -> list[PackagePreview]:
-    """The archive's images as preview candidates; the first becomes the preview when it has none."""
+_SOURCES = {"image": PreviewSource.ARCHIVE, "embedded": PreviewSource.EMBEDDED, "render": PreviewSource.RENDER}
+
+
+def previews_from_archive(
+    *, package: Package, thumbnails: list[Thumbnail], model_preview_refused: str = ""
+) -> list[PackagePreview]:
+    """The archive's images, then its main model's preview, as preview candidates; the first becomes the
+    preview when it has none (a picture someone chose to put in the archive says more than a drawing)."""
     previews = [
         _preview_store(
             package=package,
-            source=PreviewSource.ARCHIVE,
+            source=_SOURCES[thumbnail.kind],
             path=thumbnail.path,
             jpeg=thumbnail.jpeg,
             width=thumbnail.width,
@@ -93,9 +100,12 @@ def previews_from_archive(*, package: Package, thumbnails: list[Thumbnail]) -> l
         )
         for thumbnail in thumbnails
     ]
+    package.model_preview_note = model_preview_refused
+    update = ["model_preview_note"]
     if previews and package.preview_id is None:
         package.preview = previews[0]
-        package.save(update_fields=["preview"])
+        update.append("preview")
+    package.save(update_fields=update)
     return previews
 
 

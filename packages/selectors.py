@@ -239,6 +239,12 @@ class FileEntry:
     compressed_size: int | None
     encrypted: bool = False
     matched: bool = False  # the search that led here matched it
+    pk: int | None = None
+
+    @property
+    def is_model(self) -> bool:
+        """A model the viewer on the package page can show."""
+        return self.path.lower().endswith((".stl", ".3mf", ".obj"))
 
 
 @dataclass
@@ -258,8 +264,8 @@ class Folder:
 def package_folders(*, package: Package, matched: set[str] = frozenset()) -> list[Folder]:
     """The listing grouped by folder, folders and files by name; the `matched` paths marked."""
     folders: dict[str, Folder] = {}
-    rows = package.files.order_by("path").values_list("path", "size", "compressed_size", "encrypted")
-    for path, size, compressed_size, encrypted in rows:
+    rows = package.files.order_by("path").values_list("path", "size", "compressed_size", "encrypted", "pk")
+    for path, size, compressed_size, encrypted, pk in rows:
         # Archives made on Windows may use backslashes.
         normalized = path.replace("\\", "/")
         if normalized.endswith("/"):
@@ -275,9 +281,21 @@ def package_folders(*, package: Package, matched: set[str] = frozenset()) -> lis
                 compressed_size=compressed_size,
                 encrypted=encrypted,
                 matched=path in matched,
+                pk=pk,
             )
         )
     return [folders[path] for path in sorted(folders)]
+
+
+def package_archive_kept(*, package: Package) -> bool:
+    """Whether every raw file of the package is still kept (files can be read out of it)."""
+    raws = package.raw_files.all()
+    return raws.exists() and not raws.filter(Q(purged_at__isnull=False) | Q(object="")).exists()
+
+
+def package_file(*, package_id: int, file_id: int) -> PackageFile | None:
+    """One listed file of a package, or None."""
+    return PackageFile.objects.select_related("package").filter(pk=file_id, package_id=package_id).first()
 
 
 def package_sends(*, package: Package | None = None, collection: Collection | None = None) -> QuerySet[PackageSend]:

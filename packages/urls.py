@@ -1,6 +1,6 @@
 from django.urls import path
 
-from packages import download_views, views
+from packages import download_views, file_views, views
 
 app_name = "packages"
 
@@ -25,4 +25,6 @@ urlpatterns = [
     path("<int:pk>/repack/", views.package_repack_decide, name="repack-decide"),
     path("<int:pk>/download-links/", views.package_download_links, name="download-links"),
     path("download/<str:token>/<str:name>", download_views.download, name="download"),
+    path("<int:pk>/files/<int:file_pk>/get", file_views.package_file_get, name="file-get"),
+    path("file/<str:token>/<str:name>", file_views.package_file, name="file"),
 ]

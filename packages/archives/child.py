@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from packages.archives.entries import (
@@ -22,11 +23,15 @@ from packages.archives.entries import (
     RemoteVolume,
     Thumbnail,
     reason_text,
+    safe_path,
 )
 from packages.archives.listing import entries_list
+from packages.archives.members import member_extract
+from packages.archives.model_previews import model_preview_make
 from packages.archives.passwords import password_that_opens
 from packages.archives.ranged import RANGE_BYTES
 from packages.archives.thumbnails import thumbnails_make
+from packages.detection import MODEL
 
 LISTING_MEMORY_BYTES = 1024**3
 LISTING_TIMEOUT_SECONDS = 60
@@ -40,6 +45,7 @@ def list_in_child(
     thumbnails: int,
     range_bytes: int,
     passwords: list[str] = (),
+    model_preview: bool = False,
 ) -> ArchiveListing:
     # The request goes in on stdin: signed links and passwords do not belong in a process list.
     request = {
@@ -54,9 +60,55 @@ def list_in_child(
         "thumbnails": thumbnails,
         "range_bytes": range_bytes,
         "passwords": list(passwords),
+        "model_preview": model_preview,
     }
+    answer = _child_answer(request, what="Reading the archive listing")
+    if "error" in answer:
+        error_class = PasswordProtected if answer.get("needs_password") else ListingError
+        raise error_class(answer["error"])
+    entries = [
+        Entry(
+            path=path,
+            size=size,
+            compressed_size=compressed,
+            crc32=crc,
+            unsafe=unsafe,
+            encrypted=encrypted,
+            header_offset=offset,
+        )
+        for path, size, compressed, crc, unsafe, encrypted, offset in answer["entries"]
+    ]
+    made = [
+        Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height)
+        for path, jpeg, width, height in answer.get("thumbnails", [])
+    ]
+    model = answer.get("model_preview", {})
+    if "made" in model:
+        path, jpeg, width, height, kind = model["made"]
+        made.append(Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height, kind=kind))
+    return ArchiveListing(entries, made, answer.get("password_index"), model.get("refused", ""))
+
+
+def member_extract_in_child(archive_type: str, volumes: list[Path], path: str, out: Path) -> None:
+    """One file (`path` as listed) of staged volumes written to `out` by the child; ListingError says why not."""
+    request = {
+        "job": "extract",
+        "type": archive_type,
+        "volumes": [{"path": str(volume)} for volume in volumes],
+        "memory_bytes": LISTING_MEMORY_BYTES,
+        "path": path,
+        "out": str(out),
+    }
+    answer = _child_answer(request, what="Reading the file out of the archive")
+    if "error" in answer:
+        raise ListingError(answer["error"])
+
+
+def _child_answer(request: dict, *, what: str) -> dict:
+    """The child's one JSON answer to `request`; ListingError when it ran out of time or died."""
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": python_path}
+    # One BLAS thread: numpy's thread pools reserve address space the memory ceiling would refuse.
+    env = {**os.environ, "PYTHONPATH": python_path, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     try:
         done = subprocess.run(
             [sys.executable, "-m", "packages.archives"],
@@ -68,9 +120,7 @@ def list_in_child(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise ListingError(
-            f"Reading the archive listing took longer than {LISTING_TIMEOUT_SECONDS} s; it was stopped."
-        ) from None
+        raise ListingError(f"{what} took longer than {LISTING_TIMEOUT_SECONDS} s; it was stopped.") from None
     try:
         answer = json.loads(done.stdout)
     except ValueError:
@@ -78,27 +128,21 @@ def list_in_child(
     if done.returncode != 0 or not isinstance(answer, dict):
         how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit code {done.returncode}"
         last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise ListingError(reason_text(f"Reading the archive listing stopped unexpectedly ({how}). {last[0]}".strip()))
-    if "error" in answer:
-        error_class = PasswordProtected if answer.get("needs_password") else ListingError
-        raise error_class(answer["error"])
-    entries = [
-        Entry(path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=unsafe, encrypted=encrypted)
-        for path, size, compressed, crc, unsafe, encrypted in answer["entries"]
-    ]
-    made = [
-        Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height)
-        for path, jpeg, width, height in answer.get("thumbnails", [])
-    ]
-    return ArchiveListing(entries, made, answer.get("password_index"))
+        raise ListingError(reason_text(f"{what} stopped unexpectedly ({how}). {last[0]}".strip()))
+    return answer
 
 
 def child_main(request: dict) -> dict:
     """Everything from here runs with a memory ceiling."""
+    started = time.monotonic()
     memory = request["memory_bytes"]
     # Some systems (macOS) refuse an address-space limit; the time limit still holds there.
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if request.get("job") == "extract":
+        return member_extract(
+            request["type"], [Path(v["path"]) for v in request["volumes"]], request["path"], request["out"]
+        )
     limits = Limits(request["max_entries"], request["max_declared_bytes"])
     volumes = [
         Path(volume["path"]) if "path" in volume else RemoteVolume(volume["name"], volume["url"], volume["size"])
@@ -109,7 +153,7 @@ def child_main(request: dict) -> dict:
     opened = None
     try:
         try:
-            entries = entries_list(request["type"], volumes, limits, range_bytes)
+            entries = _entries_list(request["type"], volumes, limits, range_bytes)
         except PasswordProtected as protected:
             entries, opened = _headers_opened(request["type"], volumes, limits, range_bytes, passwords, protected)
     except ListingError as exc:
@@ -128,12 +172,24 @@ def child_main(request: dict) -> dict:
         except Exception:  # the listing stands; only which password opens it is unknown
             opened = None
     answer = {
-        "entries": [[e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted] for e in entries],
+        "entries": [
+            [e.path, e.size, e.compressed_size, e.crc32, e.unsafe, e.encrypted, e.header_offset] for e in entries
+        ],
         "password_index": opened,
     }
-    if request.get("thumbnails") and local:
+    if request.get("thumbnails") and local and request["type"] != MODEL:
         answer["thumbnails"] = thumbnails_make(request["type"], volumes, entries, request["thumbnails"])
+    if request.get("model_preview") and local:
+        seconds_left = LISTING_TIMEOUT_SECONDS - (time.monotonic() - started)
+        answer["model_preview"] = model_preview_make(request["type"], volumes, entries, seconds_left)
     return answer
+
+
+def _entries_list(archive_type, volumes, limits, range_bytes) -> list[Entry]:
+    """A model posted as it is has one entry, itself."""
+    if archive_type == MODEL:
+        return [Entry(path=safe_path(volumes[0].name)[0], size=volumes[0].stat().st_size)]
+    return entries_list(archive_type, volumes, limits, range_bytes)
 
 
 def _headers_opened(archive_type, volumes, limits, range_bytes, passwords, protected) -> tuple[list[Entry], int]:

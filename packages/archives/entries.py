@@ -24,6 +24,8 @@ class Entry:
     unsafe: bool = False
     # Its data is encrypted (zip ZipCrypto or AES, 7z AES, rar): listed, but it needs a password to extract.
     encrypted: bool = False
+    # A zip entry's local header, from the start of the archive: one file is read out of it by ranged reads.
+    header_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,12 +49,14 @@ class PasswordProtected(ListingError):
 
 @dataclass(frozen=True)
 class Thumbnail:
-    """A JPEG thumbnail of an image inside the archive, made in the listing child."""
+    """A JPEG thumbnail of an image inside the archive, or of its main model, made in the listing child."""
 
     path: str
     jpeg: bytes
     width: int
     height: int
+    # image: a picture inside the archive; embedded: a 3MF's own picture; render: drawn of the model's mesh.
+    kind: str = "image"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class ArchiveListing:
     # Which of the offered passwords opened it (its encrypted headers, or its smallest encrypted file); None: none
     # was needed, none did, or it could not be checked.
     password_index: int | None = None
+    # Why the main model got no preview (hostile, huge, empty, unreadable); "" when it got one or there is none.
+    model_preview_refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,17 @@ def reason_text(text: str) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
 
 
-def entry_make(raw_path: str, size, compressed, crc, *, link: bool, limits: Limits, encrypted: bool = False) -> Entry:
+def entry_make(
+    raw_path: str,
+    size,
+    compressed,
+    crc,
+    *,
+    link: bool,
+    limits: Limits,
+    encrypted: bool = False,
+    header_offset: int | None = None,
+) -> Entry:
     path, escapes = safe_path(raw_path)
     size = size or 0
     if not 0 <= size <= limits.max_declared_bytes:
@@ -115,7 +131,13 @@ def entry_make(raw_path: str, size, compressed, crc, *, link: bool, limits: Limi
     if compressed is not None and not 0 <= compressed <= limits.max_declared_bytes:
         compressed = None
     return Entry(
-        path=path, size=size, compressed_size=compressed, crc32=crc, unsafe=escapes or link, encrypted=encrypted
+        path=path,
+        size=size,
+        compressed_size=compressed,
+        crc32=crc,
+        unsafe=escapes or link,
+        encrypted=encrypted,
+        header_offset=header_offset,
     )
 
 

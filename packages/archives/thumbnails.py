@@ -9,7 +9,7 @@ from pathlib import Path
 
 from packages.archives.entries import Entry, safe_path
 from packages.archives.zip_format import zip_name, zip_volumes_open
-from packages.detection import SEVEN_ZIP, ZIP
+from packages.detection import MODEL, SEVEN_ZIP, ZIP
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp")
 # An image bigger than this is not read for a preview: renders are rarely above it, and reading is bounded.
@@ -69,7 +69,7 @@ def thumbnails_make(archive_type: str, volumes: list[Path], entries: list[Entry]
     signal.signal(signal.SIGALRM, out_of_time)
     signal.setitimer(signal.ITIMER_REAL, THUMBNAILS_SECONDS)
     try:
-        for path, data in _images_read(archive_type, volumes, chosen):
+        for path, data in members_read(archive_type, volumes, chosen, THUMBNAIL_SOURCE_MAX_BYTES):
             try:
                 jpeg, width, height = thumbnail_make(data)
             except ValueError:
@@ -82,15 +82,18 @@ def thumbnails_make(archive_type: str, volumes: list[Path], entries: list[Entry]
     return sorted(made, key=lambda made_one: made_one[0].lower())
 
 
-def _images_read(archive_type: str, volumes: list[Path], chosen: set[str]):
-    """(safe path, bytes) of the chosen entries, each read at most THUMBNAIL_SOURCE_MAX_BYTES."""
-    if archive_type == ZIP:
+def members_read(archive_type: str, volumes: list[Path], chosen: set[str], max_bytes: int):
+    """(safe path, bytes) of the chosen entries of staged volumes, each read at most `max_bytes`."""
+    if archive_type == MODEL:  # a model posted as it is: the one file is the entry
+        with open(volumes[0], "rb") as model:
+            yield safe_path(volumes[0].name)[0], model.read(max_bytes)
+    elif archive_type == ZIP:
         with zip_volumes_open(volumes) as stream, zipfile.ZipFile(stream) as archive:
             for info in archive.infolist():
                 path = safe_path(zip_name(info))[0]
                 if path in chosen and not info.is_dir():
                     with archive.open(info) as member:
-                        yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
+                        yield path, member.read(max_bytes)
     elif archive_type == SEVEN_ZIP:
         from py7zr.io import BytesIOFactory  # imported here: see packages/archives/listing.py
 
@@ -98,7 +101,7 @@ def _images_read(archive_type: str, volumes: list[Path], chosen: set[str]):
 
         with sevenzip_open(volumes) as archive:
             names = [info.filename for info in archive.list() if safe_path(info.filename)[0] in chosen]
-            factory = BytesIOFactory(THUMBNAIL_SOURCE_MAX_BYTES)
+            factory = BytesIOFactory(max_bytes)
             archive.extract(targets=names, factory=factory)
             for name in names:
                 if name in factory.products:
@@ -113,4 +116,4 @@ def _images_read(archive_type: str, volumes: list[Path], chosen: set[str]):
                 path = safe_path(info.filename)[0]
                 if path in chosen and not info.is_dir():
                     with archive.open(info) as member:
-                        yield path, member.read(THUMBNAIL_SOURCE_MAX_BYTES)
+                        yield path, member.read(max_bytes)

@@ -47,6 +47,7 @@ def zip_entries(stream, limits: Limits) -> list[Entry]:
                     link=(info.external_attr >> 16) & _S_IFMT == _S_IFLNK,
                     limits=limits,
                     encrypted=bool(info.flag_bits & ENCRYPTED_FLAG),  # ZipCrypto, and AES (method 99)
+                    header_offset=info.header_offset,
                 )
                 for info in infos
                 if not info.is_dir()

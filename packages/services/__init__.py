@@ -35,6 +35,7 @@ from packages.services.listings import (
     package_listing_read,
     package_metadata_backfill,
     package_metadata_fill,
+    package_previews_remake,
     package_skipped_copy_of,
 )
 from packages.services.passwords import (
@@ -101,6 +102,7 @@ __all__ = [
     "package_listing_read",
     "package_metadata_backfill",
     "package_metadata_fill",
+    "package_previews_remake",
     "package_remember_documents",
     "package_repack_decide",
     "package_repack_recognise",

@@ -27,6 +27,7 @@ class PackageListing:
     error: ListingError | None = None
     thumbnails: list[Thumbnail] = field(default_factory=list)
     opened_with: tuple[str, str] | None = None  # (password, PasswordSource) that opened it
+    model_preview_refused: str = ""  # why its main model got no preview
 
     @cached_property
     def fingerprint(self) -> str:
@@ -37,7 +38,8 @@ class PackageListing:
 def package_listing_read(
     *, archive_type: str, volume_paths: list, range_bytes: int = 0, passwords: list[tuple[str, str]] = ()
 ) -> PackageListing:
-    """The listing, and thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside (of staged volumes);
+    """The listing, thumbnails of up to PACKAGE_PREVIEW_ARCHIVE_IMAGES images inside and a preview of its main
+    model (of staged volumes);
     volumes read in place go `range_bytes` at a time. `passwords` ((password, source), archive_password_candidates)
     are tried on an archive that needs one."""
     try:
@@ -47,9 +49,15 @@ def package_listing_read(
             thumbnails=settings.PACKAGE_PREVIEW_ARCHIVE_IMAGES,
             range_bytes=range_bytes,
             passwords=[password for password, _ in passwords],
+            model_preview=True,
         )
         opened_with = None if read.password_index is None else tuple(passwords[read.password_index])
-        return PackageListing(entries=read.entries, thumbnails=read.thumbnails, opened_with=opened_with)
+        return PackageListing(
+            entries=read.entries,
+            thumbnails=read.thumbnails,
+            opened_with=opened_with,
+            model_preview_refused=read.model_preview_refused,
+        )
     except ListingError as exc:
         return PackageListing(entries=[], error=exc)
 
@@ -87,6 +95,7 @@ def package_metadata_fill(*, package: Package, volume_paths: list, listing: Pack
                     compressed_size=entry.compressed_size,
                     crc32=entry.crc32,
                     encrypted=entry.encrypted,
+                    header_offset=entry.header_offset,
                 )
                 for entry in entries
             ),
@@ -119,7 +128,9 @@ def package_metadata_fill(*, package: Package, volume_paths: list, listing: Pack
         package_search_words_update(package=package)
         package_repack_recognise(package=package)
         package.raw_files.filter(processed_at__isnull=True).update(processed_at=timezone.now())
-    previews_from_archive(package=package, thumbnails=listing.thumbnails)
+    previews_from_archive(
+        package=package, thumbnails=listing.thumbnails, model_preview_refused=listing.model_preview_refused
+    )
     return package
 
 
@@ -157,3 +168,22 @@ def package_metadata_backfill(*, package: Package) -> Package:
         return package
     with raw_files_listable(ordered, package.volume_names, archive_type=package.archive_type) as volumes:
         return package_metadata_fill(package=package, volume_paths=volumes)
+
+
+def package_previews_remake(*, package: Package) -> str:
+    """The previews made again from the kept raw files (after a catalog rebuild read listings in place, or when
+    drawing changed): images inside and the main model's preview. Says what came of it."""
+    raws = list(package.raw_files.filter(purged_at__isnull=True))
+    by_name = {raw.file_name: raw for raw in raws}
+    names = package.volume_names or [package.file_name]  # a single file's set names no volumes
+    ordered = [by_name.get(name) for name in names]
+    if any(raw is None or not raw.object for raw in ordered):
+        return "its raw files are no longer kept"
+    with raw_files_listable(ordered, names, archive_type=package.archive_type) as volumes:
+        listing = package_listing_read(archive_type=package.archive_type, volume_paths=volumes)
+    if listing.error is not None:
+        return str(listing.error)
+    made = previews_from_archive(
+        package=package, thumbnails=listing.thumbnails, model_preview_refused=listing.model_preview_refused
+    )
+    return listing.model_preview_refused or f"{len(made)} preview(s)"

@@ -91,6 +91,8 @@ def detail_context(package: Package, query: str = "", **extra) -> dict:
         "send_options": send_options(package.destination_chat_id),
         "send_caption": package.caption,
         "viewers_may_download": settings.DOWNLOAD_LINKS_FOR_VIEWERS,
+        # One file out of the kept archive ("Get", the 3D viewer): allowed like the raw-file links.
+        "archive_kept": selectors.package_archive_kept(package=package),
         "link_minutes": settings.DOWNLOAD_LINK_SECONDS // 60,
         **sends_context(package=package),
         **extra,

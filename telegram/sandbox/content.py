@@ -83,9 +83,13 @@ def picture(*, seed: str, name: str = "photo.jpg") -> bytes:
 
 
 def entry_bytes(entry: dict) -> bytes:
-    """An archive entry's content: a real picture when it says `picture`, else seeded bytes; seeded by its
-    path unless it names a seed."""
+    """An archive entry's content: a real picture when it says `picture`, a real model when it names a `model`
+    shape (models3d.SHAPES), else seeded bytes; seeded by its path unless it names a seed."""
     seed = str(entry.get("seed", entry["path"]))
+    if entry.get("model"):
+        from telegram.sandbox.models3d import model_bytes  # numpy and trimesh only where a world has models
+
+        return model_bytes(entry["model"], entry["path"])
     if entry.get("picture"):
         return picture(seed=seed, name=entry["path"])
     return seeded_read(seed=seed, size=entry["size"])

@@ -32,6 +32,24 @@ def browser(monkeypatch):
 
 
 @pytest.fixture
+def webgl_browser(monkeypatch):
+    """Chromium with its software WebGL (SwiftShader): the 3D viewer draws as on a machine without a GPU."""
+    if not CHROMIUM.exists():
+        pytest.skip("Browser tests need Debian's Chromium at /usr/bin/chromium (apt-get install chromium).")
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    args = [arg for arg in CHROMIUM_ARGS if arg != "--disable-gpu"] + [
+        "--use-angle=swiftshader",
+        "--enable-unsafe-swiftshader",
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(10_000)

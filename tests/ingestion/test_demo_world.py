@@ -57,6 +57,14 @@ def test_the_demo_world_ingests_and_leaves_skipped_packages_to_retry():
     )
     assert preview_of["castle-walls.zip"].path == "castle/renders/walls-front.jpg"
     assert preview_of["wyvern.7z"].path == "wyvern/renders/wyvern-front.png"
+    # Neither a photo nor a picture: the main model, drawn (a model posted as it is, too).
+    assert (preview_of["hill-tiles.zip"].source, preview_of["hill-tiles.zip"].path) == (
+        "render",
+        "hill-tiles/hill_a.stl",
+    )
+    assert (preview_of["rover.stl"].source, preview_of["rover.stl"].path) == ("render", "rover.stl")
+    wyvern = Package.objects.get(file_name="wyvern.7z")
+    assert wyvern.previews.filter(source="render", path="wyvern/wyvern.3mf").exists(), "an extra view"
     # Collections: an album, a reply chain, two versions of one model.
     grouped = {
         collection.rule: sorted(collection.packages.values_list("file_name", flat=True))

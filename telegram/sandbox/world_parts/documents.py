@@ -65,7 +65,8 @@ def _file_blob(root: Path, path: Path) -> tuple[str, int]:
 
 
 def document_spec(spec, where: str) -> dict:
-    """A world-file document, checked: {"name", "archive"}, {"name", "size", "seed"} or {"name", "file"},
+    """A world-file document, checked: {"name", "archive"}, {"name", "size", "seed"}, {"name", "file"} or
+    {"name", "model"} (a real mesh of a models3d shape),
     with an optional "volume_size"."""
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"]:
         raise WorldError(f"{where}: a document needs a non-empty 'name'")
@@ -88,14 +89,35 @@ def document_spec(spec, where: str) -> dict:
         for entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"]:
                 raise WorldError(f"{where}: every archive entry needs a 'path'")
-            if not entry.get("picture") and (not isinstance(entry.get("size"), int) or entry["size"] < 0):
+            made = entry.get("picture") or entry.get("model")
+            if not made and (not isinstance(entry.get("size"), int) or entry["size"] < 0):
                 raise WorldError(f"{where}: archive entry '{entry['path']}' needs a non-negative integer 'size'")
-            checked.append({key: entry[key] for key in ("path", "size", "seed", "picture") if key in entry})
+            _model_check(entry.get("model"), where)
+            checked.append({key: entry[key] for key in ("path", "size", "seed", "picture", "model") if key in entry})
         return {"name": name, "archive": checked, "volume_size": volume_size}
+    if "model" in spec:
+        _model_check(spec["model"], where)
+        return {"name": name, "model": spec["model"], "volume_size": volume_size}
     size = spec.get("size")
     if not isinstance(size, int) or size < 0:
         raise WorldError(f"{where}: document '{name}' needs 'archive' entries or a non-negative integer 'size'")
     return {"name": name, "size": size, "seed": str(spec.get("seed", name)), "volume_size": volume_size}
+
+
+def _model_check(shape, where: str) -> None:
+    from telegram.sandbox.models3d import SHAPES
+
+    if shape is not None and shape not in SHAPES:
+        raise WorldError(f"{where}: 'model' must be one of {', '.join(sorted(SHAPES))}")
+
+
+def _model_blob(root: Path, name: str, shape: str) -> tuple[str, int]:
+    """A model posted as it is (rover.stl): a real mesh, made at build time."""
+    from telegram.sandbox.models3d import model_bytes
+
+    with BlobWriter(root) as blob:
+        blob.write(model_bytes(shape, name))
+    return blob.sha256, blob.size
 
 
 def document_parts(root: Path, spec: dict) -> list[dict]:
@@ -105,6 +127,9 @@ def document_parts(root: Path, spec: dict) -> list[dict]:
         source, key = "blob", sha256
     elif "file" in spec:
         sha256, total = _file_blob(root, Path(spec["file"]))
+        source, key = "blob", sha256
+    elif "model" in spec:
+        sha256, total = _model_blob(root, spec["name"], spec["model"])
         source, key = "blob", sha256
     else:
         source, key, total, sha256 = "seed", spec["seed"], spec["size"], None

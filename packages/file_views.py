@@ -1,0 +1,56 @@
+"""One file out of a package's archive: the page's "get" link makes a signed, expiring link (audited) and goes
+there; the link streams the file (packages/services/file_links.py), without a login, like the raw-file links."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_safe
+
+from core.security import client_ip
+from packages import selectors
+from packages.archives import ListingError
+from packages.download_views import refused
+from packages.raw_objects import disk_name
+from packages.services.downloads import VIEWERS_REFUSED, DownloadLinkRefused, download_links_allowed
+from packages.services.file_links import file_bytes, file_link_make, file_link_open, file_link_used
+
+
+@login_required
+@require_GET
+def package_file_get(request, pk: int, file_pk: int):
+    if not download_links_allowed(user=request.user):  # refused before saying whether the file exists
+        raise PermissionDenied(VIEWERS_REFUSED)
+    file = selectors.package_file(package_id=pk, file_id=file_pk)
+    if file is None:
+        raise Http404("No such file in this package.")
+    try:
+        url = file_link_make(file=file, user=request.user, path=request.path, address=client_ip(request))
+    except DownloadLinkRefused as exc:
+        return refused(request, str(exc), exc.status)
+    return HttpResponseRedirect(url)
+
+
+@require_safe
+def package_file(request, token: str, name: str):
+    """A link works without a login (curl, the viewer): the signature stands for the person."""
+    try:
+        file, maker = file_link_open(token=token)
+    except DownloadLinkRefused as exc:
+        return refused(request, str(exc), exc.status)
+    if request.method == "HEAD":
+        response = StreamingHttpResponse([], content_type="application/octet-stream")
+    else:
+        try:
+            chunks = file_bytes(file=file)
+        except ListingError as exc:
+            return refused(request, str(exc), 422)
+        # The page's path for this file, not the link's: a signed link is never stored.
+        where = reverse("packages:file-get", args=[file.package_id, file.pk])
+        file_link_used(file=file, maker=maker, path=where, address=client_ip(request))
+        response = StreamingHttpResponse(chunks, content_type="application/octet-stream")
+    response["Content-Length"] = str(file.size)
+    response["Content-Disposition"] = content_disposition_header(True, disk_name(file.path.rsplit("/", 1)[-1]))
+    response["Cache-Control"] = "private, no-store"
+    return response

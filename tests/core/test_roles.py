@@ -18,7 +18,7 @@ from core.models import ApiToken, AuditEntry, Invite, Notification
 from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
 from core.tokens import READ_ONLY_MESSAGE, VIEWER_TOKEN_MESSAGE, api_token_create
 from ingestion.models import CatalogAudit, Channel, IngestionRun, SkippedPackage, TopicProgress
-from packages.models import BotPerson, ChannelPassword, Collection, Package, PackagePreview, PackageSend
+from packages.models import BotPerson, ChannelPassword, Collection, Package, PackageFile, PackagePreview, PackageSend
 from reminders.models import Audience, MediaFile, Reminder, ReminderRun
 from tests.support.ingestion import run_cycle, world
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 # Open to everyone on purpose: a download link's signature stands for the person who made it, an invite's
 # secret for the operator who sent it.
-PUBLIC = {"/login/", "/healthz", "/api/auth/token/", "/packages/download/x/x", "/invite/x/"}
+PUBLIC = {"/login/", "/healthz", "/api/auth/token/", "/packages/download/x/x", "/packages/file/x/x", "/invite/x/"}
 # A viewer may always end (or start) a session.
 SESSION = {"/login/", "/logout/"}
 # A viewer manages their own (read) tokens: tests/core/test_api_tokens.py.
@@ -41,6 +41,7 @@ OPERATORS_ONLY = {
     "/api/metrics/",
     "/api/channels/{pk}/passwords/",
     "/packages/{pk}/download-links/",  # unless DOWNLOAD_LINKS_FOR_VIEWERS
+    "/packages/{pk}/files/{file_pk}/get",  # the same rule
 }
 
 
@@ -101,6 +102,7 @@ PK_KINDS = {
 # The other ids, by their name in the URL.
 NAMED_KINDS = {
     "account_pk": TelegramAccount,
+    "file_pk": PackageFile,
     "password_id": ChannelPassword,
     "password_pk": ChannelPassword,
     "preview_pk": PackagePreview,

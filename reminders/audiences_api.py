@@ -1,7 +1,4 @@
-"""API for audiences: saved lists of an account's groups, by filters (with a preview of who matches) or a CSV.
-
-Why this size: one viewset, its serializers and schema text beside it.
-"""
+"""API for audiences: saved lists of an account's groups, by filters (with a preview of who matches) or a CSV."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets

@@ -4,8 +4,6 @@ The wizard is one form on one page: every step's fields stay in it (the steps no
 nothing is lost going back and forth; each button posts the whole form and the page answers with the
 form again (a step further, or with errors), the whole page without HTMX. The ETA panel beside it posts
 the same form to `eta` whenever a field changes.
-
-Why this size: one view per page or HTMX fragment of Reminders; the words are in presenters.py.
 """
 
 from dataclasses import replace

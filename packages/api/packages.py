@@ -1,53 +1,22 @@
-"""API for packages: search and filters over file names and the paths inside archives, one package with its
-listing and previews (and picking one), creator and tags edited one by one or in bulk, the answer to "likely the
-same as …", collections (create, rename, merge, dissolve), and sends to Telegram.
+"""Packages: search and filters over file names and the paths inside archives, one package with its listing and
+previews (and picking one), creator and tags edited one by one or in bulk, the answer to "likely the same as …",
+signed download links, and a send of one package to Telegram."""
 
-Why this size: one viewset per packages resource, each with its serializers and schema text beside it."""
-
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from accounts.models import AuthState, Chat, TelegramAccount
 from core.access import ScopeAndRole
-from core.api import ErrorSerializer, OutcomeFields, idempotent
+from core.api import ErrorSerializer, idempotent
 from core.roles import is_operator
 from core.sizes import size_text
-from packages import grouping, previews, selectors, sending, services
-from packages.models import (
-    Collection,
-    GroupingRule,
-    Package,
-    PackageFile,
-    PackagePreview,
-    PackageSend,
-    PackageSendPart,
-    PasswordSource,
-    RepackDecision,
-)
-from packages.passwords import caption_masked
+from packages import previews, selectors, services
+from packages.api.sends import PackageSendInSerializer, PackageSendSerializer, send_start
+from packages.api.shared import BAD_REQUEST, ERRORS, id_field, preview_url
+from packages.models import GroupingRule, Package, PackageFile, PackagePreview, PasswordSource, RepackDecision
 from packages.selectors import SORTS, PackageFilters
 from packages.services.downloads import DownloadLinkRefused, download_links_make
-from telegram.records import PREMIUM_CAPTION_MAX, TOPIC_ID_MAX
-
-BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
-ERRORS = {
-    400: BAD_REQUEST,
-    409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
-}
-ID_MAX = 2**63 - 1  # ids are PostgreSQL bigints: a larger number is refused as input, not by the database
-
-
-def id_field(**options) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=1, max_value=ID_MAX, **options)
-
-
-def preview_url(package_id: int, preview_id: int | None) -> str | None:
-    if preview_id is None:
-        return None
-    return reverse("packages:preview-image", args=[package_id, preview_id])
 
 
 class PackageSerializer(serializers.ModelSerializer):
@@ -299,89 +268,6 @@ class RepackDecisionSerializer(serializers.Serializer):
     )
 
 
-class PackageSendPartSerializer(serializers.ModelSerializer):
-    caption = serializers.SerializerMethodField(
-        help_text="What the recipient reads under this file (passwords in it masked for viewers)."
-    )
-
-    class Meta:
-        model = PackageSendPart
-        fields = ["position", "name", "caption", "message_id", "sent_message_id", "sent_at", "error"]
-        read_only_fields = fields
-
-    def get_caption(self, part: PackageSendPart) -> str:
-        request = self.context.get("request")
-        return part.caption if request and is_operator(request.user) else caption_masked(part.caption)
-
-
-class PackageSendSerializer(OutcomeFields, serializers.ModelSerializer):
-    chat = serializers.IntegerField(
-        source="chat.telegram_id", help_text="Telegram id of the chat sent to, or the user id of the person."
-    )
-    chat_title = serializers.CharField(source="chat.title")
-    parts = PackageSendPartSerializer(many=True, read_only=True, help_text="Each destination message copied.")
-
-    class Meta:
-        model = PackageSend
-        fields = [
-            "id",
-            "title",
-            "package",
-            "collection",
-            "account",
-            "chat",
-            "chat_title",
-            "topic_id",
-            "status",
-            "outcome",
-            "outcome_text",
-            "parts_total",
-            "parts_sent",
-            "parts_failed",
-            "error",
-            "created_at",
-            "finished_at",
-            "parts",
-        ]
-        read_only_fields = fields
-
-
-class PackageSendInSerializer(serializers.Serializer):
-    chat = id_field(
-        help_text="Telegram id of a chat the account may post in, or the user id of a person it has a private chat "
-        "with (people are stored with its chats when they are refreshed). A person has no topics."
-    )
-    topic_id = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
-        max_value=TOPIC_ID_MAX,
-        help_text="Forum topic; empty: none (a person has no topics).",
-    )
-    account = serializers.PrimaryKeyRelatedField(
-        queryset=TelegramAccount.objects.filter(auth_state=AuthState.AUTHENTICATED),
-        required=False,
-        allow_null=True,
-        help_text="The account that copies; empty: one that reads the destination and may post in the chat.",
-    )
-    caption = serializers.CharField(
-        required=False,
-        allow_null=True,
-        allow_blank=True,
-        trim_whitespace=False,
-        max_length=PREMIUM_CAPTION_MAX * 2,
-        help_text="What the recipient reads under the file. Absent or null: each package's source caption; "
-        '"": none; text: this caption under the first file. Never the catalog line. At most 1,024 characters '
-        "as Telegram counts them (UTF-16), 2,048 when the sending account is Premium.",
-    )
-
-    def validate_chat(self, value: int) -> Chat:
-        chat = Chat.objects.filter(telegram_id=value).first()
-        if chat is None:
-            raise serializers.ValidationError(f"Chat or person {value} is unknown; refresh the account's chats.")
-        return chat
-
-
 class DownloadFileSerializer(serializers.Serializer):
     name = serializers.CharField()
     size = serializers.IntegerField()
@@ -489,7 +375,7 @@ class PackageViewSet(ScopeAndRole, mixins.UpdateModelMixin, viewsets.ReadOnlyMod
     )
     @action(detail=True, methods=["post"])
     def send(self, request, pk=None):
-        return _send_start(request, packages=[self.get_object()])
+        return send_start(request, packages=[self.get_object()])
 
     @extend_schema(
         summary="Make signed download links to the package's raw file or volumes",
@@ -521,161 +407,3 @@ class PackageViewSet(ScopeAndRole, mixins.UpdateModelMixin, viewsets.ReadOnlyMod
             "files": files,
         }
         return Response(DownloadLinksSerializer(data).data)
-
-
-# Collections ------------------------------------------------------------------------------------------------
-
-
-class CollectionSerializer(serializers.ModelSerializer):
-    package_count = serializers.IntegerField(read_only=True)
-    source_topic_id = serializers.IntegerField(read_only=True, allow_null=True)
-    preview_url = serializers.SerializerMethodField(help_text="The first package's preview, or null.")
-
-    class Meta:
-        model = Collection
-        fields = ["id", "name", "rule", "source_chat", "source_topic_id", "package_count", "preview_url", "created_at"]
-        read_only_fields = ["id", "rule", "source_chat", "created_at"]
-        extra_kwargs = {"rule": {"help_text": "The rule that made it; 'operator' once an operator merged into it."}}
-
-    @extend_schema_field(serializers.URLField(allow_null=True))
-    def get_preview_url(self, collection: Collection) -> str | None:
-        return preview_url(collection.preview_package_id, collection.preview_id)
-
-
-class CollectionCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=255, help_text="What to call it.")
-    packages = serializers.ListField(
-        child=id_field(), min_length=1, max_length=10_000, help_text="The ids of its packages."
-    )
-
-
-class CollectionRenameSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=255)
-
-
-class CollectionMergeSerializer(serializers.Serializer):
-    into = id_field(help_text="The collection that takes this one's packages.")
-
-
-class DissolveResultSerializer(serializers.Serializer):
-    message = serializers.CharField()
-    packages = serializers.IntegerField(help_text="How many packages now stand alone.")
-
-
-@extend_schema_view(
-    list=extend_schema(summary="List collections, newest first"),
-    retrieve=extend_schema(summary="One collection; its packages: /api/packages/?collection=ID"),
-)
-class CollectionViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    serializer_class = CollectionSerializer
-
-    def get_queryset(self):
-        return selectors.collection_list()
-
-    def _answer(self, collection: Collection, code: int = status.HTTP_200_OK) -> Response:
-        return Response(CollectionSerializer(selectors.collection_get(pk=collection.pk)).data, status=code)
-
-    @extend_schema(
-        summary="Create a collection of chosen packages (they leave the ones they were in)",
-        request=CollectionCreateSerializer,
-        responses={201: CollectionSerializer, 400: BAD_REQUEST},
-    )
-    def create(self, request):
-        data = CollectionCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        collection = grouping.collection_create(
-            name=data.validated_data["name"], package_ids=data.validated_data["packages"]
-        )
-        return self._answer(collection, status.HTTP_201_CREATED)
-
-    @extend_schema(
-        summary="Rename a collection",
-        request=CollectionRenameSerializer,
-        responses={200: CollectionSerializer, 400: BAD_REQUEST},
-    )
-    def partial_update(self, request, pk=None):
-        data = CollectionRenameSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        return self._answer(grouping.collection_rename(collection=self.get_object(), name=data.validated_data["name"]))
-
-    @extend_schema(
-        summary="Merge this collection into another; its packages keep the rule that grouped them",
-        request=CollectionMergeSerializer,
-        responses={200: CollectionSerializer, 400: BAD_REQUEST},
-    )
-    @action(detail=True, methods=["post"])
-    def merge(self, request, pk=None):
-        data = CollectionMergeSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        into = grouping.collection_merge(collection=self.get_object(), into_id=data.validated_data["into"])
-        return self._answer(into)
-
-    @extend_schema(
-        summary="Dissolve a collection: its packages stand alone and are not grouped again automatically",
-        request=None,
-        responses={200: DissolveResultSerializer},
-    )
-    @action(detail=True, methods=["post"])
-    def dissolve(self, request, pk=None):
-        collection = self.get_object()
-        name = collection.name
-        count = grouping.collection_dissolve(collection=collection)
-        message = f"{name} is dissolved; its {count} package{'s' if count != 1 else ''} stand alone."
-        return Response(DissolveResultSerializer({"message": message, "packages": count}).data)
-
-    @idempotent
-    @extend_schema(
-        summary="Send to Telegram: copy every package of the collection, in order, to a chat or a person (one send)",
-        description="Queued, then copied part by part at the account's pace; poll `/api/package-sends/{id}/`.",
-        request=PackageSendInSerializer,
-        responses={202: PackageSendSerializer, **ERRORS},
-    )
-    @action(detail=True, methods=["post"])
-    def send(self, request, pk=None):
-        collection = self.get_object()
-        packages = selectors.collection_packages(collection=collection)
-        return _send_start(request, packages=packages, collection=collection)
-
-
-def _send_start(request, *, packages, collection: Collection | None = None) -> Response:
-    """Queue a send of `packages` (a collection's, when it is given) to the chat the request names."""
-    data = PackageSendInSerializer(data=request.data)
-    data.is_valid(raise_exception=True)
-    values = data.validated_data
-    send = sending.package_send_create(
-        packages=packages,
-        chat=values["chat"],
-        account=values.get("account"),
-        topic_id=values.get("topic_id"),
-        collection=collection,
-        caption=values.get("caption"),
-    )
-    return _send_answer(request, send)
-
-
-def _send_answer(request, send: PackageSend) -> Response:
-    """202: the send, queued, as its poll will show it."""
-    return Response(
-        PackageSendSerializer(selectors.package_send_get(pk=send.pk), context={"request": request}).data, status=202
-    )
-
-
-@extend_schema_view(
-    list=extend_schema(summary="List sends to Telegram, newest first"),
-    retrieve=extend_schema(summary="One send to Telegram, with its parts"),
-)
-class PackageSendViewSet(ScopeAndRole, viewsets.ReadOnlyModelViewSet):
-    serializer_class = PackageSendSerializer
-
-    def get_queryset(self):
-        return selectors.package_sends()
-
-    @idempotent
-    @extend_schema(
-        summary="Try the unsent parts again (same random_ids: nothing goes twice)",
-        request=None,
-        responses={202: PackageSendSerializer, **ERRORS},
-    )
-    @action(detail=True, methods=["post"])
-    def retry(self, request, pk=None):
-        return _send_answer(request, sending.package_send_retry(send=self.get_object()))

@@ -133,17 +133,11 @@ class EmbeddedPostgres:
         if os.geteuid() == 0:
             self._prepare_root()
         if not (self.data_dir / "PG_VERSION").exists():
-            self._run(
-                [
-                    str(bin_path / "initdb"),
-                    "-D",
-                    str(self.data_dir),
-                    "--auth=trust",
-                    "-U",
-                    "postgres",
-                    "--encoding=utf8",
-                ]
-            )
+            initdb = [str(bin_path / "initdb"), "-D", str(self.data_dir), "--auth=trust", "-U", "postgres"]
+            try:
+                self._run([*initdb, "--encoding=utf8"])
+            except subprocess.CalledProcessError as exc:
+                raise StackError(f"PostgreSQL could not make its data folder {self.data_dir}:\n{exc.stderr}") from None
         stale_pid = self.data_dir / "postmaster.pid"
         if stale_pid.exists():
             stale_pid.unlink()

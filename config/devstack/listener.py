@@ -35,12 +35,15 @@ def _say(message: str) -> None:
     print(f"  {time.strftime('%H:%M:%S %Z')} {message}", file=sys.stderr, flush=True)
 
 
-def _give_up(name: str) -> None:
-    from supervisor import childutils
+def _give_up(name: str, conf: Path) -> None:
+    from supervisor.xmlrpc import SupervisorTransport
 
+    from config.devstack.supervise import CONTROL_USER, control_password
+
+    transport = SupervisorTransport(CONTROL_USER, control_password(conf), os.environ["SUPERVISOR_SERVER_URL"])
     # Already stopped, or gone to FATAL: either way it is no longer started again.
-    with suppress(OSError, xmlrpc.client.Fault):
-        childutils.getRPCInterface(os.environ).supervisor.stopProcess(name, False)
+    with suppress(OSError, xmlrpc.client.Error):
+        xmlrpc.client.ServerProxy("http://127.0.0.1", transport=transport).supervisor.stopProcess(name, False)
 
 
 def record(state: dict, event: str, payload: dict[str, str], now: float) -> list[str]:
@@ -95,7 +98,7 @@ def main(argv: list[str]) -> int:
             entry = state["processes"][name]
             _tell(name, event, payload, entry, actions, logs / f"{name}.log")
             if "gave-up" in actions:
-                _give_up(name)
+                _give_up(name, path.parent / "supervisord.conf")
                 entry["state"] = "STOPPED"
             _save(path, state)
         childutils.listener.ok(sys.stdout)

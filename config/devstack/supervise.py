@@ -158,8 +158,8 @@ def write_conf(stack: Stack, programs: list[Program]) -> Path:
     return path
 
 
-def _control_password(stack: Stack) -> str | None:
-    for line in conf_path(stack).read_text().splitlines():
+def control_password(conf: Path) -> str | None:
+    for line in conf.read_text().splitlines():
         if line.startswith("password="):
             return line.removeprefix("password=")
     return None
@@ -173,7 +173,7 @@ def rpc(stack: Stack):
     """supervisord's XML-RPC interface, over its Unix socket."""
     from supervisor.xmlrpc import SupervisorTransport
 
-    transport = SupervisorTransport(CONTROL_USER, _control_password(stack), f"unix://{socket_path(stack)}")
+    transport = SupervisorTransport(CONTROL_USER, control_password(conf_path(stack)), f"unix://{socket_path(stack)}")
     return xmlrpc.client.ServerProxy("http://127.0.0.1", transport=transport)
 
 

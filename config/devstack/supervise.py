@@ -55,7 +55,7 @@ def state_path(stack: Stack) -> Path:
 
 
 def procfile_programs(lines: dict[str, str]) -> list[Program]:
-    """The Procfile's lines as honcho ran them: by a shell (for $WEB_PORT and `NAME=value command`), which then
+    """The Procfile's lines as a Procfile runner runs them: by a shell (for $WEB_PORT and `NAME=value command`), which then
     gives its place to the process, so supervisord's signals reach it."""
     return [
         Program(name=name, command=["sh", "-c", f"exec env {line}"], priority=100 + n, autostart=False)

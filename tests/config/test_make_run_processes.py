@@ -104,7 +104,7 @@ class MakeRun:
             timeout=120,
         )
         assert done.returncode == 0, done.stderr[-3000:]
-        return done.stdout
+        return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""  # after the shell's own word
 
     def status(self) -> subprocess.CompletedProcess:
         return subprocess.run(

@@ -51,7 +51,7 @@ def test_every_procfile_process_and_both_servers_are_restarted_with_backoff_a_li
     assert conf["unix_http_server"]["chmod"] == "0700" and conf["unix_http_server"]["password"] == "p"
 
 
-def test_a_procfile_line_runs_as_honcho_ran_it_then_gives_its_place_to_the_process(tmp_path):
+def test_a_procfile_line_runs_through_a_shell_then_gives_its_place_to_the_process(tmp_path):
     web = _conf(tmp_path)["program:web"]["command"]
     line = procfile_lines(ROOT / "Procfile")["web"]
 

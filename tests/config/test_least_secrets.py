@@ -86,7 +86,7 @@ def make_run_env(tmp_path, monkeypatch):
 
 
 def _probe(line: str, env: dict[str, str]) -> dict:
-    prefix = re.match(r"(.*?)(?:celery|python) ", line).group(1)
+    prefix = re.match(r"(.*?)(?:celery|python|gunicorn) ", line).group(1)
     code = f"SECRETS = {SECRETS!r}; SITE_KEY = {env['DJANGO_SECRET_KEY']!r}\n{PROBE}"
     done = subprocess.run(
         ["sh", "-c", f"{prefix}python -c {shlex.quote(code)}"],

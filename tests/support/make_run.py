@@ -145,3 +145,36 @@ def flash_sale_progress(stack: MakeRun) -> tuple[str, int, int]:
 def flash_sale_per_group(stack: MakeRun) -> list[int]:
     """How many times each of the run's groups got the flash sale."""
     return json.loads(stack.manage(PER_GROUP))
+
+
+def listener_saw(path: Path, events: list[tuple[str, str]]) -> None:
+    """The stack's own listener (config/devstack/listener.py) fed these events, as supervisord sends them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = "".join(
+        f"ver:3.0 server:supervisor serial:{n} pool:watch poolserial:{n} eventname:PROCESS_STATE_{name} "
+        f"len:{len(body)}\n{body}"
+        for n, (name, body) in enumerate(events)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "config.devstack.listener", str(path)],
+        input=stream,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.stdout.count("OK") == len(events), done.stderr
+
+
+def ran(name: str) -> list[tuple[str, str]]:
+    return [("STARTING", f"processname:{name} groupname:{name} from_state:STOPPED tries:0")] + [
+        ("RUNNING", f"processname:{name} groupname:{name} from_state:STARTING pid:9")
+    ]
+
+
+def crashed(name: str) -> list[tuple[str, str]]:
+    return [
+        ("EXITED", f"processname:{name} groupname:{name} from_state:RUNNING expected:0 pid:9"),
+        ("STARTING", f"processname:{name} groupname:{name} from_state:EXITED tries:0"),
+        ("RUNNING", f"processname:{name} groupname:{name} from_state:STARTING pid:10"),
+    ]

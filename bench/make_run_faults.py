@@ -47,7 +47,9 @@ FAULTS = [
 
 
 def one_run(*, faults: bool, every: float, per_minute: int) -> dict:
+    # A stuck run is re-queued after 30 s; a queued run whose task a flushed Redis lost is sent again after 60 s.
     env = {"REMINDER_MAX_SEND_PER_MINUTE": str(per_minute), "WORK_STALE_AFTER_SECONDS": "30"}
+    env["WORK_RESEND_QUEUED_AFTER_SECONDS"] = "60"
     stack = MakeRun(Path(tempfile.mkdtemp(prefix="stashcast-bench-make-run-")), RUNS_REAP_EVERY_SECONDS="10", **env)
     try:
         stack.wait_started()

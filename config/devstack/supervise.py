@@ -55,8 +55,8 @@ def state_path(stack: Stack) -> Path:
 
 
 def procfile_programs(lines: dict[str, str]) -> list[Program]:
-    """The Procfile's lines as a Procfile runner runs them: by a shell (for $WEB_PORT and `NAME=value command`), which then
-    gives its place to the process, so supervisord's signals reach it."""
+    """The Procfile's lines as a Procfile runner runs them: by a shell (for $WEB_PORT and `NAME=value command`),
+    which then gives its place to the process, so supervisord's signals reach it."""
     return [
         Program(name=name, command=["sh", "-c", f"exec env {line}"], priority=100 + n, autostart=False)
         for n, (name, line) in enumerate(lines.items())

@@ -94,7 +94,8 @@ def main() -> None:
     print(f"{'wall time (s)':<28} {calm['wall']:>12.0f} {chaos['wall']:>12.0f}  ({chaos['wall'] / calm['wall']:.2f}x)")
     print(f"{'run status':<28} {calm['status']:>12} {chaos['status']:>12}")
     groups = f"{chaos['once']}/{chaos['total']}"
-    print(f"{'groups sent exactly once':<28} {calm['once']}/{calm['total']:>10} {groups:>12}")
+    calm_groups = f"{calm['once']}/{calm['total']}"
+    print(f"{'groups sent exactly once':<28} {calm_groups:>12} {groups:>12}")
     print(f"{'make run still running':<28} {calm['running']!s:>12} {chaos['running']!s:>12}")
     print("\nfault                         dashboard serving again after   make run running")
     for name, seconds, running in chaos["served"]:

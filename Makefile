@@ -12,7 +12,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint fmt migrate shell manage backup restore clean
+.PHONY: run status service test test-fast lint fmt migrate shell manage backup restore clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is required (python3 is $$(python3 --version 2>&1))." >&2; exit 1; }
@@ -21,10 +21,20 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
 	@touch $(STAMP)
 
-# Web, worker, beat and Flower (honcho + Procfile), plus embedded PostgreSQL and
-# Redis when DATABASE_URL / REDIS_URL are not set. Ctrl-C stops everything.
+# Web (gunicorn), worker, beat, Flower and the bot (the Procfile), plus embedded PostgreSQL and Redis when
+# DATABASE_URL / REDIS_URL are not set, under supervisord: what ends is started again; logs in var/log/.
+# Ctrl-C stops everything.
 run: $(STAMP)
 	$(PY) -m config.devstack run
+
+# What runs, since when, and how often each process was restarted (exit 3: the stack is not running).
+status: $(STAMP)
+	$(PY) -m config.devstack status
+
+# A systemd unit that runs the stack at boot under a user of its own: `make service` prints it,
+# `sudo make service ARGS=--install` installs and starts it (ARGS="--install --user NAME" for another user).
+service: $(STAMP)
+	$(PY) -m config.devstack service $(ARGS)
 
 # The whole pytest suite against real PostgreSQL and Redis, on every core (pytest-xdist; one process for
 # one file or -x); `make test ARGS="-k claims -x"`, `make test ARGS="tests/reminders/test_pace.py"`.

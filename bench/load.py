@@ -6,7 +6,7 @@ free loopback port, runs locust, stops gunicorn and prints each page's p50/p95/p
 200 ms on every page, 0 errors).
 
     .venv/bin/python -m bench.load [--users 20] [--seconds 60] [--spawn-rate 2] [--web-workers 4] [--conn-max-age 60]
-        [--keep-data]
+        [--keep-data] [--servers gunicorn,runserver]
 
 Besides the times, it prints the CPU the gunicorn workers spent per request: on a machine shared with other
 work the times say how busy the machine was, the CPU what a page costs.
@@ -72,6 +72,8 @@ def main() -> None:
     # As compose's web runs: each gunicorn worker keeps its database connection (DATABASE_CONN_MAX_AGE).
     parser.add_argument("--conn-max-age", type=int, default=60)
     parser.add_argument("--keep-data", action="store_true", help="reuse the data of a previous run when it is there")
+    # `gunicorn,runserver`: the same operators against each in turn, side by side in one run (issue 38).
+    parser.add_argument("--servers", default="gunicorn")
     args = parser.parse_args()
     bench_django("load", keep=args.keep_data)
     from bench.dashboard import seed
@@ -84,7 +86,6 @@ def main() -> None:
     password = secrets.token_urlsafe(12)
     operators_create(args.users, password)
 
-    port = _free_port()
     env = {
         **os.environ,
         "BENCH_OPERATOR_PASSWORD": password,
@@ -92,47 +93,67 @@ def main() -> None:
         "DATABASE_CONN_MAX_AGE": str(args.conn_max_age),
     }
     logs = Path(tempfile.mkdtemp(prefix="stashcast-bench-load-"))
+    for server in args.servers.split(","):
+        cpu = _measure(server, args, env, logs)
+        report(logs / f"{server}_stats.csv", args, cpu, server)
+    print(f"locust and server logs: {logs}")
+
+
+def _server_command(server: str, port: int, args, logs: Path) -> list[str]:
+    if server == "runserver":  # what `make run` served pages with before it ran gunicorn: threaded, one process
+        return [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    return [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"] + [
+        "--workers",
+        str(args.web_workers),
+        "--error-logfile",
+        str(logs / "gunicorn.log"),
+    ]
+
+
+def _measure(server: str, args, env: dict[str, str], logs: Path) -> float:
+    """One locust pass against one server; returns the CPU its processes spent."""
+    port = _free_port()
     web = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"]
-        + ["--workers", str(args.web_workers), "--error-logfile", str(logs / "gunicorn.log")],
+        _server_command(server, port, args, logs),
         cwd=ROOT,
         env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(logs / f"{server}.log", "w"),  # noqa: SIM115 -- closed when the script ends
     )
     try:
         _wait_for(port, web)
         for _ in range(4 * args.web_workers):  # every worker imports the views and templates before the clock
             urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=60).read()
-        cpu_before = _workers_cpu(web.pid)
+        cpu_before = _server_cpu(web.pid)
         subprocess.run(
             [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless"]
             + ["--users", str(args.users), "--spawn-rate", str(args.spawn_rate), "--run-time", f"{args.seconds}s"]
-            + ["--host", f"http://127.0.0.1:{port}", "--csv", str(logs / "load"), "--only-summary"]
+            + ["--host", f"http://127.0.0.1:{port}", "--csv", str(logs / server), "--only-summary"]
             + ["--loglevel", "WARNING", "--stop-timeout", "10"],
             cwd=ROOT,
             env=env,
             check=False,
             stdout=subprocess.DEVNULL,
-            stderr=open(logs / "locust.log", "w"),  # noqa: SIM115 -- closed when the script ends
+            stderr=open(logs / "locust.log", "a"),  # noqa: SIM115 -- closed when the script ends
         )
-        cpu = _workers_cpu(web.pid) - cpu_before
+        return _server_cpu(web.pid) - cpu_before
     finally:
         web.terminate()
         web.wait(timeout=30)
-    report(logs / "load_stats.csv", args, cpu)
-    print(f"locust and gunicorn logs: {logs}")
 
 
-def _workers_cpu(pid: int) -> float:
-    """CPU seconds (user + system) the gunicorn workers have used so far."""
+def _server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the server's processes have used so far (gunicorn's workers, or runserver)."""
     import psutil
 
-    return sum(sum(child.cpu_times()[:2]) for child in psutil.Process(pid).children())
+    process = psutil.Process(pid)
+    return sum(sum(child.cpu_times()[:2]) for child in process.children()) + sum(process.cpu_times()[:2])
 
 
-def report(stats: Path, args, cpu: float) -> None:
+def report(stats: Path, args, cpu: float, server: str) -> None:
+    what = f"gunicorn {args.web_workers} workers" if server == "gunicorn" else "Django's development server (runserver)"
     print(
-        f"{args.users} operators ({args.spawn_rate:g} starting a second), {args.seconds} s, "
-        f"gunicorn {args.web_workers} workers, "
+        f"\n{args.users} operators ({args.spawn_rate:g} starting a second), {args.seconds} s, {what}, "
         f"{os.cpu_count()} CPUs seen (shared with whatever else runs), load average {os.getloadavg()[0]:.1f}"
     )
     print(f"{'page':<16} {'requests':>9} {'errors':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")
@@ -144,7 +165,7 @@ def report(stats: Path, args, cpu: float) -> None:
                 f"{row['99%']:>7} {float(row['Max Response Time']):>7.0f}"
             )
             if name == "all":
-                print(f"gunicorn workers' CPU: {cpu * 1000 / int(row['Request Count']):.1f} ms a request")
+                print(f"server CPU: {cpu * 1000 / int(row['Request Count']):.1f} ms a request")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from core import health
 from core.formatting import plural
+from core.processes import stack_processes
 from core.roles import IsOperator, is_operator
 from core.runs import runs_reap_stale
 from core.selectors import notifications_unread_count
@@ -97,6 +98,7 @@ def operations(request):
     context = {
         "metrics": metrics.metrics_collect(),
         "health": health.health_check(),
+        "processes": stack_processes(),
         "alert_queue_backlog": settings.ALERT_QUEUE_BACKLOG,
         "stale_after": settings.WORK_STALE_AFTER_SECONDS,
     }

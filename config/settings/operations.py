@@ -1,8 +1,11 @@
 """Operations: metrics, alerts, health, notifications and Flower (operations/metrics.py, core/health.py)."""
 
+from pathlib import Path
+
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envint, envstr
+from config.env import envint, envstr, var_dir
+from config.settings.environment import BASE_DIR
 
 # Alert when a run has been running (or runs took on average over 24 h) longer than this.
 ALERT_PROCESSING_SECONDS = envint("ALERT_PROCESSING_SECONDS", 3600, minimum=1)
@@ -15,6 +18,9 @@ if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
 BEAT_HEARTBEAT_SECONDS = 30
 # /healthz answers 503 once beat's last tick is older than this.
 HEALTH_BEAT_MAX_AGE_SECONDS = envint("HEALTH_BEAT_MAX_AGE_SECONDS", 300, minimum=60)
+# Where `make run`'s process manager keeps each process's state and restarts (core/processes.py): the health
+# strip reads it. Absent under Compose.
+STACK_PROCESSES_FILE = Path(envstr("STACK_PROCESSES_FILE", str(var_dir(BASE_DIR) / "supervisor" / "processes.json")))
 # Read notifications are deleted this many days after they were last raised.
 NOTIFICATION_RETENTION_DAYS = envint("NOTIFICATION_RETENTION_DAYS", 30, minimum=1)
 # A POST's Idempotency-Key (core.idempotency) answers its retries this long.

@@ -33,3 +33,5 @@ SANDBOX_PATH = Path(os.environ.get("SANDBOX_PATH", BASE_DIR / "var" / f"test-san
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / f"test-media{XDIST_WORKER}"))
 TELEGRAM_BACKEND = "sandbox"
 SESSION_ENCRYPTION_KEYS = ["r8vIfkXR7nZbH0x7o3iJSxM6pxN5zeiWk4uVxG7HhS0="]
+# Not the developer's own `make run` stack: a test that wants one writes this file.
+STACK_PROCESSES_FILE = BASE_DIR / "var" / f"test-processes{XDIST_WORKER}.json"

@@ -87,7 +87,7 @@ def test_make_run_names_a_busy_web_or_flower_port_before_starting_anything(
     tmp_path, busy_port, monkeypatch, which, what, setting
 ):
     started = []
-    monkeypatch.setattr(devstack, "start_services", lambda stack: started.append(stack))
+    monkeypatch.setattr(devstack.run, "services_for_run", lambda stack: started.append(stack))
     with pytest.raises(StackError, match=rf"Port {busy_port} \({what}\) is already in use.*set {setting} "):
         devstack.command_run(_stack(tmp_path, **{which: busy_port}))
     assert started == []
@@ -114,7 +114,7 @@ def test_services_started_before_a_failure_are_stopped_again(tmp_path, busy_port
 
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.delenv("REDIS_URL", raising=False)
-    monkeypatch.setattr(devstack, "EmbeddedPostgres", FakePostgres)
+    monkeypatch.setattr(devstack.embedded, "EmbeddedPostgres", FakePostgres)
     with pytest.raises(StackError, match=f"Port {busy_port}"):
         devstack.start_services(_stack(tmp_path, redis_port=busy_port))
     assert stopped == ["postgres"]
@@ -337,7 +337,7 @@ def test_ctrl_c_stops_make_run_says_the_data_is_kept_and_prints_no_traceback(tmp
         while "Ctrl-C stops everything" not in log.read_text() and time.monotonic() < deadline:
             assert stack.poll() is None, log.read_text()[-3000:]
             time.sleep(1)
-        time.sleep(5)  # honcho's processes are up
+        time.sleep(5)  # supervisord's processes are up
         os.killpg(stack.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
         assert stack.wait(timeout=90) == 0, log.read_text()[-3000:]
     finally:

@@ -70,7 +70,7 @@ def procfile() -> dict[str, str]:
 
 @pytest.fixture
 def make_run_env(tmp_path, monkeypatch):
-    """What `make run` hands honcho, with every secret set (some come only from .env in real life)."""
+    """What `make run` hands supervisord, with every secret set (some come only from .env in real life)."""
     monkeypatch.setenv("STASHCAST_VAR_DIR", str(tmp_path))  # var/secret.env is this test's
     for name in ("DJANGO_SETTINGS_MODULE", "STASHCAST_IGNORE_STACK_ENV"):
         monkeypatch.delenv(name, raising=False)  # make test's own, not make run's
@@ -86,7 +86,7 @@ def make_run_env(tmp_path, monkeypatch):
 
 
 def _probe(line: str, env: dict[str, str]) -> dict:
-    prefix = re.match(r"(.*?)(?:celery|python) ", line).group(1)
+    prefix = re.match(r"(.*?)(?:celery|python|gunicorn) ", line).group(1)
     code = f"SECRETS = {SECRETS!r}; SITE_KEY = {env['DJANGO_SECRET_KEY']!r}\n{PROBE}"
     done = subprocess.run(
         ["sh", "-c", f"{prefix}python -c {shlex.quote(code)}"],

@@ -44,7 +44,7 @@ class Command(BaseCommand):
         said_off = False
         self._stopping = False
         while not self._stopping:
-            # SIGTERM while it waits (honcho, docker stop): a quiet stop (a running bot handles its own, below)
+            # SIGTERM while it waits (supervisord, docker stop): a quiet stop (a running bot handles its own, below)
             signal.signal(signal.SIGTERM, _stop_quietly)
             bot = services.bot_settings_get()
             token = services.bot_token()
@@ -71,7 +71,7 @@ class Command(BaseCommand):
     async def _run(self, token: str) -> None:
         stop = asyncio.Event()
 
-        def stop_asked() -> None:  # SIGTERM (honcho, docker stop) or Ctrl-C: finish what is in hand, then go
+        def stop_asked() -> None:  # SIGTERM (supervisord, docker stop) or Ctrl-C: finish what is in hand, then go
             self._stopping = True
             stop.set()
 

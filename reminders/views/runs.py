@@ -78,7 +78,8 @@ def _run_action(request, pk: int, action, done) -> HttpResponse:
     notices = {"notice": notice, "notice_is_error": is_error}
     shown_as = request.POST.get("as")
     if shown_as == "page":
-        return HttpResponse(_run_live(request, run, notices))
+        # The page's History asks again once the action's audit entry is written (after this answer).
+        return HttpResponse(_run_live(request, run, notices), headers={"HX-Trigger-After-Settle": "run-changed"})
     partial, other = ("run-panel", "run-row") if shown_as == "panel" else ("run-row", "run-panel")
     # The same run's row or panel elsewhere on the page (its history) changes with it, out of band, when the page
     # has it (the form says: `also`); a <template> lets a <tr> travel beside a <section>.
@@ -222,5 +223,7 @@ def _run_live(request, run: ReminderRun, extra: dict | None = None) -> str:
 def run_detail(request, pk: int):
     """The run and its groups; polled (its live part) every 2 s while the run is queued or running."""
     run = get_object_or_404(selectors.reminder_run_list(), pk=pk)
+    if request.htmx and request.GET.get("part") == "history":
+        return HttpResponse(render_to_string(f"{RUN}#run-history", {"run": run}, request=request))
     html = _run_live(request, run)
     return _polled(html, run) if request.htmx else HttpResponse(html)

@@ -2,8 +2,6 @@
 quiet, its entries read as sentences, its filter answers in place, and a real ingestion cycle (run by Celery's
 own task machinery) is one short entry whose rows open on a click; screenshots in test-artifacts/audit-*.png."""
 
-import shutil
-
 import pytest
 from django.test import Client
 from playwright.sync_api import expect
@@ -17,7 +15,6 @@ from tests.support.ingestion import DRAGON_AND_CASTLE, READER, world
 
 pytestmark = pytest.mark.browser
 
-SHOTS = "/tmp/shots-audit"
 CAPTIONED = {
     "id": 30,
     "text": "Hills set, pass: hills-v2",
@@ -51,7 +48,6 @@ def _an_ingestion_cycle(ingest_world):
 
 def _shot(page, artifacts, name: str) -> None:
     screenshot(page, artifacts / f"{name}.png")
-    shutil.copy(artifacts / f"{name}.png", f"{SHOTS}/{name}.png")
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -96,7 +96,6 @@ def test_compose_an_album_with_how_it_arrives_then_the_run_page_and_its_report(
     expect(review.nth(1).locator("b")).to_have_text("Three")
     top(page)
     page.screenshot(path=artifacts / f"reminders-wizard-4-review-{width}.png", full_page=True)
-    page.screenshot(path=f"/tmp/shots-runs/compose-review-operator-{width}.png", full_page=True)
     page.get_by_role("button", name="Save reminder").click()
     expect(page.get_by_role("heading", name="Black Friday")).to_be_visible()
     assert problems == []

@@ -26,7 +26,7 @@ from tests.support.reminders import groups_world, image, make_reminder
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("fast_pace", "fresh_buckets")]
 
-SHOTS = Path("/tmp/shots-runs")
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "run-actions"  # git-ignored, for a person to look at
 
 
 def _badge(page):
@@ -51,7 +51,7 @@ def test_pause_resume_and_cancel_on_the_run_page_mid_slow_mode(
     try:
         run = reminder_fire(reminder=reminder)
         wait_for(lambda: len(send_times(world, range(3))) >= 3, timeout=60, what="the first part in every group")
-        SHOTS.mkdir(exist_ok=True)
+        SHOTS.mkdir(parents=True, exist_ok=True)
         with quiet_page(browser, size="wide") as page:
             log_in_as(page, live_server.url, "vera", TEAM_PASSWORD)
             page.on("dialog", lambda dialog: dialog.accept())
@@ -77,6 +77,9 @@ def test_pause_resume_and_cancel_on_the_run_page_mid_slow_mode(
             expect(page.locator(".run-counts")).to_contain_text("3 skipped")
             expect(_rows(page).locator(".badge")).to_have_text(["Skipped"] * 3)
             expect(_rows(page).filter(has_text="1 of 2 parts")).to_have_count(3)
+            history = page.locator("#run-history")  # the page's History says what was done, without a reload
+            expect(history).to_contain_text(f"vera cancelled Market day run #{run.pk}")
+            expect(history).to_contain_text(f"vera paused Market day run #{run.pk}")
             screenshot(page, SHOTS / "run-canceled-operator-1440.png")
             page.set_viewport_size(SIZES["phone"])
             screenshot(page, SHOTS / "run-canceled-operator-390.png")
@@ -108,7 +111,7 @@ def test_compose_at_both_sizes_for_an_operator_and_a_viewer(
 ):
     off_the_page_thread(lambda: fanout_world(groups_world(groups=2)))
     team_add(django_user_model)
-    SHOTS.mkdir(exist_ok=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     role = "operator" if username == "vera" else "viewer"
     with quiet_page(browser, size="wide") as page:
         log_in_as(page, live_server.url, username, TEAM_PASSWORD)

@@ -9,6 +9,21 @@ import pytest
 ALONE_FIXTURES = {"postgres_restart"}
 
 
+# Test modules whose every test is marked `large` and which take seconds to collect (the API fuzz tests are made
+# from the OpenAPI schema, on every test process): when the -m expression leaves `large` out (`make test-fast`),
+# they are not collected at all.
+LARGE_MODULES = {"test_api_fuzz.py"}
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.name not in LARGE_MODULES or not config.option.markexpr:
+        return None
+    from _pytest.mark.expression import Expression
+
+    wanted = Expression.compile(config.option.markexpr).evaluate(lambda name, /, **kwargs: name == "large")
+    return None if wanted else True
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--tests-alone",

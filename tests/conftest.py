@@ -9,6 +9,21 @@ import pytest
 ALONE_FIXTURES = {"postgres_restart"}
 
 
+# Test modules whose every test is marked `large` and which take seconds to collect (the API fuzz tests are made
+# from the OpenAPI schema, on every test process): when the -m expression leaves `large` out (`make test-fast`),
+# they are not collected at all.
+LARGE_MODULES = {"test_api_fuzz.py"}
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.name not in LARGE_MODULES or not config.option.markexpr:
+        return None
+    from _pytest.mark.expression import Expression
+
+    wanted = Expression.compile(config.option.markexpr).evaluate(lambda name, /, **kwargs: name == "large")
+    return None if wanted else True
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--tests-alone",
@@ -18,16 +33,28 @@ def pytest_addoption(parser):
     )
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Tell each test process how the tests are handed out (its own options say "no distribution")."""
+    node.workerinput["dist"] = node.config.getoption("dist")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if ALONE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.alone)
     choice = config.getoption("--tests-alone")
-    if choice == "with-others":
-        return
-    wanted = choice == "only"
-    config.hook.pytest_deselected(items=[item for item in items if bool(item.get_closest_marker("alone")) != wanted])
-    items[:] = [item for item in items if bool(item.get_closest_marker("alone")) == wanted]
+    if choice != "with-others":
+        wanted = choice == "only"
+        config.hook.pytest_deselected(
+            items=[item for item in items if bool(item.get_closest_marker("alone")) != wanted]
+        )
+        items[:] = [item for item in items if bool(item.get_closest_marker("alone")) == wanted]
+    if getattr(config, "workerinput", {}).get("dist") == "worksteal":
+        from tests.support.order import long_first
+
+        workers = int(config.workerinput["workercount"])
+        items[:] = long_first(items, workers, is_long=lambda item: bool(item.get_closest_marker("processes")))
 
 
 @pytest.fixture

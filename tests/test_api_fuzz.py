@@ -15,7 +15,7 @@ from schemathesis.config import SchemathesisConfig
 
 from config.wsgi import application
 from core.tokens import api_token_create
-from tests.support.ingestion import run_cycle, world
+from tests.support.ingestion import run_cycle, world, world_authorize_load
 
 
 def _schema():
@@ -54,18 +54,22 @@ def same_connection():
     request_finished.connect(close_old_connections)
 
 
-@pytest.fixture
-def operator_token(ingest_world, settings, tmp_path, same_connection):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.INGEST_STAGING_DIR = tmp_path / "staging"
+def build_once() -> str:
+    """An ingested world and an operator's token, built once for the module's tests (tests/support/once.py):
+    every test starts from them, and what its requests change goes with it."""
     messages = [
         {"id": 7, "document": {"name": "a.zip", "archive": [{"path": "a/b.stl", "size": 5}]}},
         {"id": 9, "document": {"name": "v.part1.rar", "size": 50, "seed": 1}},
     ]
-    ingest_world(world(messages=messages))
+    world_authorize_load(world(messages=messages))
     run_cycle()
     user = get_user_model().objects.create_superuser("fuzzer", password="x")
     return api_token_create(owner=user, name="fuzzer", scope="write")[1]
+
+
+@pytest.fixture
+def operator_token(built_copy, same_connection) -> str:
+    return built_copy
 
 
 @pytest.mark.django_db

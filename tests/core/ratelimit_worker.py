@@ -19,6 +19,7 @@ def main(name: str, count: str, per_minute: str, capacity: str, go_file: str) ->
 
     django.setup()
     from core.ratelimit import TokenBucket
+    from tests.support.start_line import wait_at_start_line
 
     bucket = TokenBucket(name, per_minute=float(per_minute), capacity=int(capacity))
 
@@ -29,8 +30,7 @@ def main(name: str, count: str, per_minute: str, capacity: str, go_file: str) ->
             stamps.append(time.time())
         return stamps
 
-    while not os.path.exists(go_file):
-        time.sleep(0.005)
+    wait_at_start_line(go_file)
     print(json.dumps(asyncio.run(take())))
 
 

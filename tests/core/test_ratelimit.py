@@ -14,6 +14,7 @@ from django.conf import settings
 
 from core.ratelimit import KEY_PREFIX, BucketHalted, TokenBucket, account_send_bucket
 from tests.support.processes import assert_paced
+from tests.support.start_line import go_when_ready
 
 
 def bucket(per_minute: float = 600, capacity: int = 3) -> TokenBucket:
@@ -111,8 +112,7 @@ def test_two_processes_taking_from_one_bucket_keep_its_pace_together(tmp_path):
         )
         for _ in range(2)
     ]
-    time.sleep(1.5)  # both processes are set up and waiting
-    go_file.touch()
+    go_when_ready(go_file, workers)  # both processes are set up and waiting
     stamps = []
     for worker in workers:
         out, _ = worker.communicate(timeout=60)

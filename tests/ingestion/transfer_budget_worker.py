@@ -21,6 +21,7 @@ def main(go_file: str, account_id: str, parts: str) -> None:
     from accounts.models import TelegramAccount
     from ingestion.transfer_budget import TransferBudget
     from telegram.records import PART_SIZE
+    from tests.support.start_line import wait_at_start_line
 
     budget = TransferBudget(account=TelegramAccount.objects.get(pk=int(account_id)))
 
@@ -31,8 +32,7 @@ def main(go_file: str, account_id: str, parts: str) -> None:
             stamps.append(time.time())
         return stamps
 
-    while not os.path.exists(go_file):
-        time.sleep(0.005)
+    wait_at_start_line(go_file)
     print(json.dumps({"stamps": asyncio.run(take())}))
 
 

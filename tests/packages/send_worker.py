@@ -18,9 +18,9 @@ def main(go_file: str, *send_ids: str) -> None:
 
     django.setup()
     from packages import sending
+    from tests.support.start_line import wait_at_start_line
 
-    while not os.path.exists(go_file):
-        time.sleep(0.005)
+    wait_at_start_line(go_file)
     endings = {}
     for send_id in send_ids:
         while (ending := sending.package_send_execute(send_id=int(send_id))) == sending.BUSY:

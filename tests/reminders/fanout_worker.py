@@ -19,9 +19,9 @@ def main(go_file: str, *run_ids: str) -> None:
 
     django.setup()
     from reminders import fanout
+    from tests.support.start_line import wait_at_start_line
 
-    while not os.path.exists(go_file):
-        time.sleep(0.005)
+    wait_at_start_line(go_file)
     endings = {}
     for run_id in run_ids:
         while (ending := fanout.reminder_run_execute(run_id=int(run_id))) == fanout.BUSY:

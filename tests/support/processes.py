@@ -21,6 +21,7 @@ from tests.support.reminders import (
     SENDER,
     group_id,
 )
+from tests.support.start_line import go_when_ready
 
 PER_MINUTE = 300  # time-scaled: 5 a second
 BURST = 3
@@ -230,8 +231,7 @@ def race_in_processes(tmp_path, worker_module: str, *id_groups: list[int]) -> li
         )
         for ids in id_groups
     ]
-    time.sleep(2)  # every process has set Django up and waits for the go
-    go_file.touch()
+    go_when_ready(go_file, workers)  # every process has set Django up and waits for the go
     reports = []
     for worker in workers:
         out, err = worker.communicate(timeout=120)

@@ -9,7 +9,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = [
-    "reminders/fanout.py",
+    "reminders/fanout/loop.py",
+    "reminders/fanout/retries.py",
+    "reminders/fanout/replace.py",
+    "reminders/fanout/stops.py",
+    "reminders/fanout/parts.py",
     "packages/sending.py",
     "ingestion/pipeline.py",
     "ingestion/taking.py",

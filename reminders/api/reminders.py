@@ -1,7 +1,5 @@
-"""API for reminders, their media, the ETA pill, and runs with their Resume / Cancel / Retry failed actions.
-
-Why this size: one viewset per reminders resource, each with its serializers and schema text beside it.
-"""
+"""The reminders API: create, change and delete reminders with their parts and groups; Send now, Send me a test
+and the ETA pill."""
 
 from dataclasses import replace
 
@@ -10,80 +8,21 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from accounts.models import Chat, TelegramAccount
 from core import clock
 from core.access import ScopeAndRole
-from core.api import ErrorSerializer, OutcomeFields, error_response, idempotent
+from core.api import error_response, idempotent
 from reminders import selectors, services, trial_send
+from reminders.api.eta import EtaInSerializer, EtaSerializer
+from reminders.api.runs import ReminderRunSerializer
+from reminders.api.shared import ERRORS
 from reminders.eta import eta_estimate
-from reminders.models import (
-    RUN_OUTCOME_FILTERS,
-    Audience,
-    MediaFile,
-    PartFormat,
-    Reminder,
-    ReminderPart,
-    ReminderRun,
-    ReminderRunTarget,
-    ReminderTarget,
-)
-from reminders.schedule import HORIZON_TEXT, DeliveryWindow, window_hours_errors, within_horizon, zone
+from reminders.models import Audience, MediaFile, PartFormat, Reminder, ReminderPart, ReminderTarget
+from reminders.schedule import DeliveryWindow, zone
 from reminders.services import PartSpec, ReminderSpec, TargetSpec
 from telegram.records import TOPIC_ID_MAX
-
-# Far above any real fan-out (an account is in at most a few thousand chats), far below an overflow.
-ETA_MAX_TARGETS = 1_000_000
-ETA_MAX_PARTS = 1_000
-
-ERRORS = {
-    400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field."),
-    409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
-}
-
-
-# Media ------------------------------------------------------------------------------------------------------------
-
-
-class MediaFileSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = MediaFile
-        fields = ["id", "name", "size", "mime_type", "sha256", "created_at"]
-        read_only_fields = fields
-
-
-class MediaUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="A picture or file for a reminder part.")
-
-
-@extend_schema_view(
-    list=extend_schema(summary="List uploaded media"),
-    retrieve=extend_schema(summary="One uploaded media"),
-)
-class MediaFileViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    serializer_class = MediaFileSerializer
-    parser_classes = [MultiPartParser, FormParser]
-
-    def get_queryset(self):
-        return selectors.media_list()
-
-    @extend_schema(
-        summary="Upload a media (multipart, field `file`)",
-        description="The same bytes uploaded twice give the same id.",
-        request={"multipart/form-data": MediaUploadSerializer},
-        responses={201: MediaFileSerializer, 400: ERRORS[400]},
-    )
-    def create(self, request):
-        data = MediaUploadSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        media = services.media_create(file=upload, name=upload.name)
-        return Response(MediaFileSerializer(media).data, status=status.HTTP_201_CREATED)
-
-
-# Reminders --------------------------------------------------------------------------------------------------------
 
 
 class ScheduleSerializer(serializers.Serializer):
@@ -264,94 +203,6 @@ class ReminderWriteSerializer(serializers.Serializer):
         return replace(current, **data) if current is not None else ReminderSpec(**data)
 
 
-class EtaInSerializer(serializers.Serializer):
-    targets = serializers.IntegerField(min_value=0, max_value=ETA_MAX_TARGETS, help_text="How many groups.")
-    parts = serializers.IntegerField(min_value=0, max_value=ETA_MAX_PARTS, help_text="Parts per group.")
-    fire_at = serializers.DateTimeField(required=False, help_text="When it would fire; now when omitted.")
-    timezone = serializers.CharField(max_length=64)
-    window_start_hour = serializers.IntegerField(min_value=0, max_value=23)
-    window_end_hour = serializers.IntegerField(min_value=1, max_value=24)
-    account = serializers.PrimaryKeyRelatedField(
-        queryset=TelegramAccount.objects.all(), required=False, help_text="Adds the rate it actually achieved."
-    )
-
-    def validate_timezone(self, value):
-        try:
-            zone(value)
-        except ValueError as exc:
-            raise ValidationError(str(exc)) from None
-        return value
-
-    def validate_fire_at(self, value):
-        if not within_horizon(value, clock.now()):
-            raise ValidationError(f"Give a moment within {HORIZON_TEXT} of now.")
-        return value
-
-    def validate(self, attrs):
-        errors = window_hours_errors(attrs["window_start_hour"], attrs["window_end_hour"])
-        if errors:
-            raise ValidationError(errors)
-        return attrs
-
-
-class EtaSerializer(serializers.Serializer):
-    duration_minutes = serializers.IntegerField()
-    fire_at = serializers.DateTimeField()
-    starts_at = serializers.DateTimeField(
-        help_text="fire_at inside the window; outside it, when the window next opens (the run waits until then)."
-    )
-    finishes_at = serializers.DateTimeField()
-    window_end_at = serializers.DateTimeField(
-        allow_null=True, help_text="The end of the window it sends in; null for an all-day window (00:00–24:00)."
-    )
-    fits = serializers.BooleanField()
-    label = serializers.CharField(help_text="The pill's text.")
-    rate_per_minute = serializers.IntegerField(help_text="The configured pace the estimate uses.")
-    observed_rate_per_minute = serializers.FloatField(
-        allow_null=True, help_text="What the account achieved over its last runs; null before any."
-    )
-
-
-class ReminderRunSerializer(OutcomeFields, serializers.ModelSerializer):
-    class Meta:
-        model = ReminderRun
-        fields = [
-            "id",
-            "reminder",
-            "reminder_name",
-            "account",
-            "trigger",
-            "slot",
-            "status",
-            "outcome",
-            "outcome_text",
-            "sent",
-            "failed",
-            "skipped",
-            "pending",
-            "total",
-            "error_summary",
-            "fired_at",
-            "window_end_at",
-            "created_at",
-            "finished_at",
-            "pause_cause",
-            "moved_from",
-            "can_pause",
-            "can_resume",
-            "can_cancel",
-            "can_retry_failed",
-            "can_move",
-        ]
-        read_only_fields = fields
-        extra_kwargs = {
-            "slot": {
-                "help_text": "The schedule's due time this run serves (crontab minute or one-off time); null for "
-                "Send now. One run per slot, however often it is fired."
-            }
-        }
-
-
 class FireInSerializer(serializers.Serializer):
     again = serializers.BooleanField(
         default=False,
@@ -500,167 +351,3 @@ class ReminderViewSet(
             "observed_rate_per_minute": observed,
         }
         return Response(EtaSerializer(body).data)
-
-
-# Runs -------------------------------------------------------------------------------------------------------------
-
-
-class RunFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=ReminderRun._meta.get_field("status").choices, required=False)
-    outcome = serializers.ChoiceField(choices=list(RUN_OUTCOME_FILTERS), required=False)
-    reminder = serializers.IntegerField(required=False)
-    account = serializers.IntegerField(required=False)
-
-
-class RunTargetSerializer(serializers.ModelSerializer):
-    chat = serializers.IntegerField(source="chat.telegram_id")
-    chat_title = serializers.CharField(source="chat.title")
-    topic = serializers.IntegerField(source="topic_id", allow_null=True)
-    parts_total = serializers.IntegerField(help_text="The run's parts; `parts_sent` of them went out, in order.")
-
-    class Meta:
-        model = ReminderRunTarget
-        fields = [
-            "id",
-            "chat",
-            "chat_title",
-            "topic",
-            "status",
-            "parts_sent",
-            "parts_total",
-            "attempts",
-            "latency_ms",
-            "error",
-            "finished_at",
-        ]
-        read_only_fields = fields
-
-
-class RunReportRowSerializer(serializers.Serializer):
-    group = serializers.CharField(help_text="The group's title.")
-    chat = serializers.IntegerField(help_text="Telegram chat id.")
-    topic = serializers.IntegerField(allow_null=True)
-    part = serializers.IntegerField(help_text="1 for the first part.")
-    status = serializers.CharField(help_text="sent, or the group's status (pending, failed, skipped…).")
-    sent_at = serializers.DateTimeField(allow_null=True, help_text="When the group's last part went out.")
-    message_id = serializers.IntegerField(
-        allow_null=True, help_text="Null when not sent, or sent before a crash (Telegram gives no id then)."
-    )
-    album_message_ids = serializers.ListField(child=serializers.IntegerField(), help_text="An album's other items.")
-    previous_post = serializers.CharField(
-        help_text="With Replace: the previous run's post “Edited in place” or “Deleted, sent anew” (and why not "
-        "edited); blank when not asked."
-    )
-    error = serializers.CharField(help_text="Why the group stopped at this part.")
-
-
-class RunMoveSerializer(serializers.Serializer):
-    account = serializers.PrimaryKeyRelatedField(
-        queryset=TelegramAccount.objects.all(), help_text="The account that sends the pending groups instead."
-    )
-
-
-class RunTargetFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=ReminderRunTarget._meta.get_field("status").choices, required=False)
-
-
-@extend_schema_view(
-    list=extend_schema(summary="List reminder runs", parameters=[RunFilterSerializer]),
-    retrieve=extend_schema(summary="One reminder run with its counters"),
-)
-class ReminderRunViewSet(ScopeAndRole, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    serializer_class = ReminderRunSerializer
-
-    def get_queryset(self):
-        if self.action != "list":
-            return selectors.reminder_run_list()
-        filters = RunFilterSerializer(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        values = filters.validated_data
-        return selectors.reminder_run_list(
-            status=values.get("status"),
-            outcome=values.get("outcome", ""),
-            reminder_id=values.get("reminder"),
-            account_id=values.get("account"),
-        )
-
-    def _response(self, run: ReminderRun) -> Response:
-        return Response(ReminderRunSerializer(selectors.reminder_run_get(pk=run.pk)).data)
-
-    @extend_schema(
-        summary="The run's groups and how each went",
-        parameters=[RunTargetFilterSerializer],
-        responses={200: RunTargetSerializer(many=True)},
-    )
-    @action(detail=True, methods=["get"])
-    def targets(self, request, pk=None):
-        filters = RunTargetFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        targets = selectors.reminder_run_targets(
-            run_id=self.get_object().pk, status=filters.validated_data.get("status")
-        )
-        page = self.paginate_queryset(targets)
-        return self.get_paginated_response(RunTargetSerializer(page, many=True).data)
-
-    @extend_schema(
-        summary="The run's report: every group, one row per part (also as CSV on the run page)",
-        responses={200: RunReportRowSerializer(many=True)},
-    )
-    @action(detail=True, methods=["get"])
-    def report(self, request, pk=None):
-        rows = list(selectors.reminder_run_report(run=self.get_object()))
-        page = self.paginate_queryset(rows)
-        return self.get_paginated_response(RunReportRowSerializer(page, many=True).data)
-
-    @extend_schema(
-        summary="Pause a queued or running run: it stops within a second, even mid-wait, every part sent so far kept",
-        request=None,
-        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
-    )
-    @action(detail=True, methods=["post"])
-    def pause(self, request, pk=None):
-        return self._response(services.reminder_run_pause(run=self.get_object()))
-
-    @idempotent
-    @extend_schema(
-        summary="Move a stopped run's pending groups to another account, as a new linked run",
-        description="The account must be logged in, on, free to send and in every pending group (checked: 409 "
-        "names the groups it is missing). The answer is the new run; the old one ends partial and says where "
-        "its groups went.",
-        request=RunMoveSerializer,
-        responses={200: ReminderRunSerializer, 400: ERRORS[400], 409: ERRORS[409]},
-    )
-    @action(detail=True, methods=["post"])
-    def move(self, request, pk=None):
-        data = RunMoveSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        return self._response(services.reminder_run_move(run=self.get_object(), account=data.validated_data["account"]))
-
-    @idempotent
-    @extend_schema(
-        summary="Resume a paused (or failed) run: only its pending groups are sent",
-        request=None,
-        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
-    )
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        return self._response(services.reminder_run_resume(run=self.get_object()))
-
-    @extend_schema(
-        summary="Cancel a run: pending groups are skipped and the run ends partial",
-        request=None,
-        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
-    )
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        return self._response(services.reminder_run_cancel(run=self.get_object()))
-
-    @idempotent
-    @extend_schema(
-        summary="Send the failed groups again",
-        request=None,
-        responses={200: ReminderRunSerializer, 409: ERRORS[409]},
-    )
-    @action(detail=True, methods=["post"], url_path="retry-failed")
-    def retry_failed(self, request, pk=None):
-        return self._response(services.reminder_run_retry_failed(run=self.get_object()))

@@ -39,4 +39,3 @@ def test_the_walk_finds_the_source():
 def test_no_source_file_is_over_the_limit():
     over = [f"{name}: {_lines(name)} lines" for name in SOURCES if _lines(name) > LIMIT]
     assert not over, f"Over {LIMIT} lines; split by job:\n" + "\n".join(over)
-

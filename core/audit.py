@@ -42,7 +42,7 @@ ANONYMOUS = "anonymous"
 UNRECORDED_COMMANDS = frozenset({"migrate", "makemigrations", "runserver", "test", "collectstatic", "run_bot"})
 THE_BOT = "the bot"
 # Routes whose every write is told, changed or not: who logged in or out, who tried an invite link.
-ALWAYS_TOLD = frozenset({"login", "logout", "invite"})
+ALWAYS_TOLD = frozenset({"login", "logout", "invite", "api-package-file-link"})  # the last: a new way in, no row
 # Answers about what was sent (a form with errors, a row that is not there, a body too large): untold when
 # nothing changed. Every other refusal (who sent it: 401, 403; the state it met: 409, 410; too many: 429) and
 # every failure is told.

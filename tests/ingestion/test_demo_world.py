@@ -113,6 +113,13 @@ def test_the_demo_sends_a_package_audits_and_rebuilds_from_its_destination():
         run_cycle(phone)
     fields = ["content_hash", "file_name", "file_size", "volume_names", "source_message_ids", "dest_message_ids"]
     before = sorted(Package.objects.values_list(*fields))
+    # A picture inside or a model drawn comes back from the kept raw file; a photo posted beside it does not.
+    drawn = sorted(
+        Package.objects.exclude(preview__source="photo")
+        .filter(preview__isnull=False)
+        .values_list("file_name", "preview__source", "preview__path")
+    )
+    assert {"render", "archive"} <= {source for _, source, _ in drawn}
 
     wyvern = Package.objects.get(file_name="wyvern.7z")
     send = sending.package_send_create(packages=[wyvern], chat=Chat.objects.get(title="Operators' Inbox"))
@@ -129,3 +136,15 @@ def test_the_demo_sends_a_package_audits_and_rebuilds_from_its_destination():
     result = catalog_rebuild_from_destination()
     assert result.created == len(before) and not result.incomplete
     assert sorted(Package.objects.values_list(*fields)) == before
+    assert (
+        sorted(
+            Package.objects.filter(file_name__in=[name for name, _, _ in drawn]).values_list(
+                "file_name", "preview__source", "preview__path"
+            )
+        )
+        == drawn
+    )
+
+    kept = {package.pk: package.preview_id for package in Package.objects.all()}
+    assert catalog_rebuild_from_destination().created == 0, "a second rebuild repairs, adds nothing"
+    assert {package.pk: package.preview_id for package in Package.objects.all()} == kept, "previews kept"

@@ -42,7 +42,7 @@ ANONYMOUS = "anonymous"
 UNRECORDED_COMMANDS = frozenset({"migrate", "makemigrations", "runserver", "test", "collectstatic", "run_bot"})
 THE_BOT = "the bot"
 # Routes whose every write is told, changed or not: who logged in or out, who tried an invite link.
-ALWAYS_TOLD = frozenset({"login", "logout", "invite", "api-package-file-link"})  # the last: a new way in, no row
+ALWAYS_TOLD = frozenset({"login", "logout", "invite"})
 # Answers about what was sent (a form with errors, a row that is not there, a body too large): untold when
 # nothing changed. Every other refusal (who sent it: 401, 403; the state it met: 409, 410; too many: 429) and
 # every failure is told.
@@ -258,8 +258,16 @@ def _told(scope: AuditScope) -> bool:
     the state it met, or failed, or logged someone in or out. A preview, an estimate, a form sent back with its
     errors changed nothing and queued nothing."""
     refused = (scope.status_code or 0) >= 400 and scope.status_code not in INPUT_REFUSED
+    # A summary a service set says an action that changed no row happened (a signed link made: a new way in).
+    said = bool(scope.summary) and (scope.status_code or 0) < 400
     return bool(
-        scope.changes or scope.left_out or scope.written or scope.queued or refused or scope.route in ALWAYS_TOLD
+        scope.changes
+        or scope.left_out
+        or scope.written
+        or scope.queued
+        or refused
+        or said
+        or scope.route in ALWAYS_TOLD
     )
 
 

@@ -64,7 +64,7 @@ def file_link_make(*, file: PackageFile, user, path: str = "", address: str | No
     scope = audit_scope_current()
     if scope is None:  # the page's Get (a GET: no request scope)
         _audit(user=user, action=action, path=path, address=address)
-    else:  # the API's POST: its request's entry (core.audit.ALWAYS_TOLD: it changes no row) says it in these words
+    else:  # the API's POST: its request's entry says it in these words (told though it changes no row)
         scope.summary = f"{user.get_username()} made a {action}"
     url = reverse("packages:file", args=[token, disk_name(file.path.rsplit("/", 1)[-1])])
     return FileLink(url=url, expires_at=expires_at)

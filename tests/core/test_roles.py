@@ -104,6 +104,7 @@ PK_KINDS = {
 NAMED_KINDS = {
     "account_pk": TelegramAccount,
     "file_pk": PackageFile,
+    "file_id": PackageFile,
     "password_id": ChannelPassword,
     "password_pk": ChannelPassword,
     "preview_pk": PackagePreview,

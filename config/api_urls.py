@@ -18,6 +18,7 @@ from ingestion.api import (
 from operations.api import MetricsView
 from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
 from packages.bot.api import BotAdminView, BotPersonViewSet, BotSettingsView
+from packages.file_links_api import PackageFileLinkView
 from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 from reminders.audiences_api import AudienceViewSet
 
@@ -51,5 +52,6 @@ urlpatterns = [
     path("catalog/rebuild/", CatalogRebuildView.as_view(), name="api-catalog-rebuild"),
     path("bot/", BotSettingsView.as_view(), name="api-bot"),
     path("bot/admin/", BotAdminView.as_view(), name="api-bot-admin"),
+    path("packages/<int:pk>/files/<int:file_id>/link/", PackageFileLinkView.as_view(), name="api-package-file-link"),
     *router.urls,
 ]

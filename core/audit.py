@@ -258,8 +258,16 @@ def _told(scope: AuditScope) -> bool:
     the state it met, or failed, or logged someone in or out. A preview, an estimate, a form sent back with its
     errors changed nothing and queued nothing."""
     refused = (scope.status_code or 0) >= 400 and scope.status_code not in INPUT_REFUSED
+    # A summary a service set says an action that changed no row happened (a signed link made: a new way in).
+    said = bool(scope.summary) and (scope.status_code or 0) < 400
     return bool(
-        scope.changes or scope.left_out or scope.written or scope.queued or refused or scope.route in ALWAYS_TOLD
+        scope.changes
+        or scope.left_out
+        or scope.written
+        or scope.queued
+        or refused
+        or said
+        or scope.route in ALWAYS_TOLD
     )
 
 

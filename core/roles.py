@@ -6,6 +6,7 @@ else they send is refused here, in one place, before any view runs.
 """
 
 import functools
+import re
 
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -15,6 +16,9 @@ OPERATORS_GROUP = "Operators"
 VIEWER_MESSAGE = "Viewers can look but not change anything; ask an operator to do this."
 # A viewer may still log out (and log in as someone else), and manage their own read tokens (core.tokens).
 ALWAYS_ALLOWED = ("/logout/", "/login/", "/tokens/", "/api/tokens/")
+# Writes whose view decides about viewers itself: a link to one file of a package, as the package page's Get
+# (DOWNLOAD_LINKS_FOR_VIEWERS; packages/file_links_api.py).
+VIEW_DECIDES = re.compile(r"^/api/packages/[0-9]+/files/[0-9]+/link/$")
 
 
 def is_operator(user) -> bool:
@@ -41,6 +45,7 @@ class ViewerReadOnlyMiddleware:
             and user.is_authenticated
             and not is_operator(user)
             and not request.path.startswith(ALWAYS_ALLOWED)
+            and not VIEW_DECIDES.match(request.path)
         ):
             if request.path.startswith("/api/"):
                 return JsonResponse({"message": VIEWER_MESSAGE}, status=403)

@@ -299,7 +299,7 @@ def package_file(*, package_id: int, file_id: int) -> PackageFile | None:
 
 
 def package_sends(*, package: Package | None = None, collection: Collection | None = None) -> QuerySet[PackageSend]:
-    sends = PackageSend.objects.select_related("chat", "account").prefetch_related("parts")
+    sends = PackageSend.objects.select_related("chat", "account").prefetch_related("parts", "parts__package")
     if package is not None:
         sends = sends.filter(package=package)
     if collection is not None:

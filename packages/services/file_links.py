@@ -7,6 +7,7 @@ as it streams); any other member is written out by the listing child, with its l
 
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -38,9 +39,16 @@ from packages.services.downloads import (
 SALT = "stashcast.packages.file-link"
 
 
-def file_link_make(*, file: PackageFile, user, path: str = "", address: str | None = None) -> str:
+@dataclass(frozen=True)
+class FileLink:
+    url: str  # a path: the caller makes it absolute where it answers with one
+    expires_at: datetime
+
+
+def file_link_make(*, file: PackageFile, user, path: str = "", address: str | None = None) -> FileLink:
     """A link to one file of the package, good for DOWNLOAD_LINK_SECONDS; DownloadLinkRefused (403) for someone
-    not allowed, (410) when the archive is no longer kept. Audited like the raw-file links."""
+    not allowed, (410) when the archive is no longer kept. Audited like the raw-file links, from a page or the
+    API."""
     if not download_links_allowed(user=user):
         raise DownloadLinkRefused(VIEWERS_REFUSED, status=403)
     package = file.package
@@ -49,13 +57,17 @@ def file_link_make(*, file: PackageFile, user, path: str = "", address: str | No
         raise DownloadLinkRefused("This file is encrypted: reading it out needs the password.", status=403)
     expires_at = (clock.now() + timedelta(seconds=settings.DOWNLOAD_LINK_SECONDS)).replace(microsecond=0)
     token = signing.dumps({"f": file.pk, "p": package.pk, "u": user.pk, "e": int(expires_at.timestamp())}, salt=SALT)
-    if audit_scope_current() is None:
-        action = (
-            f"file link made for {file.path[-150:]} of package {package.pk} ({package.file_name[:100]}), "
-            f"until {expires_at:%Y-%m-%d %H:%M} UTC"
-        )
+    action = (
+        f"file link made for {file.path[-150:]} of package {package.pk} ({package.file_name[:100]}), "
+        f"until {expires_at:%Y-%m-%d %H:%M} UTC"
+    )
+    scope = audit_scope_current()
+    if scope is None:  # the page's Get (a GET: no request scope)
         _audit(user=user, action=action, path=path, address=address)
-    return reverse("packages:file", args=[token, disk_name(file.path.rsplit("/", 1)[-1])])
+    else:  # the API's POST: its request's entry says it in these words (told though it changes no row)
+        scope.summary = f"{user.get_username()} made a {action}"
+    url = reverse("packages:file", args=[token, disk_name(file.path.rsplit("/", 1)[-1])])
+    return FileLink(url=url, expires_at=expires_at)
 
 
 def file_link_open(*, token: str) -> tuple[PackageFile, object]:

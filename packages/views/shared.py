@@ -15,6 +15,7 @@ COLLECTIONS = "packages/collections.html"
 COLLECTION = "packages/collection.html"
 PER_PAGE = 25
 GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
+SENT_THUMBNAILS = 4
 SENDS_SHOWN = 10
 ID_MAX = 2**63 - 1
 
@@ -68,7 +69,18 @@ def send_options(*destination_ids: int) -> list[tuple[str, list[tuple[str, str]]
 
 def sends_context(*, package: Package | None = None, collection: Collection | None = None) -> dict:
     sends = list(selectors.package_sends(package=package, collection=collection)[:SENDS_SHOWN])
+    for send in sends:
+        send.thumbnails = _sent_thumbnails(send)
     return {"sends": sends, "sends_live": any(send.is_live for send in sends)}
+
+
+def _sent_thumbnails(send) -> list:
+    """The packages a send copies that have a preview, once each, in order: at most four, as small cards."""
+    shown = {}
+    for part in send.parts.all():
+        if part.package is not None and part.package.preview_id and len(shown) < SENT_THUMBNAILS:
+            shown.setdefault(part.package_id, part.package)
+    return list(shown.values())
 
 
 def detail_context(package: Package, query: str = "", **extra) -> dict:

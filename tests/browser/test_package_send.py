@@ -66,6 +66,7 @@ def test_send_a_package_to_a_chat_and_audit_the_catalog(
         sends = page.locator("#package-sends")
         expect(sends).to_contain_text(f"{len(walls)} of {len(walls)} parts", timeout=30_000)
         expect(sends).to_contain_text("Success")
+        expect(sends.get_by_role("img", name="Preview of castle-walls.zip")).to_be_visible()  # as its card shows
         shot("sent")
         assert _names_in(FRIENDS) == walls, "the chat holds the package's parts, in order"
 

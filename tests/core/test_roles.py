@@ -15,10 +15,11 @@ from drf_spectacular.generators import SchemaGenerator
 
 from accounts.models import TelegramAccount
 from core.models import ApiToken, AuditEntry, Invite, Notification
-from core.roles import OPERATORS_GROUP, VIEWER_MESSAGE
+from core.roles import OPERATORS_GROUP, VIEW_DECIDES, VIEWER_MESSAGE
 from core.tokens import READ_ONLY_MESSAGE, VIEWER_TOKEN_MESSAGE, api_token_create
 from ingestion.models import CatalogAudit, Channel, IngestionRun, SkippedPackage, TopicProgress
 from packages.models import BotPerson, ChannelPassword, Collection, Package, PackageFile, PackagePreview, PackageSend
+from packages.services.downloads import VIEWERS_REFUSED
 from reminders.models import Audience, MediaFile, Reminder, ReminderRun
 from tests.support.ingestion import run_cycle, world
 
@@ -103,6 +104,7 @@ PK_KINDS = {
 NAMED_KINDS = {
     "account_pk": TelegramAccount,
     "file_pk": PackageFile,
+    "file_id": PackageFile,
     "password_id": ChannelPassword,
     "password_pk": ChannelPassword,
     "preview_pk": PackagePreview,
@@ -260,7 +262,10 @@ def test_every_change_is_refused_before_it_is_read(who, request):
         url = _no_such_row(path)
         response, changed = _changed_tables(who, method, url)
         message = response.json().get("message", "") if response.headers["Content-Type"] == "application/json" else ""
-        if response.status_code != 403 or message not in {READ_ONLY_MESSAGE, VIEWER_MESSAGE, VIEWER_TOKEN_MESSAGE}:
+        refusals = {READ_ONLY_MESSAGE, VIEWER_MESSAGE, VIEWER_TOKEN_MESSAGE}
+        if VIEW_DECIDES.match(url):  # the view refuses a viewer itself, unless DOWNLOAD_LINKS_FOR_VIEWERS
+            refusals.add(VIEWERS_REFUSED)
+        if response.status_code != 403 or message not in refusals:
             problems.append(f"{method} {url}: {response.status_code} {response.content[:120]!r}")
         if changed:
             problems.append(f"{method} {url} wrote to {sorted(changed)}")

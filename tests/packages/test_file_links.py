@@ -3,11 +3,9 @@ and data only), 7z and RAR members written out by the listing child; archives ma
 real RAR files."""
 
 import io
-import os
 import zipfile
 
 import pytest
-import trimesh
 from django.core.files.storage import default_storage
 from django.test import Client
 
@@ -17,36 +15,12 @@ from packages.archives.members import MemberUnreadable, zip_member_chunks
 from packages.archives.ranged import RangedReader
 from packages.models import PackageFile
 from packages.raw_objects import storage_is_local
-from packages.services import package_metadata_fill
 from packages.services.file_links import file_bytes
-from tests.support.archives import RAR_FIXTURES, run, tool
+from tests.support.archives import RAR_FIXTURES, tool
 from tests.support.factories import package_with_raw_files
+from tests.support.kits import MODEL, listed_package, packed
 
 pytestmark = pytest.mark.django_db
-
-MODEL = trimesh.creation.icosphere(subdivisions=4).export(file_type="stl")
-NOISE = os.urandom(300_000)
-
-
-def listed_package(tmp_path, name: str, data: bytes, archive_type: str):
-    package = package_with_raw_files(tmp_path, {name: data})
-    package.archive_type = archive_type
-    package.save(update_fields=["archive_type"])
-    named = tmp_path / "listed" / name  # the kept object, under the name the readers go by
-    named.parent.mkdir(parents=True, exist_ok=True)
-    named.symlink_to(default_storage.path(package.raw_files.get().object.name))
-    package_metadata_fill(package=package, volume_paths=[named])
-    assert package.metadata_status == "complete", package.metadata_error
-    return package
-
-
-def packed(tmp_path, archive: str, *command: str) -> bytes:
-    folder = tmp_path / "in"
-    (folder / "kit").mkdir(parents=True)
-    (folder / "kit" / "ball.stl").write_bytes(MODEL)
-    (folder / "kit" / "noise.bin").write_bytes(NOISE)
-    run(*command, str(tmp_path / archive), "kit", cwd=folder)
-    return (tmp_path / archive).read_bytes()
 
 
 def fetched(operator, package, path: str) -> tuple[int, bytes]:

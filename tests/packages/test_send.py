@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,7 +19,8 @@ from core.models import Notification, RunStatus
 from core.runs import run_claim
 from packages import sending
 from packages.grouping import collection_create
-from packages.models import Package, PackageSend
+from packages.models import Package, PackagePreview, PackageSend
+from telegram.sandbox.content import picture
 from telegram.sandbox.world import World
 from tests.support.factories import work_queued
 from tests.support.ingestion import (
@@ -376,3 +378,29 @@ def test_a_send_stopped_before_its_first_part_did_nothing_and_says_why(ingested,
     answer = api.get(f"/api/package-sends/{send.pk}/").json()
     assert (answer["status"], answer["outcome"]) == ("failed", "idle")
     assert answer["outcome_text"] == f"Did nothing: {send.outcome.why}"
+
+
+def test_the_sends_show_the_previews_of_what_they_copied(ingested, admin_client):
+    dragon, huge = Package.objects.get(file_name="dragon.zip"), Package.objects.get(file_name="huge.zip")
+    dragon.preview = PackagePreview.objects.create(
+        package=dragon,
+        source="photo",
+        image=ContentFile(picture(seed="dragon"), name="dragon.jpg"),
+        width=640,
+        height=480,
+    )
+    dragon.save(update_fields=["preview"])
+    collection = collection_create(name="Dragon set", package_ids=[huge.pk, dragon.pk])
+    friends = Chat.objects.get(telegram_id=FRIENDS)
+    assert _execute(sending.package_send_create(packages=[huge, dragon], chat=friends, collection=collection))
+    sending.package_send_create(packages=[dragon], chat=friends)
+
+    thumbnail = reverse("packages:preview-image", args=[dragon.pk, dragon.preview_id])
+    for page in (
+        reverse("packages:collection-sends", args=[collection.pk]),
+        reverse("packages:sends", args=[dragon.pk]),
+    ):
+        html = admin_client.get(page, HTTP_HX_REQUEST="true").content.decode()
+        assert html.count(f'src="{thumbnail}"') == 1, page
+        assert 'alt="Preview of dragon.zip"' in html and "Preview of huge.zip" not in html, "huge.zip has none"
+    assert admin_client.get(thumbnail).status_code == 200

@@ -1,5 +1,6 @@
 """An audit entry in the operator's words: "vera cancelled Flash sale run #12", "Task “ingest due”: 120 packages
-created, 340 topic progresses changed" (docs/decisions/0136-audit-entries-one-per-action-in-words-folded-routes-instead.md).
+created, 340 topic progresses changed"
+(docs/decisions/0136-audit-entries-one-per-action-in-words-folded-routes-instead.md).
 
 The verb comes from the route's name (its last word: "…-cancel" -> "cancelled"), or else from what the request
 did to the rows; the object from the first row it changed. A task's or a command's many rows are counted by kind.

@@ -1,6 +1,7 @@
 """supervisord under `make run`: the embedded PostgreSQL and Redis, then every line of the Procfile, each restarted
 when it ends, with backoff and a limit; a log a process, rotated, under var/log/; a listener (listener.py) that
-counts restarts and stops a process that keeps ending (docs/decisions/0150-make-run-runs-under-supervisord-which-restarts-what-ends.md).
+counts restarts and stops a process that keeps ending
+(docs/decisions/0150-make-run-runs-under-supervisord-which-restarts-what-ends.md).
 
 The configuration is generated into var/supervisor/ on every start: nothing in it is to be edited by hand.
 """

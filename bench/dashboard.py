@@ -74,8 +74,10 @@ def seed() -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO reminders_reminderruntarget "
-            "(run_id, chat_id, status, random_ids, parts_sent, attempts, error) "
-            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, 1, '' FROM reminders_reminderrun r "
+            "(run_id, chat_id, status, random_ids, parts_sent, attempts, error, message_ids, album_ids, "
+            "previous_removed, pinned, previous_post, previous_note) "
+            "SELECT r.id, c.id, 'sent', ARRAY[r.id * 100000 + c.id], 1, 1, '', ARRAY[c.id]::bigint[], '{}', "
+            "false, false, '', '' FROM reminders_reminderrun r "
             "CROSS JOIN (SELECT id FROM accounts_chat ORDER BY id LIMIT %s) c",
             [GROUPS],
         )

@@ -114,29 +114,33 @@ class OpenedLink:
     expires_at: datetime
 
 
-def download_link_open(*, token: str) -> OpenedLink:
-    """The raw file a link names, who made the link and until when it works; raises DownloadLinkRefused."""
+def signed_link_open(*, token: str, salt: str, kind: str, ids: tuple[str, ...], again: str):
+    """A signed link's ids (`ids`' claims, in order), its expiry and its maker, still allowed to download; raises
+    DownloadLinkRefused in words ("This {kind} is not one the console made…; {again}.")."""
     try:
-        claims = signing.loads(token, salt=SALT)
-        raw_id, package_id, user_id, expires = (int(claims[key]) for key in ("r", "p", "u", "e"))
+        claims = signing.loads(token, salt=salt)
+        values = [int(claims[key]) for key in (*ids, "u", "e")]
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise DownloadLinkRefused(
-            "This download link is not one the console made (it was changed or cut short); make a new one on the "
-            "package's page.",
-            status=403,
+            f"This {kind} is not one the console made (it was changed or cut short); {again}.", status=403
         ) from None
+    *found, user_id, expires = values
     expired_at = datetime.fromtimestamp(expires, tz=UTC)
     if clock.now() >= expired_at:
         raise DownloadLinkRefused(
-            f"This download link expired at {format_moment(expired_at, dated=True)}; "
-            "make a new one on the package's page.",
-            status=410,
+            f"This {kind} expired at {format_moment(expired_at, dated=True)}; {again}.", status=410
         )
     user = get_user_model().objects.filter(pk=user_id).first()
     if user is None or not download_links_allowed(user=user):
-        raise DownloadLinkRefused(
-            "The person who made this download link may no longer download raw files.", status=403
-        )
+        raise DownloadLinkRefused(f"The person who made this {kind} may no longer download files.", status=403)
+    return found, expired_at, user
+
+
+def download_link_open(*, token: str) -> OpenedLink:
+    """The raw file a link names, who made the link and until when it works; raises DownloadLinkRefused."""
+    (raw_id, package_id), expired_at, user = signed_link_open(
+        token=token, salt=SALT, kind="download link", ids=("r", "p"), again="make a new one on the package's page"
+    )
     raw = RawFile.objects.filter(pk=raw_id, packages__pk=package_id).first()
     if raw is None:
         raise DownloadLinkRefused("The package or its raw file was deleted.", status=410)

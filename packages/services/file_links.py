@@ -8,11 +8,10 @@ as it streams); any other member is written out by the listing child, with its l
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.files.storage import default_storage
 from django.urls import reverse
@@ -34,6 +33,7 @@ from packages.services.downloads import (
     download_links_allowed,
     package_raw_files,
     raw_file_gone,
+    signed_link_open,
 )
 
 SALT = "stashcast.packages.file-link"
@@ -72,24 +72,9 @@ def file_link_make(*, file: PackageFile, user, path: str = "", address: str | No
 
 def file_link_open(*, token: str) -> tuple[PackageFile, object]:
     """The file a link names and who made it; DownloadLinkRefused when it does not open (in words)."""
-    try:
-        claims = signing.loads(token, salt=SALT)
-        file_id, package_id, user_id, expires = (int(claims[key]) for key in ("f", "p", "u", "e"))
-    except (signing.BadSignature, KeyError, TypeError, ValueError):
-        raise DownloadLinkRefused(
-            "This file link is not one the console made (it was changed or cut short); open the file again from "
-            "the package's page.",
-            status=403,
-        ) from None
-    expired_at = datetime.fromtimestamp(expires, tz=UTC)
-    if clock.now() >= expired_at:
-        raise DownloadLinkRefused(
-            f"This file link expired at {expired_at:%Y-%m-%d %H:%M} UTC; open the file again from the package's page.",
-            status=410,
-        )
-    user = get_user_model().objects.filter(pk=user_id).first()
-    if user is None or not download_links_allowed(user=user):
-        raise DownloadLinkRefused("The person who made this file link may no longer download files.", status=403)
+    (file_id, package_id), _, user = signed_link_open(
+        token=token, salt=SALT, kind="file link", ids=("f", "p"), again="open the file again from the package's page"
+    )
     file = PackageFile.objects.select_related("package").filter(pk=file_id, package_id=package_id).first()
     if file is None:
         raise DownloadLinkRefused("The package or its file was deleted.", status=410)

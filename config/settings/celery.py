@@ -30,5 +30,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": envint("CELERY_UNACKED_RESTORE_THROTTLE", 10, minimum=1),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A Redis blip does not cancel a running fan-out or transfer: its work is claimed in the database, so a message
+# redelivered after it finds that work done or still held.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

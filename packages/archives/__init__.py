@@ -17,7 +17,7 @@ This module is the public face: callers import from `packages.archives`.
 
 from pathlib import Path
 
-from packages.archives.child import LISTING_MEMORY_BYTES, list_in_child
+from packages.archives.child import LISTING_MEMORY_BYTES, children_in_background, list_in_child
 from packages.archives.entries import (
     MAX_DECLARED_BYTES,
     MAX_ENTRIES,
@@ -44,6 +44,7 @@ __all__ = [
     "PasswordProtected",
     "RemoteVolume",
     "Thumbnail",
+    "children_in_background",
     "image_entries",
     "read_archive",
     "safe_path",

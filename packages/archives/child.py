@@ -4,6 +4,7 @@ child's (started as `python -m packages.archives`, the request on stdin, one JSO
 
 import base64
 import contextlib
+import contextvars
 import json
 import os
 import resource
@@ -36,7 +37,20 @@ from packages.detection import MODEL
 LISTING_MEMORY_BYTES = 1024**3
 LISTING_TIMEOUT_SECONDS = 60
 
+# How much lower than its parent's a child's CPU priority is: a backfill's children yield to the console's pages.
+_NICENESS = contextvars.ContextVar("listing_niceness", default=0)
+
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@contextlib.contextmanager
+def children_in_background():
+    """Listing children started inside run at a lower CPU priority (work nobody waits on, such as a backfill)."""
+    token = _NICENESS.set(10)
+    try:
+        yield
+    finally:
+        _NICENESS.reset(token)
 
 
 def list_in_child(
@@ -109,6 +123,7 @@ def _child_answer(request: dict, *, what: str) -> dict:
     python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     # One BLAS thread: numpy's thread pools reserve address space the memory ceiling would refuse.
     env = {**os.environ, "PYTHONPATH": python_path, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    request = {**request, "niceness": _NICENESS.get()}
     try:
         done = subprocess.run(
             [sys.executable, "-m", "packages.archives"],
@@ -135,6 +150,7 @@ def _child_answer(request: dict, *, what: str) -> dict:
 def child_main(request: dict) -> dict:
     """Everything from here runs with a memory ceiling."""
     started = time.monotonic()
+    os.nice(request.get("niceness", 0))
     memory = request["memory_bytes"]
     # Some systems (macOS) refuse an address-space limit; the time limit still holds there.
     with contextlib.suppress(ValueError, OSError):

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.crypto import seal
-from packages.archives import Entry, ListingError, Thumbnail, read_archive
+from packages.archives import Entry, ListingError, Thumbnail, children_in_background, read_archive
 from packages.models import MetadataStatus, Package, PackageFile
 from packages.previews import previews_from_archive
 from packages.raw_objects import raw_files_listable
@@ -172,14 +172,15 @@ def package_metadata_backfill(*, package: Package) -> Package:
 
 def package_previews_remake(*, package: Package) -> str:
     """The previews made again from the kept raw files (after a catalog rebuild read listings in place, or when
-    drawing changed): images inside and the main model's preview. Says what came of it."""
+    drawing changed): images inside and the main model's preview. Says what came of it. A backfill nobody waits
+    on: its listing child runs at a lower CPU priority than the console's pages."""
     raws = list(package.raw_files.filter(purged_at__isnull=True))
     by_name = {raw.file_name: raw for raw in raws}
     names = package.volume_names or [package.file_name]  # a single file's set names no volumes
     ordered = [by_name.get(name) for name in names]
     if any(raw is None or not raw.object for raw in ordered):
         return "its raw files are no longer kept"
-    with raw_files_listable(ordered, names, archive_type=package.archive_type) as volumes:
+    with raw_files_listable(ordered, names, archive_type=package.archive_type) as volumes, children_in_background():
         listing = package_listing_read(archive_type=package.archive_type, volume_paths=volumes)
     if listing.error is not None:
         return str(listing.error)

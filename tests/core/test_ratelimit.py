@@ -50,7 +50,8 @@ def test_acquire_waits_for_the_token():
             await shared.acquire()
         return time.monotonic() - started
 
-    assert asyncio.run(take(5)) == pytest.approx(0.2, abs=0.05)
+    # The first token is there; four more come 50 ms apart. A loaded machine wakes late, never early.
+    assert 0.19 <= asyncio.run(take(5)) < 1.0
 
 
 def test_a_pause_holds_every_token_back_then_refills_from_empty():
@@ -195,12 +196,12 @@ def _forget(bucket_: TokenBucket) -> None:
 def test_a_bucket_redis_forgot_starts_from_its_last_spend_not_full():
     name = f"test:{uuid.uuid4().hex}"
     shared = TokenBucket(name, per_minute=600, capacity=3)
-    due = [time.time() + shared.reserve() for _ in range(6)]  # the burst, then three reserved ahead
+    due = [shared.take().due for _ in range(6)]  # the burst, then three reserved ahead (Redis's clock)
     _forget(shared)
 
     # What the database recorded: the last token handed out was due then.
     again = TokenBucket(name, per_minute=600, capacity=3, start_spent=max(due))
-    due += [time.time() + again.reserve() for _ in range(6)]
+    due += [again.take().due for _ in range(6)]
 
     assert_paced(due, rate=10, capacity=3, slack=0.1)
     assert min(due[6:]) == pytest.approx(max(due[:6]) + 0.1, abs=0.02), "next in line after the last reserved"

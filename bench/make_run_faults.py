@@ -55,7 +55,7 @@ def _sets_in(stack: MakeRun, names: list[str]) -> list[int]:
         "posted = Counter(m['document']['name'] for m in dump if m.get('document'))\n"
         "out = []\n"
         f"for name in {names!r}:\n"
-        "    package = Package.objects.filter(file_name=name).exclude(dest_message_ids=[]).first()\n"
+        "    package = Package.objects.filter(file_name__startswith=name).exclude(dest_message_ids=[]).first()\n"
         "    out.append(min(posted[part] for part in package.dest_part_names) if package else 0)\n"
         "print(json.dumps(out))"
     )

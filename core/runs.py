@@ -156,10 +156,14 @@ def runs_reap(
     stale_after: timedelta | None = None,
     enqueue: Callable[[int], None] | None = None,
 ) -> ReapResult:
-    """Re-queue (or fail, after max_requeues) the stuck runs (`runs_stuck`)."""
+    """Re-queue (or fail, after max_requeues) the stuck runs (`runs_stuck`), and at once those whose holder
+    ran on this host and is no more (a crashed worker that `make run` started again): no waiting out the
+    heartbeat."""
     result = ReapResult()
     with transaction.atomic():
-        stale = list(model.objects.select_for_update(skip_locked=True).filter(runs_stuck(stale_after=stale_after)))
+        running = model.objects.select_for_update(skip_locked=True).filter(status=RunStatus.RUNNING)
+        stuck = set(running.filter(runs_stuck(stale_after=stale_after)).values_list("pk", flat=True))
+        stale = [run for run in running.order_by("pk") if run.pk in stuck or worker_gone(run.worker_id)]
         for run in stale:
             if run.requeue_count >= max_requeues:
                 run.status = RunStatus.FAILED

@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 
 from core import health
@@ -23,6 +24,13 @@ def runs_reap_all() -> dict[str, dict[str, list[int]]]:
         )
         report[label] = {"requeued": reaped[label].requeued, "failed": reaped[label].failed, "resent": resent}
     return report
+
+
+@worker_ready.connect
+def _reap_at_start(sender, **kwargs):
+    # A worker started again after a crash (make run's supervisord restarts it) takes back the runs of this host's
+    # dead worker now, not a reaper's tick later.
+    runs_reap_all.delay()
 
 
 @shared_task(ignore_result=True)

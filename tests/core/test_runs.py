@@ -91,6 +91,27 @@ def test_reap_requeues_stale_runs_then_fails_them(django_capture_on_commit_callb
     assert alive.status == RunStatus.RUNNING
 
 
+def test_reap_requeues_at_once_a_run_whose_process_on_this_host_is_gone(django_capture_on_commit_callbacks):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    crashed = ProbeRun.objects.create(
+        status=RunStatus.RUNNING,
+        worker_id=f"{socket.gethostname()}-{ended.stdout.strip()}-1",
+        heartbeat_at=timezone.now(),  # it beat a moment ago, then was killed
+    )
+    alive = ProbeRun.objects.create(status=RunStatus.RUNNING, worker_id=worker_id(), heartbeat_at=timezone.now())
+    elsewhere = ProbeRun.objects.create(
+        status=RunStatus.RUNNING, worker_id="other-host-12-1", heartbeat_at=timezone.now()
+    )
+    enqueued = []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        result = runs_reap(model=ProbeRun, stale_after=timedelta(minutes=5), max_requeues=3, enqueue=enqueued.append)
+
+    assert result.requeued == enqueued == [crashed.pk]
+    assert ProbeRun.objects.get(pk=crashed.pk).status == RunStatus.QUEUED
+    assert {ProbeRun.objects.get(pk=run.pk).status for run in (alive, elsewhere)} == {RunStatus.RUNNING}
+
+
 def test_runs_queued_long_ago_get_their_task_sent_again_once_a_period(django_capture_on_commit_callbacks):
     from core.runs import runs_resend_forgotten
 

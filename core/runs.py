@@ -177,7 +177,8 @@ def runs_reap(
             else:
                 run.status = RunStatus.QUEUED
                 run.requeue_count += 1
-                run.error = f"Re-queued after worker {run.worker_id} stopped answering."
+                how = "stopped answering" if run.pk in stuck else "ended"
+                run.error = f"Re-queued after worker {run.worker_id} {how}."
                 result.requeued.append(run.pk)
             run.worker_id = ""
             run.save(update_fields=["status", "finished_at", "error", "requeue_count", "worker_id"])

@@ -6,10 +6,12 @@ counts restarts and stops a process that keeps ending
 The configuration is generated into var/supervisor/ on every start: nothing in it is to be edited by hand.
 """
 
+import hashlib
 import os
 import secrets
 import shlex
 import sys
+import tempfile
 import xmlrpc.client
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,8 @@ LOG_BACKUPS = 5
 # redelivers one cut short), as Compose's stop_grace_period.
 STOP_WAIT_SECONDS = {"worker": 120, "postgres": 60, "bot": 30}
 CONTROL_USER = "stack"
+# A Unix socket's path holds 107 bytes on Linux (103 on macOS): a checkout deep in a home folder can exceed it.
+SOCKET_PATH_BYTES = 100
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,13 @@ def log_dir(stack: Stack) -> Path:
 
 
 def socket_path(stack: Stack) -> Path:
-    return supervisor_dir(stack) / "supervisor.sock"
+    """supervisord's control socket: under var/, or in the temporary folder when that path is too long for a Unix
+    socket (named after var/, so each checkout has its own)."""
+    path = supervisor_dir(stack) / "supervisor.sock"
+    if len(os.fsencode(path)) <= SOCKET_PATH_BYTES:
+        return path
+    digest = hashlib.sha256(os.fsencode(stack.var.resolve())).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"stashcast-{digest}.sock"
 
 
 def state_path(stack: Stack) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 from config.devstack import Stack, procfile_lines
 from config.devstack.listener import GIVE_UP_AFTER_EXITS, record
 from config.devstack.status import status_lines, unit_text
-from config.devstack.supervise import Program, procfile_programs, supervisord_conf
+from config.devstack.supervise import SOCKET_PATH_BYTES, Program, procfile_programs, socket_path, supervisord_conf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +49,22 @@ def test_every_procfile_process_and_both_servers_are_restarted_with_backoff_a_li
     assert conf["program:postgres"]["command"].endswith("-k ''"), "no Unix socket: an empty argument, kept"
     assert conf["eventlistener:watch"]["events"] == "PROCESS_STATE"
     assert conf["unix_http_server"]["chmod"] == "0700" and conf["unix_http_server"]["password"] == "p"
+
+
+def test_a_checkout_too_deep_for_a_unix_socket_gets_one_of_its_own_in_the_temporary_folder():
+    near = Stack(var=Path("/srv/stashcast/var"), pg_port=1, redis_port=2, web_port=3, flower_port=4)
+    deep_var = Path("/srv") / ("checkouts-" * 12) / "var"
+    deep, other = (
+        Stack(var=var, pg_port=1, redis_port=2, web_port=3, flower_port=4) for var in (deep_var, deep_var / "x")
+    )
+
+    assert socket_path(near) == Path("/srv/stashcast/var/supervisor/supervisor.sock")
+    assert len(os.fsencode(socket_path(deep))) <= SOCKET_PATH_BYTES
+    assert socket_path(deep) == socket_path(deep) != socket_path(other), "the same each start, one per checkout"
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read_string(supervisord_conf(deep, [], password="p"))
+    assert conf["unix_http_server"]["file"] == str(socket_path(deep))
+    assert conf["supervisorctl"]["serverurl"] == f"unix://{socket_path(deep)}"
 
 
 def test_a_procfile_line_runs_through_a_shell_then_gives_its_place_to_the_process(tmp_path):

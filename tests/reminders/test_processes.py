@@ -103,7 +103,8 @@ def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(f
     assert killed_at < 60, "the worker died mid-run"
     assert run.requeue_count == 1 and run.sent == 30, "the redelivered task took the run over and finished it"
     log = (tmp_path / "worker.log").read_text()
-    assert "taken over from worker" in log
+    # The redelivered task takes the run over, or the reaper the new pool process runs first re-queues it.
+    assert "taken over from worker" in log or f"Reaped ReminderRun #{run.pk}: Re-queued after worker" in log
     for target in run.targets.select_related("chat"):
         messages = [m for m in world.chat_dump(target.chat.telegram_id)["messages"] if m["sender"] == SENDER]
         assert [message["random_id"] for message in messages] == target.random_ids, (

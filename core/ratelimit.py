@@ -31,7 +31,8 @@ KEY_PREFIX = "stashcast:ratelimit:"
 # State: `tokens` (negative = reserved ahead) as of time `at` (in the future while paused), `rate`, `cap`
 # (how high clean sending may raise it), `clean` (takes since the last change), `halt` (epoch, or 0),
 # `ceiling` (the one it was last used under).
-# Mode "take" takes ARGV[10] tokens (default 1: a byte budget takes a part's bytes at once).
+# Mode "take" takes ARGV[10] tokens (default 1: a byte budget takes a part's bytes at once); "refund" gives back
+# ARGV[10] tokens taken and never used.
 # Answer: {"ok" | "halt", wait, rate, changed (1 when this call changed the rate), halt, cap, rate before,
 # due (epoch the token taken is due; 0 when none was)}.
 _SCRIPT = """
@@ -99,6 +100,8 @@ elseif mode == "lower" then
   tokens = math.min(tokens, 0)
 elseif mode == "halt" then
   halt = tonumber(ARGV[10])
+elseif mode == "refund" then
+  tokens = math.min(capacity, tokens + tonumber(ARGV[10]))
 end
 redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "at", tostring(at), "rate", tostring(rate),
   "cap", tostring(cap), "clean", tostring(clean), "halt", tostring(halt), "ceiling", tostring(ceiling))
@@ -221,6 +224,11 @@ class TokenBucket:
     def reserve(self) -> float:
         return self.take().wait
 
+    def refund(self, tokens: float = 1) -> None:
+        """Give back `tokens` taken and never used (their sender stopped before their turn): the next sender has
+        them. A pause or a halt still holds."""
+        self._call("refund", tokens)
+
     def pause(self, seconds: float) -> None:
         """Nothing is handed out for `seconds` (Telegram's FloodWait), then the refill starts from empty."""
         self._call("pause", seconds)
@@ -269,8 +277,16 @@ class TokenBucket:
         if taken is not None:
             await taken(pace)
         # Until the token's due time, not for `wait` after hearing of it: the spacing stays the bucket's.
-        if (left := due - time.monotonic()) > 0:
-            await asyncio.sleep(left)
+        try:
+            if (left := due - time.monotonic()) > 0:
+                await asyncio.sleep(left)
+        except asyncio.CancelledError:
+            # Stopped before its turn (Pause, Cancel, a lost lock): the token was not used; the next sender has it.
+            try:
+                await asyncio.to_thread(self.refund, tokens)
+            except redis.RedisError as exc:
+                logger.warning("A token not used could not be given back: %s", exc)
+            raise
         return pace
 
 

@@ -54,6 +54,26 @@ def test_acquire_waits_for_the_token():
     assert 0.19 <= asyncio.run(take(5)) < 1.0
 
 
+def test_a_token_given_up_before_its_turn_goes_to_the_next_sender():
+    shared = bucket(per_minute=600, capacity=1)  # one every 100 ms
+    shared.reserve()  # the burst is spent
+    due = []
+
+    async def give_up() -> None:
+        async def heard(pace):
+            due.append(pace.due)
+
+        waiting = asyncio.ensure_future(shared.acquire(taken=heard))
+        while not due:
+            await asyncio.sleep(0.005)
+        waiting.cancel()  # Pause, Cancel or a lost lock, while it waits for its turn
+        await asyncio.gather(waiting, return_exceptions=True)
+
+    asyncio.run(give_up())
+
+    assert shared.take().due == pytest.approx(due[0], abs=0.01), "its turn, not the one after"
+
+
 def test_a_pause_holds_every_token_back_then_refills_from_empty():
     shared = bucket(per_minute=600, capacity=3)
     shared.pause(0.5)

@@ -4,8 +4,12 @@ import threading
 
 from celery import Celery
 from celery.signals import setup_logging, task_prerun, worker_ready, worker_shutting_down
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+# redis:// and rediss:// reach kombu's Redis transport with the guard of config/celery_transport.py; by the alias,
+# not a transport setting, so Flower and the logs still read the broker's URL as redis://.
+TRANSPORT_ALIASES["redis"] = TRANSPORT_ALIASES["rediss"] = "config.celery_transport:Transport"
 
 app = Celery("stashcast")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,4 +1,5 @@
-"""The Redis broker transport, kombu's own, with one failure of a lost connection made harmless.
+"""The Redis broker transport, kombu's own, with one failure of a lost connection made harmless (config/celery_app.py
+makes it what redis:// URLs name).
 
 When Redis drops the connection while tasks run (acknowledged late), Celery closes the channel and kombu gives
 their messages back to Redis; the transport's client is already gone then, so kombu raises AttributeError

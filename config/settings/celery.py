@@ -5,7 +5,6 @@ from config.settings.environment import REDIS_URL
 from core import task_names
 
 CELERY_BROKER_URL = REDIS_URL
-CELERY_BROKER_TRANSPORT = "config.celery_transport:Transport"  # kombu's Redis transport, riding out a lost Redis
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
-from kombu import Connection
 
 from config.celery_app import app
+from config.celery_transport import Transport
 from tests.claimtest.models import ProbeRun
 from tests.support.processes import Gate, purge_queues, stop, wait_for, worker_env
 
@@ -63,10 +63,16 @@ def test_redis_cut_under_a_running_task_the_worker_reconnects_and_takes_the_next
         stop(worker)
 
 
+def test_the_broker_is_redis_to_its_readers_and_the_guarded_transport_to_kombu():
+    with app.connection_for_write() as connection:
+        assert connection.as_uri().startswith("redis://"), "Flower picks its broker reader by this scheme"
+        assert isinstance(connection.transport, Transport)
+
+
 def test_a_channel_closed_after_its_connection_with_a_task_unacknowledged_closes_quietly():
     # The state kombu's own transport fails in: the connection's client already released when the consumer's
     # channel is closed, one message delivered and not acknowledged (a task acknowledged late, still running).
-    with Connection(settings.REDIS_URL, transport=settings.CELERY_BROKER_TRANSPORT) as connection:
+    with app.connection_for_write() as connection:
         queue = connection.SimpleQueue(f"test-unacked-{uuid.uuid4().hex}")
         queue.put({"task": "still running"})
         queue.get(timeout=5)  # delivered, not acknowledged

@@ -21,6 +21,7 @@ from tests.support.processes import (
     run_in_processes,
     send_times,
     start_celery_worker,
+    stop,
     wait_for,
 )
 from tests.support.reminders import (
@@ -96,9 +97,7 @@ def test_a_worker_killed_mid_run_is_redelivered_and_no_group_gets_a_part_twice(f
             lambda: ReminderRun.objects.filter(pk=run.pk, status=RunStatus.SUCCESS).first(), timeout=90, what="success"
         )
     finally:
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=30)
+        stop(worker)
 
     assert killed_at < 60, "the worker died mid-run"
     assert run.requeue_count == 1 and run.sent == 30, "the redelivered task took the run over and finished it"
@@ -130,9 +129,7 @@ def test_a_worker_killed_between_parts_goes_on_at_the_next_part_after_telegram_f
             lambda: ReminderRun.objects.filter(pk=run.pk, status=RunStatus.SUCCESS).first(), timeout=90, what="success"
         )
     finally:
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=30)
+        stop(worker)
 
     assert halfway == [("sending", 1)] * 3 + [("pending", 0)] * 3, "the progress of the killed worker was kept"
     assert run.requeue_count == 1 and run.sent == 6

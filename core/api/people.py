@@ -13,7 +13,10 @@ from core import people
 from core.access import ScopeAndRole
 from core.api.errors import ErrorSerializer
 from core.models import Invite, Role
+from core.numbers import whole_number
 from core.roles import IsOperator
+
+LOGIN_ID_MAX = 2**31 - 1  # Django's logins have integer ids: a larger one is no login, not a database error
 
 PEOPLE_REFUSED = {
     400: OpenApiResponse(ErrorSerializer, description="Invalid input; `message` names the field and what to change."),
@@ -110,7 +113,8 @@ class PersonViewSet(ScopeAndRole, viewsets.GenericViewSet):
     pagination_class = None  # a team's logins: one page
 
     def _login(self, pk):
-        login = get_user_model().objects.filter(pk=pk).first() if str(pk).isdigit() else None
+        number = whole_number(str(pk), at_most=LOGIN_ID_MAX)
+        login = get_user_model().objects.filter(pk=number).first() if number is not None else None
         if login is None:
             raise NotFound("No login with this id; GET /api/people/ lists them.")
         return login

@@ -4,6 +4,7 @@ it, `c:<collection>` a collection, `w:<collection>` send the whole collection, `
 
 from dataclasses import dataclass, field
 
+from core.numbers import whole_number
 from core.sizes import size_text
 from packages.bot import services
 from packages.models import BotPerson, Package
@@ -120,7 +121,7 @@ def _deliver(person: BotPerson, packages: list[Package], answer: Answer) -> Answ
 
 
 def _number(text: str) -> int | None:
-    return int(text) if text.strip().isdigit() else None
+    return whole_number(text)
 
 
 def _command(text: str) -> tuple[str, str]:

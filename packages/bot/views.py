@@ -4,6 +4,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from core.errors import OperatorError
+from core.numbers import whole_number
 from packages.bot import demo, selectors, services
 from packages.bot.forms import BotSettingsForm
 from telegram.errors import TelegramError
@@ -76,7 +77,7 @@ def bot_person_block(request, user_id: int):
 def bot_make_admin(request):
     chat_id = request.POST.get("chat", "")
     try:
-        done = services.bot_make_admin(chat_id=int(chat_id) if chat_id.isdigit() else 0)
+        done = services.bot_make_admin(chat_id=whole_number(chat_id) or 0)
     except (OperatorError, TelegramError) as exc:
         return render(request, PAGE, _context(admin_notice=str(exc)), status=400)
     messages.success(request, done)

@@ -77,7 +77,8 @@ def preview_choose(request, pk: int):
     except (ValidationError, ValueError) as exc:
         notice, is_error = (error_text(exc) if isinstance(exc, ValidationError) else "Choose an image."), True
     package = package_or_404(pk)
-    if not request.htmx:
+    if not request.htmx:  # the form posted before htmx was loaded (or without JavaScript): the notice on the page
+        (messages.error if is_error else messages.success)(request, notice)
         return redirect("packages:detail", pk=pk)
     context = detail_context(package, preview_notice=notice, preview_notice_is_error=is_error)
     return render(request, f"{DETAIL}#preview-panel", context)

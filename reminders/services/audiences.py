@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from accounts.models import AccountChat, Chat, TelegramAccount
 from core import clock
+from core.numbers import whole_number
 from reminders.models import Audience, AudienceKind, AudienceMember, ReminderAudience
 from telegram.records import GROUP, SUPERGROUP, TOPIC_ID_MAX
 
@@ -159,8 +160,8 @@ def _import_line(
     value = cells[0]
     chat = None
     link = _LINK.match(value)
-    if value.lstrip("-").isdigit():
-        number = int(value)
+    if (number := whole_number(value.removeprefix("-"))) is not None:
+        number = -number if value.startswith("-") else number
         chat = chats.get(number) or chats.get(int(str(-number)[3:]) if str(number).startswith("-100") else 0)
     elif value.startswith("@"):
         chat = by_username.get(value[1:].lower())
@@ -173,11 +174,11 @@ def _import_line(
     topic = cells[1] if len(cells) > 1 else ""
     if not topic:
         return AudienceMemberSpec(chat=chat), ""
-    if not topic.isdigit() or not 1 <= int(topic) <= TOPIC_ID_MAX:
+    if not 1 <= (whole_number(topic) or 0) <= TOPIC_ID_MAX:
         return None, f"topic “{topic}” is not a topic id (a number from 1 to {TOPIC_ID_MAX})."
     if not chat.is_forum:
         return None, f"“{chat.title}” is not a forum; leave the topic empty."
-    return AudienceMemberSpec(chat=chat, topic_id=int(topic)), ""
+    return AudienceMemberSpec(chat=chat, topic_id=whole_number(topic)), ""
 
 
 def audience_delete(*, audience: Audience) -> None:

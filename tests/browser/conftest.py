@@ -4,6 +4,10 @@ from asyncio import events
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
+
+# An assertion waits as long as an action may (the contexts' 10 s): two cores under a parallel run answer late.
+expect.set_options(timeout=10_000)
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -386,3 +386,15 @@ def test_create_login_goes_through_the_same_service(capsys):
     assert alice.check_password(password)
     with pytest.raises(Exception, match="A login named 'ALICE' already exists"):
         call_command("create_login", "ALICE", "--role", "viewer")
+
+
+@pytest.mark.parametrize("written", ["%C2%B9", "%D9%A3", "99999999999", "-1"])
+def test_an_id_that_is_no_login_id_is_a_404_with_a_message(operator_api, written):
+    api, _ = operator_api
+    # "¹" passes str.isdigit and int() refuses it; "٣" is another script's 3; the others no integer id holds.
+    for answer in (
+        api.get(f"/api/people/{written}/"),
+        api.post(f"/api/people/{written}/password/", {"how": "link"}, format="json"),
+        api.post(f"/api/people/{written}/role/", {"role": "viewer"}, format="json"),
+    ):
+        assert answer.status_code == 404 and "GET /api/people/" in answer.json()["message"]

@@ -165,6 +165,13 @@ def test_the_picker_sets_another_image_and_refuses_one_of_another_package(client
     package.refresh_from_db()
     assert package.preview == inside
 
+    # Posted before htmx was loaded (or without JavaScript): the page it comes back to says what happened.
+    back = client.post(reverse("packages:preview-choose", args=[package.pk]), {"preview": stranger.pk}, follow=True)
+    assert f"Image {stranger.pk} is not one of this package&#x27;s images." in back.content.decode()
+    photo = package.previews.get(source=PreviewSource.PHOTO)
+    back = client.post(reverse("packages:preview-choose", args=[package.pk]), {"preview": photo.pk}, follow=True)
+    assert "Preview changed." in back.content.decode()
+
 
 def test_the_grid_shows_previews_and_a_placeholder(client, admin_user, with_previews):
     client.force_login(admin_user)

@@ -80,6 +80,9 @@ def test_a_csv_import_reports_every_bad_line_and_imports_nothing(fanout_world):
             "807",
             "804,3",
             "hello there",
+            "¹",  # str.isdigit takes it, int() does not
+            "--801",
+            "801,¹",
         ]
     )
 
@@ -92,9 +95,14 @@ def test_a_csv_import_reports_every_bad_line_and_imports_nothing(fanout_world):
         "line 8",
         "line 9",
         "line 10",
+        "line 11",
+        "line 12",
+        "line 13",
     ]
     assert "“KL Old group” is not a forum" in refused.value.problems[3]
     assert "not a chat id, an @username or a t.me link" in refused.value.problems[4]
+    assert "not a chat id" in refused.value.problems[5] and "not a chat id" in refused.value.problems[6]
+    assert "is not a topic id" in refused.value.problems[7]
     assert not sender.audiences.exists()
 
     audience = audience_import(account=sender, name="Imported", text="\n".join(text.splitlines()[:5]))

@@ -120,10 +120,6 @@ def _deliver(person: BotPerson, packages: list[Package], answer: Answer) -> Answ
     return answer
 
 
-def _number(text: str) -> int | None:
-    return whole_number(text)
-
-
 def _command(text: str) -> tuple[str, str]:
     """ "/search@stash_bot dragon" → ("/search", "dragon")."""
     command, _, rest = text.strip().partition(" ")
@@ -150,10 +146,10 @@ def answer_message(*, person: BotPerson, text: str) -> Answer:
             return Answer(replies=[Reply("The archive has no packages yet.")])
         return Answer(replies=[Reply("The newest packages:", [_button(package) for package in latest])])
     if command == "/package":
-        package = _package(_number(rest) or 0)
+        package = _package(whole_number(rest) or 0)
         return Answer(replies=[_card(package) if package else Reply("There is no such package.")])
     if command == "/collection":
-        return Answer(replies=[_collection(_number(rest) or 0)])
+        return Answer(replies=[_collection(whole_number(rest) or 0)])
     if command == "/subscribe":
         return Answer(replies=[Reply(services.bot_subscribe(person=person, words=rest))])
     if command == "/unsubscribe":
@@ -173,20 +169,20 @@ def answer_press(*, person: BotPerson, message_id: int, data: bytes) -> Answer:
     kind, _, value = data.decode(errors="ignore").partition(":")
     if kind == "s":
         page, _, words = value.partition(":")
-        return Answer(replies=[_search(words, _number(page) or 0, edit=message_id)])
+        return Answer(replies=[_search(words, whole_number(page) or 0, edit=message_id)])
     if kind == "p":
-        package = _package(_number(value) or 0)
+        package = _package(whole_number(value) or 0)
         return Answer(replies=[_card(package) if package else Reply("That package is gone.")])
     if kind == "c":
-        return Answer(replies=[_collection(_number(value) or 0)])
+        return Answer(replies=[_collection(whole_number(value) or 0)])
     if kind == "d":
-        package = _package(_number(value) or 0)
+        package = _package(whole_number(value) or 0)
         if package is None:
             return Answer(press_text="That package is gone.")
         services.bot_activity_add(person=person, kind="command", text=f"Send me {package.file_name}")
         return _deliver(person, [package], Answer(press_text="Sending…"))
     if kind == "w":
-        packages = [_package(p.pk) for p in services.bot_collection_packages(collection_id=_number(value) or 0)]
+        packages = [_package(p.pk) for p in services.bot_collection_packages(collection_id=whole_number(value) or 0)]
         services.bot_activity_add(person=person, kind="command", text=f"Send the whole collection {value}")
         return _deliver(person, packages, Answer(press_text="Sending the collection…"))
     return Answer(press_text="This button is no longer in use.")

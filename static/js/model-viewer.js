@@ -178,4 +178,5 @@ if (panel) {
     panel.hidden = true;
     wanted = null;
   });
+  panel.dataset.ready = ""; // the buttons answer from here on (three.js is loaded with this module)
 }

@@ -48,6 +48,7 @@ def test_the_drawn_preview_and_the_3d_viewer_for_both_roles_at_both_sizes(
                 image = page.get_by_role("img", name="Preview of ruined-tower.zip")
                 assert image.evaluate(LOADED) == 480  # the drawn preview really loaded
 
+                page.locator("#model-viewer[data-ready]").wait_for(state="attached")  # its module is loaded
                 page.locator('.file-view[data-model-name="ruined-tower/tower.3mf"]').click()
                 viewer = page.locator("#model-viewer")
                 expect(viewer).to_be_visible()

@@ -51,10 +51,15 @@ def pytest_collection_modifyitems(config, items):
         )
         items[:] = [item for item in items if bool(item.get_closest_marker("alone")) == wanted]
     if getattr(config, "workerinput", {}).get("dist") == "worksteal":
-        from tests.support.order import long_first
+        from tests.support.order import durations_known, long_first, seconds_guessed
 
+        known = durations_known()
+        seconds = {
+            item.nodeid: seconds_guessed(item.nodeid, {mark.name for mark in item.iter_markers()}, known)
+            for item in items
+        }
         workers = int(config.workerinput["workercount"])
-        items[:] = long_first(items, workers, is_long=lambda item: bool(item.get_closest_marker("processes")))
+        items[:] = long_first(items, workers, seconds=lambda item: seconds[item.nodeid])
 
 
 @pytest.fixture

@@ -185,6 +185,9 @@ def _base_env(stack: Stack, service_env: dict[str, str]) -> dict[str, str]:
     env.update(service_env)
     # The Procfile's `python` and `celery` are the venv's, activated or not.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # Every worker, test process and listing child would compile the project again (and pytest rewrite every
+    # test module again); __pycache__ is ignored by git.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

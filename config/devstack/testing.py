@@ -14,9 +14,9 @@ _SERIAL_OPTIONS = ("-x", "--exitfirst", "--maxfail", "--pdb", "--trace", "-s", "
 
 
 def pytest_workers() -> int:
-    """How many test processes `make test` runs: STASHCAST_TEST_WORKERS, else one a core and at least four
-    (the tests mostly wait on sockets, sleeps and worker processes, so more processes than cores pay)."""
-    return envint("STASHCAST_TEST_WORKERS", max(4, os.cpu_count() or 1), minimum=1)
+    """How many test processes `make test` runs: STASHCAST_TEST_WORKERS, else one a core and at least six
+    (the tests mostly wait on sockets, sleeps and worker processes: six kept two cores busier than four)."""
+    return envint("STASHCAST_TEST_WORKERS", max(6, os.cpu_count() or 1), minimum=1)
 
 
 def pytest_runs(args: list[str], *, workers: int) -> list[list[str]]:

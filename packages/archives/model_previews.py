@@ -73,7 +73,8 @@ def _preview_of(path: str, data: bytes) -> list:
                 return [path, base64.b64encode(jpeg).decode(), width, height, EMBEDDED]
             except ValueError:
                 pass  # a broken picture: draw the mesh instead
+    triangles = mesh_triangles(path, data)  # refuses a damaged STL before numpy is imported
     from packages.archives.render import render_jpeg  # numpy only where a model is drawn
 
-    jpeg, width, height = render_jpeg(mesh_triangles(path, data))
+    jpeg, width, height = render_jpeg(triangles)
     return [path, base64.b64encode(jpeg).decode(), width, height, RENDER]

@@ -66,8 +66,10 @@ def _requeued(run: IngestionRun) -> bool:
 
 
 def _reaps_done(log) -> bool:
-    """Every reap the worker took has ended (Celery logs each task's "received" and its "succeeded")."""
-    lines = [line for line in log.read_text().splitlines() if f"{task_names.RUNS_REAP_ALL}[" in line]
+    """Every reap the worker took has ended (Celery logs each task's "received" and its "succeeded"): beat's, and
+    the recovery a starting worker sends itself, which a loaded worker may come to late."""
+    reaps = (f"{task_names.RUNS_REAP_ALL}[", f"{task_names.INGESTION_RECOVER}[")
+    lines = [line for line in log.read_text().splitlines() if any(reap in line for reap in reaps)]
     return sum(" received" in line for line in lines) == sum(" succeeded" in line for line in lines)
 
 

@@ -312,7 +312,6 @@ def test_make_tests_s3_server_answers_the_s3_protocol_and_is_gone_after(tmp_path
     assert not _port_busy(server.port)
 
 
-@pytest.mark.alone  # a whole stack up and down in time
 @pytest.mark.processes
 def test_ctrl_c_stops_make_run_says_the_data_is_kept_and_prints_no_traceback(tmp_path):
     env = {

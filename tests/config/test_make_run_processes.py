@@ -12,7 +12,7 @@ import redis
 from config.devstack.supervise import rpc
 from tests.support.make_run import RESUME, MakeRun, flash_sale_per_group, flash_sale_progress
 
-pytestmark = [pytest.mark.alone, pytest.mark.processes]  # a whole stack each: too heavy to share the machine
+pytestmark = pytest.mark.processes  # a whole `make run` stack each, on ports and a var/ of its own
 
 
 def test_each_process_killed_in_turn_comes_back_and_the_stack_keeps_serving(tmp_path):

@@ -41,6 +41,8 @@ def test_a_run_behind_a_stopping_one_says_so_then_starts_when_it_lets_go(fanout_
         panel = operator.get(reverse("reminders:activity-run-panel", args=[second.pk])).content.decode()
         panel = " ".join(html.unescape(panel).split())
         assert f"Run #{second.pk} is waiting — 2 groups to send" in panel and second.error_summary in panel
+        # Its worker lets go (a closed connection's lock is released when its server process has ended: later)
+        worker.execute("SELECT pg_advisory_unlock(%s)", [key])
 
     assert fanout.reminder_run_execute(run_id=second.pk) == RunStatus.SUCCESS
     second.refresh_from_db()

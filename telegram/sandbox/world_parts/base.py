@@ -159,6 +159,9 @@ def connect(db: Path, *, create: bool = False) -> sqlite3.Connection:
     )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
+    # The world is in WAL mode (sandbox_load): a commit then survives a killed process without its own fsync,
+    # which made every request of every client wait for the disk.
+    conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
 

@@ -16,11 +16,9 @@ from ingestion.api import (
     TopicViewSet,
 )
 from operations.api import MetricsView
-from packages.api import CollectionViewSet, PackageSendViewSet, PackageViewSet
+from packages.api import CollectionViewSet, PackageFileLinkView, PackageSendViewSet, PackageViewSet
 from packages.bot.api import BotAdminView, BotPersonViewSet, BotSettingsView
-from packages.file_links_api import PackageFileLinkView
-from reminders.api import MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
-from reminders.audiences_api import AudienceViewSet
+from reminders.api import AudienceViewSet, MediaFileViewSet, ReminderRunViewSet, ReminderViewSet
 
 router = DefaultRouter()
 router.register("accounts", AccountViewSet, basename="account")

@@ -17,7 +17,7 @@ VIEWER_MESSAGE = "Viewers can look but not change anything; ask an operator to d
 # A viewer may still log out (and log in as someone else), and manage their own read tokens (core.tokens).
 ALWAYS_ALLOWED = ("/logout/", "/login/", "/tokens/", "/api/tokens/")
 # Writes whose view decides about viewers itself: a link to one file of a package, as the package page's Get
-# (DOWNLOAD_LINKS_FOR_VIEWERS; packages/file_links_api.py).
+# (DOWNLOAD_LINKS_FOR_VIEWERS; packages/api/file_links.py).
 VIEW_DECIDES = re.compile(r"^/api/packages/[0-9]+/files/[0-9]+/link/$")
 
 

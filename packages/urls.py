@@ -1,6 +1,8 @@
 from django.urls import path
 
-from packages import download_views, file_views, views
+from packages import views
+from packages.views import downloads as download_views
+from packages.views import files as file_views
 
 app_name = "packages"
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from reminders import audience_views, views
+from reminders import views
+from reminders.views import audiences as audience_views
 from reminders.views import runs as run_views
 
 app_name = "reminders"

@@ -3,7 +3,7 @@ run's outcome (`outcomes`), notifications, the audit trail, API tokens and peopl
 import these names from here."""
 
 from core.api.audit import AuditEntryViewSet
-from core.api.errors import ErrorSerializer, api_error_status_register, error_response, exception_handler
+from core.api.errors import BAD_REQUEST, ErrorSerializer, api_error_status_register, error_response, exception_handler
 from core.api.idempotent import idempotent
 from core.api.notifications import NotificationViewSet
 from core.api.outcomes import OutcomeFields
@@ -11,6 +11,7 @@ from core.api.people import InviteViewSet, PersonViewSet
 from core.api.tokens import ApiTokenViewSet
 
 __all__ = [
+    "BAD_REQUEST",
     "ApiTokenViewSet",
     "AuditEntryViewSet",
     "ErrorSerializer",

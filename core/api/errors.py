@@ -2,6 +2,7 @@
 person can act on; errors raised below the API that are not core's are registered by their owners (apps.py)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -66,3 +67,6 @@ class ErrorSerializer(serializers.Serializer):
 
     message = serializers.CharField(help_text="What went wrong and what to do about it.")
     retry_after = serializers.IntegerField(required=False, help_text="Seconds Telegram asks to wait (429 only).")
+
+
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")

@@ -4,18 +4,18 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from core.api import ErrorSerializer
+from core.api import BAD_REQUEST, ErrorSerializer
+from core.numbers import BIGINT_MAX
 
-BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
 ERRORS = {
     400: BAD_REQUEST,
     409: OpenApiResponse(ErrorSerializer, description="The action does not fit the current state."),
 }
-ID_MAX = 2**63 - 1  # ids are PostgreSQL bigints: a larger number is refused as input, not by the database
 
 
 def id_field(**options) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=1, max_value=ID_MAX, **options)
+    # Ids are PostgreSQL bigints: a larger number is refused as input, not by the database.
+    return serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, **options)
 
 
 def preview_url(package_id: int, preview_id: int | None) -> str | None:

@@ -10,12 +10,11 @@ from rest_framework.views import APIView
 
 from accounts.models import Chat
 from core.access import ScopeAndRole
-from core.api import ErrorSerializer
+from core.api import BAD_REQUEST, ErrorSerializer
+from core.numbers import BIGINT_MAX
 from packages.bot import selectors, services
 from packages.models import BotAudience, BotPerson, BotSettings
 
-ID_MAX = 2**63 - 1  # Telegram ids are bigints here: a larger number is refused as input, not by the database
-BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="Invalid input; `message` says what to change.")
 TOKEN_EMPTY = (
     "An empty token does not remove the stored one (nothing does: only a new token replaces it); leave `token` out "
     "to keep it."
@@ -59,12 +58,12 @@ class BotSettingsSerializer(serializers.ModelSerializer):
         "`member_chats`, asked of Telegram by the bot) or `everyone`.",
     )
     allowed_user_ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=ID_MAX),
+        child=serializers.IntegerField(min_value=1, max_value=BIGINT_MAX),
         required=False,
         help_text="Telegram user ids of the allow-list (a stranger who writes to the bot is told theirs).",
     )
     member_chats = ChatIdsField(
-        child=serializers.IntegerField(min_value=-ID_MAX, max_value=ID_MAX),
+        child=serializers.IntegerField(min_value=-BIGINT_MAX, max_value=BIGINT_MAX),
         required=False,
         help_text="Telegram ids of the chats whose members may use the bot, among `member_chat_choices`. The bot "
         "must be in each (an admin of a channel).",
@@ -171,8 +170,8 @@ class BotSettingsView(ScopeAndRole, APIView):
 
 class BotAdminSerializer(serializers.Serializer):
     chat = serializers.IntegerField(
-        min_value=-ID_MAX,
-        max_value=ID_MAX,
+        min_value=-BIGINT_MAX,
+        max_value=BIGINT_MAX,
         help_text="Telegram id of a channel a logged-in account posts in (the archive channel): that account makes "
         "the bot an admin there.",
     )

@@ -6,6 +6,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 
 from accounts.models import ChatTopic
+from core.numbers import BIGINT_MAX
 from packages import selectors, sending
 from packages.models import Collection, GroupingRule, Package
 
@@ -17,13 +18,12 @@ PER_PAGE = 25
 GRID_PER_PAGE = 24  # rows of 2, 3, 4 or 6 cards come out even
 SENT_THUMBNAILS = 4
 SENDS_SHOWN = 10
-ID_MAX = 2**63 - 1
 
 
 def id_of(value) -> int:
     """An id from a form, or ValueError: the database is never asked about a number it cannot hold."""
     number = int(value or 0)
-    if not 1 <= number <= ID_MAX:
+    if not 1 <= number <= BIGINT_MAX:
         raise ValueError(value)
     return number
 

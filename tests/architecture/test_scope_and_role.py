@@ -17,7 +17,7 @@ RELAXED = {
     # Each person's own API tokens: a viewer makes and revokes read ones.
     "core.api.tokens.ApiTokenViewSet": (True, LOGGED_IN),
     # One file's link: viewers make them too when DOWNLOAD_LINKS_FOR_VIEWERS is on, as on the package's page.
-    "packages.file_links_api.PackageFileLinkView": (True, LOGGED_IN),
+    "packages.api.file_links.PackageFileLinkView": (True, LOGGED_IN),
 }
 # Third-party views, read-only: the OpenAPI schema, its docs page and the API's root.
 THIRD_PARTY = ("drf_spectacular.", "rest_framework.")

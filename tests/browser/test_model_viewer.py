@@ -41,6 +41,8 @@ def test_the_drawn_preview_and_the_3d_viewer_for_both_roles_at_both_sizes(
     for username in ("vera", "victor"):
         for size in SIZES:
             with quiet_page(webgl_browser, size=size) as page:
+                three = []
+                page.on("request", lambda request, three=three: "/vendor/three/" in request.url and three.append(1))
                 log_in_as(page, live_server.url, username)
                 page.goto(f"{live_server.url}/packages/")
                 page.get_by_role("link", name="ruined-tower.zip").first.click()
@@ -49,6 +51,7 @@ def test_the_drawn_preview_and_the_3d_viewer_for_both_roles_at_both_sizes(
                 assert image.evaluate(LOADED) == 480  # the drawn preview really loaded
 
                 page.locator("#model-viewer[data-ready]").wait_for(state="attached")  # its module is loaded
+                assert not three, "three.js waits for the first View in 3D"
                 page.locator('.file-view[data-model-name="ruined-tower/tower.3mf"]').click()
                 viewer = page.locator("#model-viewer")
                 expect(viewer).to_be_visible()
@@ -56,5 +59,6 @@ def test_the_drawn_preview_and_the_3d_viewer_for_both_roles_at_both_sizes(
                     re.compile(r"^[\d.]+ × [\d.]+ × [\d.]+ mm · [\d,]+ triangles$")
                 )
                 expect(viewer.locator("canvas")).to_be_visible()
+                assert three, "three.js came with the click"
                 viewer.get_by_role("button", name="Fit").click()
                 screenshot(page, shots / f"package-viewer-{username}-{SIZES[size]['width']}.png")

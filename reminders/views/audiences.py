@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reminders import selectors, services
-from reminders.audience_forms import AudienceForm, AudienceImportForm
+from reminders.forms.audiences import AudienceForm, AudienceImportForm
 from reminders.models import Audience
 from reminders.services import AudienceError
 from reminders.services.audiences import CSV_MAX_BYTES

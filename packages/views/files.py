@@ -14,10 +14,10 @@ from core.ranges import RangeNotSatisfiable, byte_range_parse
 from core.security import client_ip
 from packages import selectors
 from packages.archives import ListingError
-from packages.download_views import refused
 from packages.raw_objects import disk_name
 from packages.services.downloads import VIEWERS_REFUSED, DownloadLinkRefused, download_links_allowed
 from packages.services.file_links import file_bytes, file_link_make, file_link_open, file_link_used
+from packages.views.downloads import refused
 
 
 @login_required

@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 
 from accounts.models import ChatTopic
-from core.numbers import BIGINT_MAX
+from core.numbers import whole_number
 from packages import selectors, sending
 from packages.models import Collection, GroupingRule, Package
 
@@ -22,8 +22,8 @@ SENDS_SHOWN = 10
 
 def id_of(value) -> int:
     """An id from a form, or ValueError: the database is never asked about a number it cannot hold."""
-    number = int(value or 0)
-    if not 1 <= number <= BIGINT_MAX:
+    number = whole_number(str(value or ""))
+    if not number:
         raise ValueError(value)
     return number
 

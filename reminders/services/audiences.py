@@ -174,11 +174,12 @@ def _import_line(
     topic = cells[1] if len(cells) > 1 else ""
     if not topic:
         return AudienceMemberSpec(chat=chat), ""
-    if not 1 <= (whole_number(topic) or 0) <= TOPIC_ID_MAX:
+    topic_id = whole_number(topic) or 0
+    if not 1 <= topic_id <= TOPIC_ID_MAX:
         return None, f"topic “{topic}” is not a topic id (a number from 1 to {TOPIC_ID_MAX})."
     if not chat.is_forum:
         return None, f"“{chat.title}” is not a forum; leave the topic empty."
-    return AudienceMemberSpec(chat=chat, topic_id=whole_number(topic)), ""
+    return AudienceMemberSpec(chat=chat, topic_id=topic_id), ""
 
 
 def audience_delete(*, audience: Audience) -> None:

@@ -1,9 +1,9 @@
-"""`python -m packages.archives < REQUEST_JSON`: the listing child; one JSON answer on stdout."""
+"""`python -m packages.archives FD`: the listing children's fork server (forks.py), its parent on socket FD."""
 
-import json
 import sys
 
-from packages.archives.child import child_main
+from packages.archives.child import child_run
+from packages.archives.forks import serve
 
 if __name__ == "__main__":  # not when a test of the tree imports every module
-    sys.stdout.write(json.dumps(child_main(json.loads(sys.stdin.read()))))
+    serve(int(sys.argv[1]), child_run)

@@ -1,15 +1,12 @@
 """The listing child: a process of its own with a memory ceiling and a time limit, so hostile headers end as a
 ListingError with a reason, never as a dead worker. `list_in_child` is the parent's side, `child_main` the
-child's (started as `python -m packages.archives`, the request on stdin, one JSON answer on stdout)."""
+child's, forked by the fork server of forks.py with the readers already imported."""
 
 import base64
 import contextlib
 import contextvars
-import json
 import os
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from packages.archives.entries import (
     reason_text,
     safe_path,
 )
+from packages.archives.forks import ForkServer
 from packages.archives.listing import entries_list
 from packages.archives.members import member_extract
 from packages.archives.model_previews import model_preview_make
@@ -40,7 +38,8 @@ LISTING_TIMEOUT_SECONDS = 60
 # How much lower than its parent's a child's CPU priority is: a backfill's children yield to the console's pages.
 _NICENESS = contextvars.ContextVar("listing_niceness", default=0)
 
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+# Started on the first listing; a Celery worker's pool process or a web worker has one of its own.
+_FORKS = ForkServer()
 
 
 @contextlib.contextmanager
@@ -100,7 +99,10 @@ def list_in_child(
     if "made" in model:
         path, jpeg, width, height, kind = model["made"]
         made.append(Thumbnail(path=path, jpeg=base64.b64decode(jpeg), width=width, height=height, kind=kind))
-    return ArchiveListing(entries, made, answer.get("password_index"), model.get("refused", ""))
+    cpu_seconds, peak_memory_bytes = answer["used"]
+    return ArchiveListing(
+        entries, made, answer.get("password_index"), model.get("refused", ""), cpu_seconds, peak_memory_bytes
+    )
 
 
 def member_extract_in_child(archive_type: str, volumes: list[Path], path: str, out: Path) -> None:
@@ -119,31 +121,26 @@ def member_extract_in_child(archive_type: str, volumes: list[Path], path: str, o
 
 
 def _child_answer(request: dict, *, what: str) -> dict:
-    """The child's one JSON answer to `request`; ListingError when it ran out of time or died."""
-    python_path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
-    # One BLAS thread: numpy's thread pools reserve address space the memory ceiling would refuse.
-    env = {**os.environ, "PYTHONPATH": python_path, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    request = {**request, "niceness": _NICENESS.get()}
+    """The child's one answer to `request`; ListingError when it ran out of time or died."""
+    # The request travels through a socket: signed links and passwords do not belong in a process list.
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "packages.archives"],
-            input=json.dumps(request).encode(),
-            capture_output=True,
-            timeout=LISTING_TIMEOUT_SECONDS,
-            env=env,
-            cwd=_PROJECT_ROOT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+        answer, code = _FORKS.run({**request, "niceness": _NICENESS.get()}, LISTING_TIMEOUT_SECONDS)
+    except TimeoutError:
         raise ListingError(f"{what} took longer than {LISTING_TIMEOUT_SECONDS} s; it was stopped.") from None
+    if answer is None:
+        how = "" if code is None else f" (signal {-code})" if code < 0 else f" (exit code {code})"
+        raise ListingError(f"{what} stopped unexpectedly{how}.")
+    return answer
+
+
+def child_run(request: dict) -> dict:
+    """The child's whole life: one request, one answer, and what it cost."""
     try:
-        answer = json.loads(done.stdout)
-    except ValueError:
-        answer = None
-    if done.returncode != 0 or not isinstance(answer, dict):
-        how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit code {done.returncode}"
-        last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise ListingError(reason_text(f"{what} stopped unexpectedly ({how}). {last[0]}".strip()))
+        answer = child_main(request)
+    except Exception as exc:  # what child_main does not turn into a reason itself (a bad request)
+        answer = {"error": reason_text(f"Cannot read the archive: {exc.__class__.__name__}: {exc}")}
+    # A forked process's clock and peak start at the fork (ru_maxrss is in KiB on Linux).
+    answer["used"] = [time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024]
     return answer
 
 

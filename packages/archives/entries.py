@@ -70,6 +70,9 @@ class ArchiveListing:
     password_index: int | None = None
     # Why the main model got no preview (hostile, huge, empty, unreadable); "" when it got one or there is none.
     model_preview_refused: str = ""
+    # What the child used: its CPU time and its peak resident memory.
+    cpu_seconds: float = 0.0
+    peak_memory_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,6 @@ Listing never extracts. The time and memory bounds below are guards an order of 
 
 import hashlib
 import shutil
-import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -15,7 +13,6 @@ from pathlib import Path
 import py7zr
 import pytest
 import rarfile
-from django.conf import settings
 
 from core.models import RunStatus
 from ingestion.models import SkippedPackage
@@ -38,23 +35,8 @@ def tree(folder: Path) -> set[Path]:
 
 
 def listing_peak_rss_mib(archive_type: str, volumes: list[Path]) -> float:
-    """Peak memory of the listing child alone: a fresh process lists, then reports its child's peak.
-
-    (This test process's own RUSAGE_CHILDREN also remembers earlier children, e.g. Celery workers.)
-    """
-    code = (
-        "import resource, sys; from pathlib import Path; from packages.archives import read_archive; "
-        "read_archive(sys.argv[1], [Path(p) for p in sys.argv[2:]]).entries; "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, archive_type, *map(str, volumes)],
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(done.stdout.strip().splitlines()[-1]) / 1024
+    """Peak memory of the listing child, as it reports it."""
+    return read_archive(archive_type, volumes).peak_memory_bytes / MIB
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ DEBUG = False
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.claimtest"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("STASHCAST_TEST_DB", "test_stashcast")}
+# PostgreSQL's own backend, emptied by DELETE between transactional tests (tests/support/database/base.py).
+DATABASES["default"]["ENGINE"] = "tests.support.database"
 
 # Under pytest-xdist each test process ("gw0", "gw1", ...) has its own database (pytest-django suffixes its
 # name), Redis database, and so Celery queues, and folders; the worker processes a test starts inherit

@@ -180,6 +180,11 @@ def _reap(running: dict[int, socket.socket]) -> None:
             continue
         ends.setblocking(False)  # a parent that stopped reading never holds up the server
         with contextlib.suppress(OSError):
+            # A request the child never read is read here: closed unread, it would reset the parent's side
+            # before the status reached it.
+            while ends.recv(1 << 16):
+                pass
+        with contextlib.suppress(OSError):
             ends.send(_frame(STATUS, str(os.waitstatus_to_exitcode(status)).encode()))
         ends.close()
 
@@ -201,7 +206,10 @@ def _frame_read(ends: socket.socket) -> tuple[bytes | None, bytes]:
 def _exactly(ends: socket.socket, size: int) -> bytes | None:
     chunks, wanted = [], size
     while wanted:
-        chunk = ends.recv(min(wanted, 1 << 20))
+        try:
+            chunk = ends.recv(min(wanted, 1 << 20))
+        except ConnectionResetError:
+            return None
         if not chunk:
             return None
         chunks.append(chunk)

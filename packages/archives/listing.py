@@ -1,7 +1,7 @@
 """Which reader lists a set: by format, staged on disk or read in place. Runs in the listing child.
 
-The 7z and RAR readers are imported where a set of their format is read: py7zr and rarfile take the child
-about 70 ms to import, which every zip listed (a new process each) would pay for nothing."""
+The 7z and RAR readers are imported where a set of their format is read: the listing children's fork server
+imports them once (forks.py); the web and worker processes that import this package never need them."""
 
 import io
 from pathlib import Path

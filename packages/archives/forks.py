@@ -67,10 +67,11 @@ class ForkServer:
                     ours.settimeout(left)
                     kind, body = _frame_read(ours)
                 except TimeoutError:
+                    pid = pid or _pid_said(ours)
                     if pid is not None:
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
-                    raise
+                    raise  # a child not forked yet finds the socket closed and exits at its first word
                 if kind == ANSWER:
                     return json.loads(body), None
                 if kind == PID:
@@ -116,6 +117,8 @@ class ForkServer:
 
 def serve(control_fd: int, child_run: Callable[[dict], dict]) -> None:
     """The server's loop: a child for each socket the parent hands over, until the parent is gone."""
+    # Ctrl-C reaches the whole process group: the server ends with its parent, not with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for module in _WARM:
         importlib.import_module(module)
     control = socket.socket(fileno=control_fd)
@@ -150,6 +153,7 @@ def _child(ends: socket.socket, child_run: Callable[[dict], dict], *, keep_out, 
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a child stops at Ctrl-C, quietly
         for other in keep_out:
             other.close()
         for fd in pipes:
@@ -187,6 +191,16 @@ def _reap(running: dict[int, socket.socket]) -> None:
         with contextlib.suppress(OSError):
             ends.send(_frame(STATUS, str(os.waitstatus_to_exitcode(status)).encode()))
         ends.close()
+
+
+def _pid_said(ours: socket.socket) -> int | None:
+    """The child's pid when it is already in the socket: the deadline came between its word and our reading."""
+    ours.setblocking(False)
+    with contextlib.suppress(OSError):
+        kind, body = _frame_read(ours)
+        if kind == PID:
+            return int(body)
+    return None
 
 
 def _frame(kind: bytes, body: bytes) -> bytes:

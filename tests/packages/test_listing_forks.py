@@ -119,3 +119,11 @@ def test_the_fork_server_ends_with_its_parent(tmp_path):
     server = int(done.stdout.split()[-1])
 
     assert eventually(lambda: not alive(server)), "the fork server outlived the process it served"
+
+
+def test_ctrl_c_to_the_process_group_leaves_the_fork_server_to_end_with_its_parent(tmp_path, server_pid):
+    os.kill(server_pid, signal.SIGINT)
+    time.sleep(0.2)
+
+    assert alive(server_pid)
+    assert [entry.path for entry in read_archive(ZIP, [small_zip(tmp_path / "e.zip", ["e.stl"])]).entries] == ["e.stl"]

@@ -223,6 +223,12 @@ class EmbeddedRedis:
         self.prepare()
         subprocess.run([*self.foreground_command(), "--daemonize", "yes"], check=True)
         _wait_for_port(self.port, what="Redis")
+        # Redis listens before it writes its pid file, which is how the next command finds it running.
+        deadline = time.monotonic() + 30
+        while not self.pidfile.exists():
+            if time.monotonic() > deadline:
+                raise StackError(f"Redis on port {self.port} wrote no pid file ({self.pidfile}) in 30 s")
+            time.sleep(0.05)
         return True
 
     def prepare(self) -> None:
